@@ -1,0 +1,504 @@
+import { BadOptionError, ClosedError, NatschedError, TimeoutError } from "../machines/errors.js";
+import { tokenize } from "../machines/graph/index.js";
+import {
+  PROTOCOL_VERSION,
+  type ClientToScheduler,
+  type Envelope,
+  type ErrorInfo,
+  type GetDataReply,
+  type SchedulerToClient,
+  type TaskSpec,
+} from "../machines/protocol.js";
+import type { SchedulerReply } from "../machines/scheduler/inputs.js";
+import { subjects, type Subjects } from "../transport/subjects.js";
+import type { Msg, Subscription, Transport } from "../transport/types.js";
+import { encodeArgs } from "./args.js";
+import { fetchData, putData } from "./data-plane/fetch.js";
+import { graphToSpecs, type Graph } from "./graph-spec.js";
+import { checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
+import { errorFromInfo, taskError } from "./wire-errors.js";
+
+export type { SubmitOptions };
+
+type KeyStatus = "pending" | "finished" | "error" | "cancelled";
+
+interface KeyState {
+  status: KeyStatus;
+  /** Futures alive for this key in this client. */
+  refs: number;
+  holders: string[];
+  error: Error | null;
+  waiters: { resolve: () => void; reject: (e: Error) => void }[];
+}
+
+export interface WorkerSummary {
+  name: string;
+  id: string;
+  state: string;
+  nthreads: number;
+  host: string;
+  processing: number;
+  occupancy: number;
+  nbytes: number;
+  keys: number;
+}
+
+/**
+ * A handle on a task's result. Holding it keeps the result alive on the cluster; call
+ * `release()` (or drop it: a collected Future releases itself) to let the cluster free it.
+ */
+export class Future<T = unknown> {
+  private released = false;
+
+  constructor(
+    readonly key: string,
+    private readonly client: Client,
+  ) {
+    client.retain(key, this);
+  }
+
+  get status(): KeyStatus {
+    return this.client.keyStatus(this.key);
+  }
+
+  done(): boolean {
+    return this.status !== "pending";
+  }
+
+  /** The result, fetched from a worker that holds it. Rejects with TaskFailedError if the task failed. */
+  result(opts: { timeout?: number } = {}): Promise<T> {
+    return this.client.gather(this, opts) as Promise<T>;
+  }
+
+  /** Resolves when the task is done (finished, erred or cancelled), without fetching data. */
+  wait(opts: { timeout?: number } = {}): Promise<void> {
+    return this.client.waitFor(this.key, opts.timeout).catch(() => undefined);
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.client.unretain(this.key, this);
+  }
+
+  toString(): string {
+    return `<Future ${this.status} key=${this.key}>`;
+  }
+}
+
+export interface ClientOptions {
+  cluster: string;
+  transport: Transport;
+  /** Client id; a random one by default. */
+  id?: string;
+  /** Milliseconds to wait for the scheduler to answer a request. */
+  requestTimeout?: number;
+}
+
+/**
+ * Submits work to a cluster and collects results, Dask's Client in TypeScript. The same
+ * client works on every transport: in-process (LocalCluster) and NATS.
+ */
+export class Client {
+  readonly id: string;
+  private readonly subjects: Subjects;
+  private readonly keys = new Map<string, KeyState>();
+  private readonly registry = new FinalizationRegistry<string>((key) => this.unretain(key, null));
+  private pending: { op: ClientToScheduler; resolve: (r: SchedulerReply) => void; reject: (e: Error) => void }[] = [];
+  private flushScheduled = false;
+  private toRelease = new Set<string>();
+  private subscription: Subscription | null = null;
+  private closedFlag = false;
+
+  constructor(private readonly opts: ClientOptions) {
+    this.id = opts.id ?? `client-${randomHex(8)}`;
+    this.subjects = subjects(opts.cluster);
+  }
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** Subscribe to the scheduler's reports and announce this client (does not wait). */
+  attach(): this {
+    if (this.subscription !== null) return this;
+    this.subscription = this.opts.transport.subscribe(this.subjects.client(this.id), (msg) => this.receive(msg));
+    void this.call({ op: "client-join", client: this.id }).catch(() => undefined);
+    return this;
+  }
+
+  /** `attach`, then wait until the scheduler has answered. */
+  async connect(): Promise<this> {
+    this.attach();
+    await this.call({ op: "client-join", client: this.id });
+    return this;
+  }
+
+  // ---- submitting ----------------------------------------------------------------------
+
+  /** Run `func(...args)` on the cluster. Futures among the arguments become dependencies. */
+  submit<T = unknown>(func: string, args: readonly unknown[] = [], options: SubmitOptions = {}): Future<T> {
+    this.assertOpen();
+    if (typeof func !== "string" || func.length === 0) throw new BadOptionError("func", "must be the name of a registered function");
+    if (!Array.isArray(args)) throw new BadOptionError("args", "must be an array");
+    checkSubmitOptions(options);
+    const encoded = encodeArgs(args, (v) => this.refOf(v));
+    const key = options.key ?? (options.pure === false ? `${func}-${randomHex(16)}` : `${func}-${tokenize(func, encoded.args)}`);
+    const spec: TaskSpec = { key, func, args: encoded.args, deps: encoded.deps, ...specOptions(options) };
+    const future = new Future<T>(key, this);
+    this.sendGraph([spec], [key]);
+    return future;
+  }
+
+  /** `submit` for each element: one task per item, submitted as one graph. */
+  map<T = unknown>(func: string, items: Iterable<unknown>, options: Omit<SubmitOptions, "key"> & { keys?: string[] } = {}): Future<T>[] {
+    this.assertOpen();
+    const { keys: explicitKeys, ...rest } = options;
+    checkSubmitOptions(rest);
+    const specs: TaskSpec[] = [];
+    const futures: Future<T>[] = [];
+    let i = 0;
+    for (const item of items) {
+      const encoded = encodeArgs([item], (v) => this.refOf(v));
+      const key = explicitKeys?.[i] ?? (rest.pure === false ? `${func}-${randomHex(16)}` : `${func}-${tokenize(func, encoded.args)}`);
+      specs.push({ key, func, args: encoded.args, deps: encoded.deps, ...specOptions(rest) });
+      futures.push(new Future<T>(key, this));
+      i++;
+    }
+    const unique = new Map(specs.map((s) => [s.key, s]));
+    this.sendGraph([...unique.values()], [...unique.keys()]);
+    return futures;
+  }
+
+  /**
+   * A graph of named tasks, Dask style: `{ "x": ["inc", 1], "y": ["add", "x", 10] }`. A
+   * string argument naming another key of the graph is a dependency; a value that is not
+   * `[functionName, ...args]` is literal data. Returns futures for every key (or `keys`).
+   */
+  persist(graph: Graph, opts: { keys?: string[]; priority?: number } = {}): Record<string, Future> {
+    this.assertOpen();
+    const specs = graphToSpecs(graph, (v) => this.refOf(v), opts.priority);
+    const outputs = opts.keys ?? specs.map((s) => s.key);
+    for (const key of outputs) if (!(key in graph)) throw new BadOptionError("keys", `${key} is not a key of the graph`);
+    const futures: Record<string, Future> = {};
+    for (const key of outputs) futures[key] = new Future(key, this);
+    this.sendGraph(specs, outputs);
+    return futures;
+  }
+
+  /** `persist`, then gather: resolves with `{ key: result }` and releases the futures. */
+  async compute(graph: Graph, opts: { keys?: string[]; priority?: number; timeout?: number } = {}): Promise<Record<string, unknown>> {
+    const futures = this.persist(graph, opts);
+    try {
+      const values = await this.gather(Object.values(futures), opts.timeout !== undefined ? { timeout: opts.timeout } : {});
+      const out: Record<string, unknown> = {};
+      Object.keys(futures).forEach((key, i) => (out[key] = values[i]));
+      return out;
+    } finally {
+      for (const f of Object.values(futures)) f.release();
+    }
+  }
+
+  /** Put local data on workers (round-robin, or on `workers`) and get futures for it. */
+  async scatter<T = unknown>(values: readonly T[], opts: { workers?: string[]; keys?: string[] } = {}): Promise<Future<T>[]> {
+    this.assertOpen();
+    if (!Array.isArray(values)) throw new BadOptionError("values", "scatter takes an array of values");
+    let targets = opts.workers;
+    if (targets === undefined || targets.length === 0) targets = (await this.workers()).map((w) => w.name);
+    if (targets.length === 0) throw new NatschedError("NO_WORKERS", "scatter: no workers in the cluster");
+    const keys = values.map((v, i) => opts.keys?.[i] ?? `${typeName(v)}-${tokenize(v)}`);
+    const byWorker = new Map<string, Record<string, unknown>>();
+    values.forEach((v, i) => {
+      const w = targets![i % targets!.length]!;
+      let batch = byWorker.get(w);
+      if (batch === undefined) byWorker.set(w, (batch = {}));
+      batch[keys[i]!] = v;
+    });
+    const data: { key: string; nbytes: number; workers: string[] }[] = [];
+    await Promise.all(
+      [...byWorker].map(async ([worker, batch]) => {
+        const reply = await putData(this.opts.transport, this.subjects.workerData(worker), batch, this.id, {
+          timeout: this.requestTimeout,
+          sourcePrefix: `${this.subjects.client(this.id)}.data`,
+        });
+        if (reply.error !== undefined || reply.nbytes === undefined) throw new NatschedError("PROTOCOL", `scatter to ${worker}: ${reply.error ?? "bad reply"}`);
+        for (const key of Object.keys(batch)) data.push({ key, nbytes: reply.nbytes[key] ?? 0, workers: [worker] });
+      }),
+    );
+    const futures = keys.map((key) => new Future<T>(key, this));
+    const reply = await this.call({ op: "update-data", client: this.id, data });
+    if (!reply.ok) throw errorFromInfo(reply.error);
+    return futures;
+  }
+
+  // ---- collecting ----------------------------------------------------------------------
+
+  /** Results of futures, in the same shape: a Future, an array, or an object of futures. */
+  gather(futures: Future, opts?: { timeout?: number }): Promise<unknown>;
+  gather(futures: readonly Future[], opts?: { timeout?: number }): Promise<unknown[]>;
+  gather(futures: Record<string, Future>, opts?: { timeout?: number }): Promise<Record<string, unknown>>;
+  async gather(futures: Future | readonly Future[] | Record<string, Future>, opts: { timeout?: number } = {}): Promise<unknown> {
+    this.assertOpen();
+    if (futures instanceof Future) return (await this.fetch([futures.key], opts.timeout)).get(futures.key);
+    if (Array.isArray(futures)) {
+      const values = await this.fetch(futures.map((f) => f.key), opts.timeout);
+      return futures.map((f) => values.get(f.key));
+    }
+    const entries = Object.entries(futures as Record<string, Future>);
+    const values = await this.fetch(entries.map(([, f]) => f.key), opts.timeout);
+    return Object.fromEntries(entries.map(([name, f]) => [name, values.get(f.key)]));
+  }
+
+  /** The cluster's workers as the scheduler sees them. */
+  async workers(): Promise<WorkerSummary[]> {
+    const reply = (await this.opts.transport.request(this.subjects.query, { op: "workers" }, { timeout: this.requestTimeout })) as { workers: WorkerSummary[] };
+    return reply.workers;
+  }
+
+  private async fetch(keys: string[], timeout?: number): Promise<Map<string, unknown>> {
+    const unique = [...new Set(keys)];
+    const deadline = timeout === undefined ? undefined : Date.now() + timeout;
+    const out = new Map<string, unknown>();
+    let remaining = unique;
+    for (let attempt = 0; remaining.length > 0; attempt++) {
+      await Promise.all(remaining.map((k) => this.waitFor(k, deadline === undefined ? undefined : deadline - Date.now())));
+      const byHolder = new Map<string, string[]>();
+      for (const key of remaining) {
+        const st = this.keys.get(key)!;
+        const holder = st.holders[attempt % st.holders.length]!;
+        let list = byHolder.get(holder);
+        if (list === undefined) byHolder.set(holder, (list = []));
+        list.push(key);
+      }
+      const failed: { key: string; holder: string }[] = [];
+      await Promise.all(
+        [...byHolder].map(async ([holder, hk]) => {
+          let reply: GetDataReply;
+          try {
+            reply = await fetchData(this.opts.transport, this.subjects.workerData(holder), hk, this.id, this.requestTimeout);
+          } catch {
+            for (const key of hk) failed.push({ key, holder });
+            return;
+          }
+          for (const key of hk) {
+            if (Object.prototype.hasOwnProperty.call(reply.data, key)) out.set(key, reply.data[key]);
+            else failed.push({ key, holder });
+          }
+        }),
+      );
+      remaining = await this.dropFailedHolders(failed);
+      if (remaining.length > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 1000)));
+    }
+    return out;
+  }
+
+  /**
+   * Forget holders that did not deliver (by name: a report may have replaced the list
+   * meanwhile). A key left without holders asks the scheduler who has it now; if nobody
+   * does, it waits for the scheduler's next report (the data is being recomputed).
+   */
+  private async dropFailedHolders(failed: { key: string; holder: string }[]): Promise<string[]> {
+    const keys = new Set<string>();
+    for (const { key, holder } of failed) {
+      const st = this.keys.get(key);
+      if (st === undefined) continue;
+      st.holders = st.holders.filter((h) => h !== holder);
+      keys.add(key);
+    }
+    const orphans = [...keys].filter((key) => {
+      const st = this.keys.get(key)!;
+      return st.status === "finished" && st.holders.length === 0;
+    });
+    if (orphans.length === 0) return [...keys];
+    let whoHas: Record<string, string[]> = {};
+    try {
+      whoHas = ((await this.opts.transport.request(this.subjects.query, { op: "who-has", keys: orphans }, { timeout: this.requestTimeout })) as { whoHas?: Record<string, string[]> }).whoHas ?? {};
+    } catch {
+      // No answer: wait for the scheduler's next report instead.
+    }
+    for (const key of orphans) {
+      const st = this.keys.get(key);
+      if (st === undefined || st.holders.length > 0) continue;
+      st.holders = whoHas[key] ?? [];
+      if (st.holders.length === 0) st.status = "pending";
+    }
+    return [...keys];
+  }
+
+  /** Resolve when `key` is finished; reject if it erred or was cancelled. */
+  waitFor(key: string, timeout?: number): Promise<void> {
+    const st = this.keys.get(key);
+    if (st === undefined) return Promise.reject(new NatschedError("CANCELLED", `no future for ${key} in this client`));
+    if (st.status === "finished" && st.holders.length > 0) return Promise.resolve();
+    if (st.status === "error" || st.status === "cancelled") return Promise.reject(st.error!);
+    return new Promise<void>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waiter = {
+        resolve: () => {
+          if (timer) clearTimeout(timer);
+          resolve();
+        },
+        reject: (e: Error) => {
+          if (timer) clearTimeout(timer);
+          reject(e);
+        },
+      };
+      st.waiters.push(waiter);
+      if (timeout !== undefined) {
+        timer = setTimeout(() => {
+          st.waiters.splice(st.waiters.indexOf(waiter), 1);
+          reject(new TimeoutError(`result of ${key} after ${timeout} ms`));
+        }, Math.max(0, timeout));
+      }
+    });
+  }
+
+  keyStatus(key: string): KeyStatus {
+    return this.keys.get(key)?.status ?? "cancelled";
+  }
+
+  // ---- reference counting --------------------------------------------------------------
+
+  /** @internal */
+  retain(key: string, future: Future): void {
+    let st = this.keys.get(key);
+    if (st === undefined) this.keys.set(key, (st = { status: "pending", refs: 0, holders: [], error: null, waiters: [] }));
+    st.refs += 1;
+    this.toRelease.delete(key);
+    this.registry.register(future, key, future);
+  }
+
+  /** @internal */
+  unretain(key: string, future: Future | null): void {
+    if (future !== null) this.registry.unregister(future);
+    const st = this.keys.get(key);
+    if (st === undefined) return;
+    st.refs -= 1;
+    if (st.refs > 0) return;
+    this.keys.delete(key);
+    for (const w of st.waiters) w.reject(new NatschedError("CANCELLED", `future for ${key} was released`));
+    if (this.closedFlag) return;
+    this.toRelease.add(key);
+    this.scheduleFlush();
+  }
+
+  // ---- scheduler plumbing --------------------------------------------------------------
+
+  private sendGraph(tasks: TaskSpec[], wants: string[]): void {
+    const op: ClientToScheduler = { op: "update-graph", client: this.id, tasks, wants };
+    void this.call(op).then(
+      (reply) => {
+        if (!reply.ok) this.failKeys(wants, errorFromInfo(reply.error));
+      },
+      (error: Error) => this.failKeys(wants, error),
+    );
+  }
+
+  private failKeys(keys: string[], error: Error): void {
+    for (const key of keys) {
+      const st = this.keys.get(key);
+      if (st === undefined || st.status !== "pending") continue;
+      st.status = "error";
+      st.error = error;
+      for (const w of st.waiters.splice(0)) w.reject(error);
+    }
+  }
+
+  private call(op: ClientToScheduler): Promise<SchedulerReply> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ op, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.opts.transport.closed) return;
+    const batch = this.pending;
+    this.pending = [];
+    const ops: ClientToScheduler[] = [];
+    if (this.toRelease.size > 0) {
+      ops.push({ op: "release-keys", client: this.id, keys: [...this.toRelease] });
+      this.toRelease.clear();
+    }
+    for (const p of batch) ops.push(p.op);
+    if (ops.length === 0) return;
+    const envelope: Envelope<ClientToScheduler> = { v: PROTOCOL_VERSION, from: this.id, ops };
+    const offset = ops.length - batch.length;
+    this.opts.transport.request(this.subjects.scheduler, envelope, { timeout: this.requestTimeout }).then(
+      (data) => {
+        const replies = (data as { replies?: SchedulerReply[] }).replies ?? [];
+        batch.forEach((p, i) => p.resolve(replies[offset + i] ?? { ok: false, error: { name: "ProtocolError", message: "no reply" } }));
+      },
+      (error: Error) => batch.forEach((p) => p.reject(error)),
+    );
+  }
+
+  private receive(msg: Msg): void {
+    const envelope = msg.data as Envelope<SchedulerToClient>;
+    if (typeof envelope !== "object" || envelope === null || !Array.isArray(envelope.ops)) return;
+    for (const op of envelope.ops) {
+      const st = this.keys.get(op.key);
+      if (st === undefined) continue;
+      if (op.op === "key-in-memory") {
+        st.status = "finished";
+        st.holders = op.workers;
+        st.error = null;
+        for (const w of st.waiters.splice(0)) w.resolve();
+      } else {
+        st.status = op.op === "key-erred" ? "error" : "cancelled";
+        st.error = op.op === "key-erred" ? taskError(op.key, op.failedKey, op.error) : new NatschedError("CANCELLED", `task ${op.key} was cancelled: ${op.reason}`);
+        for (const w of st.waiters.splice(0)) w.reject(st.error);
+      }
+    }
+  }
+
+  private refOf(value: unknown): string | undefined {
+    if (value instanceof Future) {
+      if (!this.keys.has(value.key)) throw new BadOptionError("args", `future ${value.key} was released`);
+      return value.key;
+    }
+    return undefined;
+  }
+
+  private get requestTimeout(): number {
+    return this.opts.requestTimeout ?? 30_000;
+  }
+
+  private assertOpen(): void {
+    if (this.closedFlag || this.opts.transport.closed) throw new ClosedError("client");
+  }
+
+  /** Release every future and leave; pending results reject with ClosedError. */
+  async close(): Promise<void> {
+    if (this.closedFlag) return;
+    const leave = this.opts.transport.closed ? Promise.resolve() : this.call({ op: "client-leave", client: this.id }).catch(() => undefined);
+    this.closedFlag = true;
+    const error = new ClosedError("client");
+    for (const st of this.keys.values()) for (const w of st.waiters.splice(0)) w.reject(error);
+    this.keys.clear();
+    await leave;
+    this.subscription?.unsubscribe();
+  }
+}
+
+function randomHex(bytes: number): string {
+  let out = "";
+  for (let i = 0; i < bytes; i++) out += Math.floor(Math.random() * 256).toString(16).padStart(2, "0");
+  return out;
+}
+
+function typeName(value: unknown): string {
+  if (Array.isArray(value)) return "array";
+  if (value === null) return "null";
+  if (typeof value === "object") return (value as object).constructor?.name?.toLowerCase() || "object";
+  return typeof value;
+}
+
+export type { ErrorInfo };

@@ -1,0 +1,93 @@
+/** The serving side of the data plane: a worker answering get-data, get-chunk and put-data. */
+import type { GetDataReply } from "../../machines/protocol.js";
+import type { Msg, Transport } from "../../transport/types.js";
+import { serveChunk } from "./fetch.js";
+import { pullTransfer } from "./pull.js";
+import { TransferStore } from "./transfers.js";
+import { decodeValues, encodeValues } from "./value-codec.js";
+import { HEADROOM_BYTES, isTransferManifest, type GetDataWireRequest, type PutDataReply, type PutDataWireRequest, type TransferReply } from "./wire.js";
+
+export interface DataHost {
+  readonly transport: Transport;
+  /** The value held for `key` and its size, or undefined. */
+  lookup(key: string): { value: unknown; nbytes: number } | undefined;
+  /** Store scattered values; answers their sizes. */
+  accept(entries: [string, unknown][]): Record<string, number>;
+  /** Milliseconds to wait for each chunk of a put being pulled. */
+  readonly transferTimeout: number;
+  onError?(error: unknown): void;
+}
+
+export class DataServer {
+  private readonly transfers = new TransferStore();
+
+  constructor(private readonly host: DataHost) {}
+
+  handle(msg: Msg): void {
+    const request = msg.data as { op?: unknown } | null;
+    if (msg.reply === undefined || typeof request !== "object" || request === null) return;
+    if (request.op === "get-data" && Array.isArray((request as GetDataWireRequest).keys)) this.getData(msg.reply, request as GetDataWireRequest);
+    else if (request.op === "get-chunk") serveChunk(this.host.transport, this.transfers, msg);
+    else if (request.op === "put-data") void this.putData(msg.reply, request as PutDataWireRequest);
+    else this.host.transport.publish(msg.reply, { error: `unknown data request ${JSON.stringify(request.op)}` });
+  }
+
+  close(): void {
+    this.transfers.clear();
+  }
+
+  private getData(replyTo: string, request: GetDataWireRequest): void {
+    const reply: GetDataReply = { data: {}, nbytes: {}, missing: [] };
+    for (const key of request.keys) {
+      const held = typeof key === "string" ? this.host.lookup(key) : undefined;
+      if (held === undefined) {
+        reply.missing.push(key);
+        continue;
+      }
+      reply.data[key] = held.value;
+      reply.nbytes[key] = held.nbytes;
+    }
+    const { transport } = this.host;
+    if (transport.wire === undefined) {
+      transport.publish(replyTo, reply);
+      return;
+    }
+    const encoding = request.encoding === "v8" ? "v8" : "json";
+    const bytes = encodeValues(reply, encoding);
+    const room = transport.wire.maxPayload - HEADROOM_BYTES;
+    if (bytes.length <= room) {
+      transport.publish(replyTo, bytes);
+      return;
+    }
+    const answer: TransferReply = { transfer: this.transfers.offer(bytes, encoding, room) };
+    transport.publish(replyTo, answer);
+  }
+
+  private async putData(replyTo: string, request: PutDataWireRequest): Promise<void> {
+    const { transport } = this.host;
+    let answer: PutDataReply;
+    try {
+      const data = await this.receivedValues(request);
+      answer = { ok: true, nbytes: this.host.accept(Object.entries(data)) };
+    } catch (error) {
+      this.host.onError?.(error);
+      answer = { error: (error as Error)?.message ?? String(error) };
+    }
+    if (!transport.closed) transport.publish(replyTo, answer);
+  }
+
+  private async receivedValues(request: PutDataWireRequest): Promise<Record<string, unknown>> {
+    const encoding = request.encoding === "v8" ? "v8" : "json";
+    let decoded: unknown;
+    if (typeof request.inline === "string") {
+      decoded = decodeValues(Buffer.from(request.inline, "base64"), encoding);
+    } else if (isTransferManifest(request.transfer) && typeof request.source === "string") {
+      decoded = decodeValues(await pullTransfer(this.host.transport, request.source, request.transfer, this.host.transferTimeout), request.transfer.encoding);
+    } else {
+      decoded = { data: request.data };
+    }
+    const data = (decoded as { data?: unknown } | null)?.data;
+    if (typeof data !== "object" || data === null || Array.isArray(data)) throw new Error("put-data: data must be an object of key -> value");
+    return data as Record<string, unknown>;
+  }
+}

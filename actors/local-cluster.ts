@@ -1,0 +1,198 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Config } from "../machines/config.js";
+import { BadOptionError, ClosedError } from "../machines/errors.js";
+import { FileLogSink } from "../replay/file-log.js";
+import type { LogSink } from "../replay/types.js";
+import { MemoryBus } from "../transport/memory.js";
+import type { Transport } from "../transport/types.js";
+import { Client } from "./client.js";
+import { realClock, type Clock } from "./clock.js";
+import { loadConfig } from "./config-loader.js";
+import type { TaskFunctions } from "./functions.js";
+import { SchedulerActor } from "./scheduler-actor.js";
+import { WorkerActor } from "./worker-actor.js";
+
+export interface WorkerSpec {
+  name: string;
+  nthreads?: number;
+  host?: string;
+  resources?: Record<string, number>;
+}
+
+export interface LocalClusterOptions {
+  /** Cluster name, used in subjects (`natsched.<name>.*`). */
+  name?: string;
+  /** A number of workers, or one spec per worker. Default 2. */
+  workers?: number | WorkerSpec[];
+  /** Threads per worker when `workers` is a number. Default 1. */
+  threadsPerWorker?: number;
+  /** Task functions, registered by name on every worker. */
+  functions: TaskFunctions;
+  /** The event log: `{ path }`, a LogSink, or false for none. Default: a file in the temp dir. */
+  log?: { path?: string } | LogSink | false;
+  /** Policy settings, over the config file and NATSCHED_* variables. */
+  config?: Partial<Config>;
+  /** Config file to read (false: none). Default: natsched.config.json/.yaml in the cwd. */
+  configFile?: string | false;
+  clock?: Clock;
+  /** Called with errors actors survived (malformed messages, task bookkeeping faults). */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * A scheduler and workers in this process over the in-process bus: the embedded default,
+ * no server needed. The same actors run over NATS as separate processes.
+ */
+export class LocalCluster {
+  readonly workers = new Map<string, WorkerActor>();
+  private readonly clients: Client[] = [];
+  private readonly transports: Transport[] = [];
+  private closedFlag = false;
+
+  private constructor(
+    readonly name: string,
+    readonly config: Config,
+    readonly bus: MemoryBus,
+    readonly scheduler: SchedulerActor,
+    readonly log: LogSink | null,
+    private readonly opts: LocalClusterOptions,
+    private readonly clock: Clock,
+  ) {}
+
+  static async start(opts: LocalClusterOptions): Promise<LocalCluster> {
+    if (typeof opts !== "object" || opts === null) throw new BadOptionError("options", "LocalCluster.start takes an options object");
+    if (typeof opts.functions !== "object" || opts.functions === null) throw new BadOptionError("functions", "must be an object of name -> function");
+    for (const [name, fn] of Object.entries(opts.functions)) {
+      if (typeof fn !== "function") throw new BadOptionError("functions", `${name} is not a function`);
+    }
+    const specs = workerSpecs(opts);
+    const config = loadConfig({ overrides: opts.config ?? {}, file: opts.configFile });
+    const name = opts.name ?? `local-${Math.random().toString(16).slice(2, 8)}`;
+    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new BadOptionError("name", "cluster names use letters, digits, '-' and '_'");
+    const clock = opts.clock ?? realClock;
+    const log = await openLogSink(opts.log, name);
+    const bus = new MemoryBus({ ...(opts.onError ? { onError: opts.onError } : {}) });
+    const schedulerTransport = bus.connect("scheduler");
+    const scheduler = new SchedulerActor({ cluster: name, transport: schedulerTransport, config, clock, log, ...(opts.onError ? { onError: opts.onError } : {}) });
+    scheduler.start();
+    const cluster = new LocalCluster(name, config, bus, scheduler, log, opts, clock);
+    cluster.transports.push(schedulerTransport);
+    try {
+      for (const spec of specs) await cluster.addWorker(spec);
+    } catch (error) {
+      await cluster.close();
+      throw error;
+    }
+    return cluster;
+  }
+
+  /** Where the event log is written, if it is a file. */
+  get logPath(): string | undefined {
+    return this.log instanceof FileLogSink ? this.log.location : undefined;
+  }
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** A new client connected to this cluster. */
+  client(): Client {
+    if (this.closedFlag) throw new ClosedError("cluster");
+    const client = new Client({ cluster: this.name, transport: this.connect("client") });
+    client.attach();
+    this.clients.push(client);
+    return client;
+  }
+
+  async addWorker(spec: WorkerSpec): Promise<WorkerActor> {
+    if (this.closedFlag) throw new ClosedError("cluster");
+    if (this.workers.has(spec.name)) throw new BadOptionError("workers", `a worker named ${spec.name} already exists`);
+    const worker = new WorkerActor({
+      cluster: this.name,
+      transport: this.connect(`worker.${spec.name}`),
+      name: spec.name,
+      nthreads: spec.nthreads ?? this.opts.threadsPerWorker ?? 1,
+      ...(spec.host !== undefined ? { host: spec.host } : {}),
+      ...(spec.resources !== undefined ? { resources: spec.resources } : {}),
+      functions: this.opts.functions,
+      clock: this.clock,
+      log: this.log,
+      transferIncomingCountLimit: this.config.transferIncomingCountLimit,
+      heartbeatInterval: this.config.heartbeatInterval,
+      ...(this.opts.onError ? { onError: this.opts.onError } : {}),
+    });
+    this.workers.set(spec.name, worker);
+    await worker.start();
+    return worker;
+  }
+
+  private connect(name: string): Transport {
+    const transport = this.bus.connect(name);
+    this.transports.push(transport);
+    return transport;
+  }
+
+  /** Resolves once every message sent so far inside the cluster has been delivered. */
+  flush(): Promise<void> {
+    return this.transports[0]!.flush();
+  }
+
+  /** Retire a worker cleanly: the scheduler moves its work and data needs elsewhere. */
+  async removeWorker(name: string): Promise<void> {
+    const worker = this.workers.get(name);
+    if (worker === undefined) throw new BadOptionError("worker", `no worker named ${name}`);
+    this.workers.delete(name);
+    worker.close({ reason: "removed" });
+    await this.flush();
+  }
+
+  /** Kill a worker without warning, as a crash would: the scheduler finds out on its own. */
+  killWorker(name: string): void {
+    const worker = this.workers.get(name);
+    if (worker === undefined) throw new BadOptionError("worker", `no worker named ${name}`);
+    this.workers.delete(name);
+    worker.close({ abrupt: true, reason: "killed" });
+    this.scheduler.feed({ op: "worker-lost", name, id: worker.id, reason: "killed", t: this.clock.now() });
+  }
+
+  async close(): Promise<void> {
+    if (this.closedFlag) return;
+    this.closedFlag = true;
+    await Promise.all(this.clients.map((c) => c.close().catch(() => undefined)));
+    await this.flush();
+    for (const worker of this.workers.values()) worker.close({ reason: "cluster closed" });
+    this.workers.clear();
+    await this.flush();
+    this.scheduler.close();
+    await this.flush();
+    await Promise.all(this.transports.map((t) => t.close()));
+    await this.log?.close();
+  }
+}
+
+function workerSpecs(opts: LocalClusterOptions): WorkerSpec[] {
+  const w = opts.workers ?? 2;
+  if (typeof w === "number") {
+    if (!Number.isInteger(w) || w < 0) throw new BadOptionError("workers", "must be a whole number >= 0 or a list of worker specs");
+    const nthreads = opts.threadsPerWorker ?? 1;
+    if (!Number.isInteger(nthreads) || nthreads < 1) throw new BadOptionError("threadsPerWorker", "must be a whole number >= 1");
+    return Array.from({ length: w }, (_, i) => ({ name: `worker-${i}`, nthreads }));
+  }
+  if (!Array.isArray(w)) throw new BadOptionError("workers", "must be a number or a list of worker specs");
+  const names = new Set<string>();
+  for (const spec of w) {
+    if (typeof spec?.name !== "string" || !/^[A-Za-z0-9_-]+$/.test(spec.name)) throw new BadOptionError("workers", `bad worker name ${JSON.stringify(spec?.name)} (letters, digits, '-', '_')`);
+    if (names.has(spec.name)) throw new BadOptionError("workers", `duplicate worker name ${spec.name}`);
+    names.add(spec.name);
+    if (spec.nthreads !== undefined && (!Number.isInteger(spec.nthreads) || spec.nthreads < 1)) throw new BadOptionError("workers", `${spec.name}: nthreads must be a whole number >= 1`);
+  }
+  return w;
+}
+
+async function openLogSink(option: LocalClusterOptions["log"], cluster: string): Promise<LogSink | null> {
+  if (option === false) return null;
+  if (option !== undefined && typeof (option as LogSink).append === "function") return option as LogSink;
+  const path = (option as { path?: string } | undefined)?.path ?? join(tmpdir(), `natsched-${cluster}-${Date.now()}.natlog`);
+  return FileLogSink.open(path, { meta: { cluster } });
+}

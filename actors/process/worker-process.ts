@@ -1,0 +1,137 @@
+/** A worker as its own process on NATS: what `natsched worker` runs. */
+import { hostname } from "node:os";
+import type { Service } from "@nats-io/services";
+import type { Config } from "../../machines/config.js";
+import { BadOptionError } from "../../machines/errors.js";
+import { FileLogSink } from "../../replay/file-log.js";
+import { NatsTransport } from "../../transport/nats.js";
+import type { NatsConnectOptions } from "../../transport/nats-connect.js";
+import type { ResendOptions } from "../../transport/nats-resend.js";
+import { subjects } from "../../transport/subjects.js";
+import { realClock } from "../clock.js";
+import { loadConfig } from "../config-loader.js";
+import type { TaskFunctions } from "../functions.js";
+import { WorkerActor } from "../worker-actor.js";
+import { checkClusterName } from "./scheduler-process.js";
+import { registerService } from "./services.js";
+import { answers, waitUntilAnswered } from "./wait-for.js";
+
+export interface WorkerProcessOptions {
+  nats: NatsConnectOptions;
+  cluster: string;
+  name: string;
+  nthreads: number;
+  functions: TaskFunctions;
+  resources?: Record<string, number>;
+  /** Host name for `hosts` restrictions; default os.hostname(). */
+  host?: string;
+  /** This worker's own event log file; default none. */
+  log?: string;
+  /** false: no config file at all. */
+  configFile?: string | false;
+  config?: Partial<Config>;
+  /** Milliseconds to wait for a scheduler to answer; default forever. */
+  schedulerTimeout?: number;
+  service?: boolean;
+  resend?: ResendOptions | false;
+  onError?: (error: unknown) => void;
+  /** Told once while the worker waits for the scheduler to appear. */
+  onWaiting?: () => void;
+}
+
+export class WorkerProcess {
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    readonly transport: NatsTransport,
+    readonly actor: WorkerActor,
+    readonly log: FileLogSink | null,
+    private readonly service: Service | null,
+  ) {}
+
+  static async start(opts: WorkerProcessOptions): Promise<WorkerProcess> {
+    checkClusterName(opts.cluster);
+    if (typeof opts.name !== "string" || !/^[A-Za-z0-9_-]+$/.test(opts.name)) {
+      throw new BadOptionError("name", `worker names use letters, digits, '-' and '_', got ${JSON.stringify(opts.name)}`);
+    }
+    if (!Number.isSafeInteger(opts.nthreads) || opts.nthreads < 1) throw new BadOptionError("nthreads", "must be a whole number >= 1");
+    const config = loadConfig({ overrides: opts.config ?? {}, ...(opts.configFile !== undefined ? { file: opts.configFile } : {}) });
+    const s = subjects(opts.cluster);
+    const transport = await NatsTransport.connect({
+      name: `natsched-worker-${opts.cluster}-${opts.name}`,
+      waitForServer: true,
+      ...opts.nats,
+      ...(opts.resend !== undefined ? { resend: opts.resend } : {}),
+      ...(opts.onError ? { onError: opts.onError } : {}),
+    });
+    let log: FileLogSink | null = null;
+    let actor: WorkerActor | null = null;
+    try {
+      if (await answers(transport, s.workerData(opts.name), { op: "get-data", keys: [], who: "natsched-worker-start" }, 500)) {
+        throw new BadOptionError("name", `a worker named ${opts.name} is already serving cluster ${opts.cluster}`);
+      }
+      await waitUntilAnswered(transport, s.query, { op: "status" }, {
+        ...(opts.schedulerTimeout !== undefined ? { timeoutMs: opts.schedulerTimeout } : {}),
+        ...(opts.onWaiting ? { onWait: opts.onWaiting } : {}),
+      });
+      log = opts.log === undefined ? null : await FileLogSink.open(opts.log, { meta: { cluster: opts.cluster, worker: opts.name } });
+      actor = new WorkerActor({
+        cluster: opts.cluster,
+        transport,
+        name: opts.name,
+        nthreads: opts.nthreads,
+        host: opts.host ?? hostname(),
+        resources: opts.resources ?? {},
+        functions: opts.functions,
+        clock: realClock,
+        log,
+        transferIncomingCountLimit: config.transferIncomingCountLimit,
+        heartbeatInterval: config.heartbeatInterval,
+        ...(opts.onError ? { onError: opts.onError } : {}),
+      });
+      await actor.start();
+      const started = actor;
+      const service =
+        opts.service === false
+          ? null
+          : await registerService(transport.nc, {
+              kind: "worker",
+              cluster: opts.cluster,
+              name: opts.name,
+              statusSubject: `natsched.${opts.cluster}.status.worker.${opts.name}`,
+              stats: () => workerStats(opts.cluster, started),
+            });
+      return new WorkerProcess(transport, started, log, service);
+    } catch (error) {
+      actor?.close({ abrupt: true, reason: "start failed" });
+      await log?.close().catch(() => undefined);
+      await transport.close();
+      throw error;
+    }
+  }
+
+  get name(): string {
+    return this.actor.name;
+  }
+
+  /** Unregister from the scheduler, stop serving, leave NATS. Idempotent. */
+  close(reason = "shutdown"): Promise<void> {
+    this.closing ??= (async () => {
+      await this.service?.stop().catch(() => undefined);
+      this.actor.close({ reason });
+      await this.transport.close();
+      await this.log?.close();
+    })();
+    return this.closing;
+  }
+}
+
+export function workerStats(cluster: string, actor: WorkerActor) {
+  const tasks: Record<string, number> = {};
+  let nbytes = 0;
+  for (const ts of actor.core.tasks.values()) {
+    tasks[ts.state] = (tasks[ts.state] ?? 0) + 1;
+    if (ts.state === "memory" && ts.nbytes > 0) nbytes += ts.nbytes;
+  }
+  return { cluster, name: actor.name, id: actor.id, state: actor.core.state, nthreads: actor.core.init.nthreads, executing: actor.core.executing, tasks, stored: actor.store.size, nbytes };
+}

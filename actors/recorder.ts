@@ -1,0 +1,44 @@
+import type { InputRecord, LogSink } from "../replay/types.js";
+
+/**
+ * Writes one actor's records to the event log: its start, every input it takes and every
+ * transition its machines make, with a per-actor sequence number and no gaps.
+ */
+export class ActorRecorder {
+  private seq = 0;
+  /** The time of the input being handled: transitions inherit it. */
+  private t = 0;
+
+  constructor(
+    readonly actor: string,
+    private readonly sink: LogSink | null,
+  ) {}
+
+  get enabled(): boolean {
+    return this.sink !== null;
+  }
+
+  start(t: number, role: string, init: Record<string, unknown>): void {
+    this.t = t;
+    this.sink?.append({ actor: this.actor, seq: this.seq++, t, kind: "start", role, init });
+  }
+
+  input(event: { op: string; t: number }): void {
+    this.t = event.t;
+    this.sink?.append({ actor: this.actor, seq: this.seq++, t: event.t, kind: "input", event: event as InputRecord["event"] });
+  }
+
+  transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void {
+    const sink = this.sink;
+    if (sink === null) return;
+    sink.append(
+      why === undefined
+        ? { actor: this.actor, seq: this.seq++, t: this.t, kind: "transition", machine, id, event, from, to }
+        : { actor: this.actor, seq: this.seq++, t: this.t, kind: "transition", machine, id, event, from, to, why },
+    );
+  }
+
+  stop(t: number, reason?: string): void {
+    this.sink?.append({ actor: this.actor, seq: this.seq++, t, kind: "stop", ...(reason ? { reason } : {}) });
+  }
+}

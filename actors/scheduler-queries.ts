@@ -1,0 +1,39 @@
+import type { SchedulerCore } from "../machines/scheduler/core.js";
+
+/** Answers to read-only questions about a scheduler's state (status, workers, who-has). */
+export function answerQuery(core: SchedulerCore, q: { op?: string; keys?: unknown }): unknown {
+  switch (q?.op) {
+    case "workers":
+      return { workers: workerSummaries(core) };
+    case "who-has": {
+      const keys = Array.isArray(q.keys) ? q.keys.filter((k): k is string => typeof k === "string") : [];
+      const out: Record<string, string[]> = {};
+      for (const key of keys) out[key] = [...(core.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.name);
+      return { whoHas: out };
+    }
+    case "status":
+      return { state: core.state, workers: workerSummaries(core), tasks: tasksByState(core), queued: core.queued.size, noWorker: core.unrunnable.size };
+    default:
+      return { error: `unknown query ${JSON.stringify(q?.op)}` };
+  }
+}
+
+export function workerSummaries(core: SchedulerCore) {
+  return core.running.map((ws) => ({
+    name: ws.name,
+    id: ws.id,
+    state: ws.state,
+    nthreads: ws.nthreads,
+    host: ws.host,
+    processing: ws.processing.size,
+    occupancy: ws.occupancy,
+    nbytes: ws.nbytes,
+    keys: ws.hasWhat.size,
+  }));
+}
+
+export function tasksByState(core: SchedulerCore): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const ts of core.tasks.values()) counts[ts.state] = (counts[ts.state] ?? 0) + 1;
+  return counts;
+}

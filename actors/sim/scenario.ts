@@ -1,0 +1,137 @@
+/**
+ * What a simulation takes and gives back. docs/simulator.md describes the model and
+ * docs/scenario.schema.json the scenario format.
+ */
+import type { Config } from "../../machines/config.js";
+import type { SchedulerCore } from "../../machines/scheduler/core.js";
+import type { WorkerCore } from "../../machines/worker/core.js";
+import type { TaskStateName } from "../../machines/tables.js";
+import type { LogRecord } from "../../replay/types.js";
+
+export interface SimWorkerSpec {
+  name: string;
+  /** Default 1. */
+  nthreads?: number;
+  /** Default "localhost". */
+  host?: string;
+  resources?: Record<string, number>;
+  /** When the scheduler registers it (virtual seconds); default 0. */
+  joinAt?: number;
+}
+
+/** Data already on workers at t=0, as if scattered by the client. */
+export interface SimDataSpec {
+  key: string;
+  nbytes: number;
+  on: string[];
+}
+
+export interface SimTaskSpec {
+  key: string;
+  deps?: string[];
+  /** Actual run time in seconds. The scheduler never sees it: it estimates. */
+  duration: number;
+  /** Actual output size in bytes; default DEFAULT_TASK_NBYTES. */
+  nbytes?: number;
+  /** User priority: higher runs first. */
+  priority?: number;
+  workers?: string[];
+  hosts?: string[];
+  resources?: Record<string, number>;
+  allowOtherWorkers?: boolean;
+  /** When the scheduler receives the graph; tasks with the same submitAt form one graph. Default 0. */
+  submitAt?: number;
+  /** Make the task fail with this message once its duration has elapsed. */
+  error?: string;
+}
+
+export type SimAction =
+  /** One work-stealing pass. Not available in the simulator yet: rejected (BAD_OPTION). */
+  | { at: number; do: "balance" }
+  /** The worker vanishes without a word; the scheduler is told it is lost at once. */
+  | { at: number; do: "kill-worker"; worker: string }
+  /** A new worker joins (a killed worker's name may be reused: it is a new incarnation). */
+  | { at: number; do: "add-worker"; worker: Omit<SimWorkerSpec, "joinAt"> };
+
+export interface NetworkSpec {
+  /** Bytes per second between workers; default config.bandwidth. */
+  bandwidth?: number;
+  /** Seconds a message takes between any two actors; default DEFAULT_LATENCY. */
+  latency?: number;
+}
+
+export interface Scenario {
+  /** PRNG seed for every choice the host makes (worker incarnation ids); default 0. */
+  seed?: number;
+  config?: Partial<Config>;
+  network?: NetworkSpec;
+  workers: SimWorkerSpec[];
+  data?: SimDataSpec[];
+  tasks: SimTaskSpec[];
+  actions?: SimAction[];
+}
+
+export interface SimTaskResult {
+  /** Worker of the last execution that ran to completion; "" if none did. */
+  worker: string;
+  /** Start and end of that execution; -1 if none ran to completion. */
+  start: number;
+  end: number;
+  /** The scheduler's final state for the key ("forgotten" once released and dropped). */
+  state: TaskStateName;
+  /** Executions started, including those cut short by a worker's death. */
+  executions: number;
+}
+
+export interface SimTransfer {
+  key: string;
+  from: string;
+  to: string;
+  nbytes: number;
+  start: number;
+  end: number;
+}
+
+export interface SimSteal {
+  key: string;
+  victim: string;
+  thief: string;
+  outcome: string;
+  at: number;
+}
+
+export interface SimResult {
+  /** End of the last execution that ran to completion (0 if none did). */
+  makespan: number;
+  tasks: Record<string, SimTaskResult>;
+  transfers: SimTransfer[];
+  steals: SimSteal[];
+  /** The event log, as the runtime writes it, on the virtual clock. */
+  log: LogRecord[];
+}
+
+/** What a probe sees: the live cores, to read (changing them would void the run). */
+export interface SimView {
+  readonly now: number;
+  readonly scheduler: SchedulerCore;
+  /** Live workers' cores, by name. */
+  readonly workers: ReadonlyMap<string, WorkerCore>;
+}
+
+/** Options that are code, not scenario data. */
+export interface SimOptions {
+  /**
+   * Callbacks run at virtual times, after the scenario's own events at that time: for
+   * tests and what-if tools that need to look at the scheduler's state mid-run.
+   */
+  probes?: { at: number; probe: (view: SimView) => void }[];
+}
+
+/** Output size of a task that does not give one. */
+export const DEFAULT_TASK_NBYTES = 1024;
+/** One-way message latency when the scenario does not give one (seconds). */
+export const DEFAULT_LATENCY = 0.001;
+/** The client every graph and every scattered datum comes from. */
+export const SIM_CLIENT = "sim-client";
+/** The function name simulated tasks carry (the simulator does not run functions). */
+export const SIM_FUNCTION = "simulated";

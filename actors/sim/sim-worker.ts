@@ -1,0 +1,151 @@
+import type { ErrorInfo, RegisterWorkerOp } from "../../machines/protocol.js";
+import { WorkerCore } from "../../machines/worker/core.js";
+import type { WorkerInput } from "../../machines/worker/inputs.js";
+import type { ActorRecorder } from "../recorder.js";
+import type { SimKernel } from "./kernel.js";
+import type { SimObservations } from "./observations.js";
+import type { PlannedTask, PlannedWorker } from "./plan.js";
+import { SIM_FUNCTION } from "./scenario.js";
+import { SCHEDULER_ADDRESS, workerAddress } from "./sim-scheduler.js";
+
+export interface SimWorkerContext {
+  kernel: SimKernel;
+  /** Bytes per second between workers. */
+  bandwidth: number;
+  tasks: ReadonlyMap<string, PlannedTask>;
+  observations: SimObservations;
+  /** The live incarnation of a worker, by name. */
+  peer(name: string): SimWorker | undefined;
+  transferIncomingCountLimit: number;
+}
+
+/**
+ * One incarnation of a worker, hosting the worker core on the virtual clock. Instead of
+ * running functions it waits each task's scenario duration; instead of moving bytes it
+ * waits latency + bytes / bandwidth per transfer (transfers do not share bandwidth).
+ * A killed incarnation drops everything still pending.
+ */
+export class SimWorker {
+  readonly core: WorkerCore;
+  private live = true;
+
+  constructor(
+    readonly spec: PlannedWorker,
+    readonly id: string,
+    private readonly recorder: ActorRecorder,
+    private readonly ctx: SimWorkerContext,
+  ) {
+    const address = workerAddress(spec.name);
+    const { kernel } = ctx;
+    this.core = new WorkerCore(
+      { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit },
+      {
+        toScheduler: (op) => kernel.send(address, SCHEDULER_ADDRESS, op),
+        execute: (key) => this.execute(key),
+        gather: (from, keys) => this.gather(from, keys),
+        freeData: () => {},
+        transition: (machine, id, event, from, to, why) => recorder.transition(machine, id, event, from, to, why),
+      },
+    );
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  get alive(): boolean {
+    return this.live;
+  }
+
+  /** Start taking mail; the registration the scheduler should see. */
+  start(): RegisterWorkerOp {
+    const { kernel } = this.ctx;
+    const { name, nthreads, host, resources } = this.spec;
+    this.recorder.start(kernel.now, "worker", {
+      name,
+      id: this.id,
+      nthreads,
+      transferIncomingCountLimit: this.ctx.transferIncomingCountLimit,
+    });
+    kernel.open(workerAddress(name), (_from, ops) => {
+      for (const op of ops) this.feed({ ...(op as object), t: kernel.now } as WorkerInput);
+    });
+    return { op: "register-worker", name, id: this.id, nthreads, host, resources: { ...resources }, functions: [SIM_FUNCTION] };
+  }
+
+  /** Vanish without a word, as a crash would. */
+  kill(): void {
+    this.live = false;
+    this.ctx.kernel.close(workerAddress(this.name));
+    this.recorder.stop(this.ctx.kernel.now, "killed");
+  }
+
+  feed(input: WorkerInput): void {
+    if (!this.live) return;
+    this.recorder.input(input);
+    this.core.handle(input);
+  }
+
+  /** Size of a result this worker holds, or undefined. */
+  holding(key: string): number | undefined {
+    const ts = this.core.tasks.get(key);
+    return ts !== undefined && ts.state === "memory" ? ts.nbytes : undefined;
+  }
+
+  private execute(key: string): void {
+    const { kernel, observations } = this.ctx;
+    const task = this.ctx.tasks.get(key);
+    if (task === undefined) throw new Error(`simulator: worker ${this.name} was asked to run ${key}, which is not a task of the scenario`);
+    const start = kernel.now;
+    const stop = start + task.duration;
+    observations.executionStarted(key);
+    kernel.at(stop, () => {
+      if (!this.live) return;
+      observations.executionEnded(key, this.name, start, stop);
+      if (task.error === undefined) {
+        this.feed({ op: "execute-done", key, nbytes: task.nbytes, start, stop, t: stop });
+      } else {
+        const error: ErrorInfo = { name: "SimulatedError", message: task.error };
+        this.feed({ op: "execute-failed", key, error, start, stop, t: stop });
+      }
+    });
+  }
+
+  /**
+   * The peer answers with what it holds when asked; the bytes arrive latency +
+   * bytes / bandwidth later, unless the peer died in between.
+   */
+  private gather(from: string, keys: string[]): void {
+    const { kernel, observations } = this.ctx;
+    const requested = kernel.now;
+    const peer = this.ctx.peer(from);
+    if (peer === undefined) {
+      kernel.at(requested + kernel.latency, () => {
+        this.feed({ op: "gather-failed", from, keys, reason: `no worker ${from}`, t: kernel.now });
+      });
+      return;
+    }
+    const received: { key: string; nbytes: number }[] = [];
+    const missing: string[] = [];
+    let bytes = 0;
+    for (const key of keys) {
+      const nbytes = peer.holding(key);
+      if (nbytes === undefined) {
+        missing.push(key);
+      } else {
+        received.push({ key, nbytes });
+        bytes += Math.max(nbytes, 0);
+      }
+    }
+    const end = requested + kernel.latency + bytes / this.ctx.bandwidth;
+    kernel.at(end, () => {
+      if (!this.live) return;
+      if (!peer.alive) {
+        this.feed({ op: "gather-failed", from, keys, reason: `${from} died during the transfer`, t: end });
+        return;
+      }
+      for (const { key, nbytes } of received) observations.transferred({ key, from, to: this.name, nbytes, start: requested, end });
+      this.feed({ op: "gather-done", from, received, missing, t: end });
+    });
+  }
+}

@@ -1,0 +1,160 @@
+import { BadOptionError } from "../../machines/errors.js";
+import type { TaskSpec } from "../../machines/protocol.js";
+import type { WorkerCore } from "../../machines/worker/core.js";
+import { MemoryLogSink } from "../../replay/memory-log.js";
+import { ActorRecorder } from "../recorder.js";
+import { SimKernel } from "./kernel.js";
+import { SimObservations } from "./observations.js";
+import type { Plan, PlannedData, PlannedEvent, PlannedSubmission, PlannedTask, PlannedWorker } from "./plan.js";
+import { Prng } from "./prng.js";
+import { SIM_CLIENT, SIM_FUNCTION, type Scenario, type SimOptions, type SimResult, type SimTaskResult, type SimView } from "./scenario.js";
+import { readNumber } from "./scenario-fields.js";
+import { SimScheduler } from "./sim-scheduler.js";
+import { SimWorker, type SimWorkerContext } from "./sim-worker.js";
+import { planScenario } from "./validate-scenario.js";
+
+/**
+ * Runs a scenario on the unchanged scheduler and worker cores, on a virtual clock, and
+ * reports what happened. Deterministic: the same scenario (seed included) gives the same
+ * result and the same log. Throws typed errors for a malformed scenario.
+ */
+export function simulate(scenario: Scenario, options: SimOptions = {}): SimResult {
+  const plan = planScenario(scenario);
+  const probes = (options.probes ?? []).map(({ at, probe }, i) => {
+    if (typeof probe !== "function") throw new BadOptionError(`probes[${i}].probe`, "must be a function");
+    return { at: readNumber(at, `probes[${i}].at`, { min: 0 }), probe };
+  });
+  return new Simulation(plan).run(probes);
+}
+
+class Simulation {
+  private readonly kernel: SimKernel;
+  private readonly prng: Prng;
+  private readonly log = new MemoryLogSink({ location: "simulation", copy: false });
+  private readonly observations = new SimObservations();
+  private readonly scheduler: SimScheduler;
+  private readonly workers = new Map<string, SimWorker>();
+  /** One recorder per worker name, so a restarted worker's records continue its sequence. */
+  private readonly recorders = new Map<string, ActorRecorder>();
+  private readonly workerContext: SimWorkerContext;
+
+  constructor(private readonly plan: Plan) {
+    this.kernel = new SimKernel(plan.latency);
+    this.prng = new Prng(plan.seed);
+    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log);
+    this.workerContext = {
+      kernel: this.kernel,
+      bandwidth: plan.bandwidth,
+      tasks: plan.tasks,
+      observations: this.observations,
+      peer: (name) => this.workers.get(name),
+      transferIncomingCountLimit: plan.config.transferIncomingCountLimit,
+    };
+  }
+
+  run(probes: { at: number; probe: (view: SimView) => void }[]): SimResult {
+    this.scheduler.start();
+    this.scheduler.feed({ op: "client-join", client: SIM_CLIENT, t: 0 });
+    for (const event of this.plan.timeline) this.kernel.at(event.at, () => this.apply(event));
+    for (const { at, probe } of probes) this.kernel.at(at, () => probe(this.view()));
+    this.kernel.run();
+    return this.result();
+  }
+
+  private apply(event: PlannedEvent): void {
+    switch (event.kind) {
+      case "join":
+        return this.join(event.worker);
+      case "place-data":
+        return this.placeData(event.data);
+      case "submit":
+        return this.submit(event.submission);
+      case "kill":
+        return this.kill(event.worker);
+    }
+  }
+
+  /** The scheduler registers the worker now; the worker hears back one latency later. */
+  private join(spec: PlannedWorker): void {
+    const worker = new SimWorker(spec, `${spec.name}-${this.prng.hex(8)}`, this.recorderFor(spec.name), this.workerContext);
+    this.workers.set(spec.name, worker);
+    const { kernel } = this;
+    this.scheduler.feed({ ...worker.start(), t: kernel.now });
+    kernel.at(kernel.now + kernel.latency, () => worker.feed({ op: "registered", t: kernel.now }));
+  }
+
+  private kill(name: string): void {
+    const worker = this.workers.get(name)!;
+    this.workers.delete(name);
+    worker.kill();
+    this.scheduler.feed({ op: "worker-lost", name, id: worker.id, reason: "killed", t: this.kernel.now });
+  }
+
+  /** Like a client's scatter: data put on the workers, then the scheduler told where it is. */
+  private placeData(data: PlannedData[]): void {
+    const t = this.kernel.now;
+    const perWorker = new Map<string, { key: string; nbytes: number }[]>();
+    for (const { key, nbytes, on } of data) {
+      for (const name of on) {
+        let keys = perWorker.get(name);
+        if (keys === undefined) perWorker.set(name, (keys = []));
+        keys.push({ key, nbytes });
+      }
+    }
+    for (const [name, keys] of perWorker) this.workers.get(name)!.feed({ op: "put-data", keys, t });
+    this.scheduler.feed({
+      op: "update-data",
+      client: SIM_CLIENT,
+      data: data.map(({ key, nbytes, on }) => ({ key, nbytes, workers: on })),
+      t,
+    });
+  }
+
+  private submit(submission: PlannedSubmission): void {
+    this.scheduler.feed({
+      op: "update-graph",
+      client: SIM_CLIENT,
+      tasks: submission.tasks.map(taskSpec),
+      wants: submission.wants,
+      t: this.kernel.now,
+    });
+  }
+
+  private view(): SimView {
+    const workers = new Map<string, WorkerCore>();
+    for (const [name, worker] of this.workers) workers.set(name, worker.core);
+    return { now: this.kernel.now, scheduler: this.scheduler.core, workers };
+  }
+
+  private recorderFor(name: string): ActorRecorder {
+    let recorder = this.recorders.get(name);
+    if (recorder === undefined) this.recorders.set(name, (recorder = new ActorRecorder(`worker.${name}`, this.log)));
+    return recorder;
+  }
+
+  private result(): SimResult {
+    const tasks: Record<string, SimTaskResult> = {};
+    for (const key of this.plan.tasks.keys()) {
+      const { executions, worker, start, end } = this.observations.runsOf(key);
+      tasks[key] = { worker, start, end, state: this.scheduler.core.taskState(key) ?? "forgotten", executions };
+    }
+    return {
+      makespan: this.observations.makespan,
+      tasks,
+      transfers: this.observations.transfers,
+      // The simulator runs no stealing passes yet: nothing is ever stolen.
+      steals: [],
+      log: this.log.records,
+    };
+  }
+}
+
+function taskSpec(task: PlannedTask): TaskSpec {
+  const spec: TaskSpec = { key: task.key, func: SIM_FUNCTION, args: [], deps: task.deps };
+  if (task.priority !== undefined) spec.priority = task.priority;
+  if (task.workers !== undefined) spec.workers = task.workers;
+  if (task.hosts !== undefined) spec.hosts = task.hosts;
+  if (task.resources !== undefined) spec.resources = task.resources;
+  if (task.allowOtherWorkers !== undefined) spec.allowOtherWorkers = task.allowOtherWorkers;
+  return spec;
+}

@@ -1,0 +1,226 @@
+/**
+ * Checks a scenario and turns it into a Plan. Every problem is a typed error naming the
+ * field: BadOptionError (BAD_OPTION) for a bad value or an unknown field, ConfigError for
+ * the config, GraphError / UnknownDependencyError / CycleError for the task graph.
+ */
+import { resolveConfig } from "../../machines/config.js";
+import { BadOptionError, GraphError } from "../../machines/errors.js";
+import { validateGraph } from "../../machines/graph/index.js";
+import type { Plan, PlannedData, PlannedEvent, PlannedSubmission, PlannedTask, PlannedWorker } from "./plan.js";
+import { DEFAULT_LATENCY, DEFAULT_TASK_NBYTES } from "./scenario.js";
+import {
+  readArray,
+  readBoolean,
+  readName,
+  readNames,
+  readNumber,
+  readObject,
+  readOptionalArray,
+  readOptionalNumber,
+  readResources,
+  type Obj,
+} from "./scenario-fields.js";
+
+const SCENARIO_FIELDS = ["seed", "config", "network", "workers", "data", "tasks", "actions"];
+const NETWORK_FIELDS = ["bandwidth", "latency"];
+const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
+const DATA_FIELDS = ["key", "nbytes", "on"];
+const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "error"];
+const ACTIONS = ["balance", "kill-worker", "add-worker"];
+const WORKER_NAME = /^[A-Za-z0-9_-]+$/;
+
+export function planScenario(scenario: unknown): Plan {
+  const raw = readObject(scenario, "scenario", SCENARIO_FIELDS);
+  const seed = readOptionalNumber(raw.seed, "seed", 0, { integer: true });
+  const config = resolveConfig(raw.config ?? {}, "scenario config");
+  const network = raw.network === undefined ? {} : readObject(raw.network, "network", NETWORK_FIELDS);
+  const bandwidth = readOptionalNumber(network.bandwidth, "network.bandwidth", config.bandwidth, { above: 0 });
+  const latency = readOptionalNumber(network.latency, "network.latency", DEFAULT_LATENCY, { min: 0 });
+
+  const joins = readArray(raw.workers, "workers").map((w, i) => readJoin(w, `workers[${i}]`));
+  checkUniqueNames(joins.map((j) => j.worker.name));
+  const presentAtStart = new Set(joins.filter((j) => j.at === 0).map((j) => j.worker.name));
+
+  const tasks = readTasks(readArray(raw.tasks, "tasks"));
+  const data = readOptionalArray(raw.data, "data").map((d, i) => readData(d, `data[${i}]`, presentAtStart, tasks));
+  checkGraph(tasks, new Set(data.map((d) => d.key)));
+
+  const actions = readOptionalArray(raw.actions, "actions").map((a, i) => readAction(a, i));
+  checkActionsAgainstWorkers(joins, actions);
+
+  const timeline: PlannedEvent[] = [...joins];
+  if (data.length > 0) timeline.push({ at: 0, kind: "place-data", data: mergeDuplicateKeys(data) });
+  for (const [at, submission] of submissions(tasks)) timeline.push({ at, kind: "submit", submission });
+  for (const { event } of actions) timeline.push(event);
+  return { seed, config, latency, bandwidth, tasks, timeline };
+}
+
+function readWorker(value: unknown, path: string, fields: readonly string[]): { spec: PlannedWorker; raw: Obj } {
+  const raw = readObject(value, path, fields);
+  const name = readName(raw.name, `${path}.name`);
+  if (!WORKER_NAME.test(name)) throw new BadOptionError(`${path}.name`, `worker names use letters, digits, '-' and '_', got ${JSON.stringify(name)}`);
+  const spec: PlannedWorker = {
+    name,
+    nthreads: readOptionalNumber(raw.nthreads, `${path}.nthreads`, 1, { integer: true, min: 1 }),
+    host: raw.host === undefined ? "localhost" : readName(raw.host, `${path}.host`),
+    resources: raw.resources === undefined ? {} : readResources(raw.resources, `${path}.resources`),
+  };
+  return { spec, raw };
+}
+
+function readJoin(value: unknown, path: string): PlannedEvent & { kind: "join" } {
+  const { spec, raw } = readWorker(value, path, WORKER_FIELDS);
+  return { at: readOptionalNumber(raw.joinAt, `${path}.joinAt`, 0, { min: 0 }), kind: "join", worker: spec };
+}
+
+function checkUniqueNames(names: string[]): void {
+  const seen = new Set<string>();
+  names.forEach((name, i) => {
+    if (seen.has(name)) throw new BadOptionError(`workers[${i}].name`, `duplicate worker name ${name}`);
+    seen.add(name);
+  });
+}
+
+function readTasks(list: unknown[]): Map<string, PlannedTask> {
+  const tasks = new Map<string, PlannedTask>();
+  list.forEach((value, i) => {
+    const path = `tasks[${i}]`;
+    const raw = readObject(value, path, TASK_FIELDS);
+    const key = readName(raw.key, `${path}.key`);
+    if (tasks.has(key)) throw new GraphError(`task ${key} is defined twice (${path})`, "GRAPH", [key]);
+    tasks.set(key, {
+      key,
+      deps: raw.deps === undefined ? [] : [...new Set(readNames(raw.deps, `${path}.deps`))],
+      duration: readNumber(raw.duration, `${path}.duration`, { min: 0 }),
+      nbytes: readOptionalNumber(raw.nbytes, `${path}.nbytes`, DEFAULT_TASK_NBYTES, { integer: true, min: 0 }),
+      priority: raw.priority === undefined ? undefined : readNumber(raw.priority, `${path}.priority`),
+      workers: raw.workers === undefined ? undefined : readNames(raw.workers, `${path}.workers`),
+      hosts: raw.hosts === undefined ? undefined : readNames(raw.hosts, `${path}.hosts`),
+      resources: raw.resources === undefined ? undefined : readResources(raw.resources, `${path}.resources`),
+      allowOtherWorkers: raw.allowOtherWorkers === undefined ? undefined : readBoolean(raw.allowOtherWorkers, `${path}.allowOtherWorkers`),
+      submitAt: readOptionalNumber(raw.submitAt, `${path}.submitAt`, 0, { min: 0 }),
+      error: raw.error === undefined ? undefined : readName(raw.error, `${path}.error`),
+    });
+  });
+  return tasks;
+}
+
+function readData(value: unknown, path: string, presentAtStart: Set<string>, tasks: Map<string, PlannedTask>): PlannedData {
+  const raw = readObject(value, path, DATA_FIELDS);
+  const key = readName(raw.key, `${path}.key`);
+  if (tasks.has(key)) throw new GraphError(`${key} is both a task and data (${path})`, "GRAPH", [key]);
+  const on = readNames(raw.on, `${path}.on`);
+  if (on.length === 0) throw new BadOptionError(`${path}.on`, "must name at least one worker");
+  for (const [i, name] of on.entries()) {
+    if (!presentAtStart.has(name)) throw new BadOptionError(`${path}.on[${i}]`, `no worker named ${name} is there at t=0`);
+  }
+  return { key, nbytes: readNumber(raw.nbytes, `${path}.nbytes`, { integer: true, min: 0 }), on: [...new Set(on)] };
+}
+
+/** The same key listed twice is one datum held by every worker named. */
+function mergeDuplicateKeys(data: PlannedData[]): PlannedData[] {
+  const byKey = new Map<string, PlannedData>();
+  for (const d of data) {
+    const seen = byKey.get(d.key);
+    if (seen === undefined) byKey.set(d.key, { ...d, on: [...d.on] });
+    else if (seen.nbytes !== d.nbytes) throw new GraphError(`data ${d.key} is listed twice with different sizes`, "GRAPH", [d.key]);
+    else for (const w of d.on) if (!seen.on.includes(w)) seen.on.push(w);
+  }
+  return [...byKey.values()];
+}
+
+function checkGraph(tasks: Map<string, PlannedTask>, dataKeys: Set<string>): void {
+  validateGraph(new Map([...tasks.values()].map((t) => [t.key, t.deps] as const)), (key) => dataKeys.has(key));
+  for (const task of tasks.values()) {
+    for (const dep of task.deps) {
+      const dts = tasks.get(dep);
+      if (dts !== undefined && dts.submitAt > task.submitAt) {
+        throw new GraphError(
+          `task ${task.key} (submitAt ${task.submitAt}) depends on ${dep}, which is submitted later (submitAt ${dts.submitAt})`,
+          "GRAPH",
+          [task.key, dep],
+        );
+      }
+    }
+  }
+}
+
+/** One graph per distinct submitAt, in time order. */
+function submissions(tasks: Map<string, PlannedTask>): [number, PlannedSubmission][] {
+  const byTime = new Map<number, PlannedTask[]>();
+  for (const task of tasks.values()) {
+    let group = byTime.get(task.submitAt);
+    if (group === undefined) byTime.set(task.submitAt, (group = []));
+    group.push(task);
+  }
+  const neededLater = new Set<string>();
+  const dependedOnWithin = new Set<string>();
+  for (const task of tasks.values()) {
+    for (const dep of task.deps) {
+      const dts = tasks.get(dep);
+      if (dts === undefined) continue;
+      if (dts.submitAt < task.submitAt) neededLater.add(dep);
+      else dependedOnWithin.add(dep);
+    }
+  }
+  return [...byTime.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([at, group]) => [
+      at,
+      { tasks: group, wants: group.filter((t) => !dependedOnWithin.has(t.key) || neededLater.has(t.key)).map((t) => t.key) },
+    ]);
+}
+
+interface ReadAction {
+  index: number;
+  event: PlannedEvent & { kind: "join" | "kill" };
+}
+
+function readAction(value: unknown, index: number): ReadAction {
+  const path = `actions[${index}]`;
+  const kind = (value as Obj | null)?.do;
+  if (typeof kind !== "string" || !ACTIONS.includes(kind)) {
+    readObject(value, path, ["at", "do", "worker"]);
+    throw new BadOptionError(`${path}.do`, `must be one of ${ACTIONS.map((a) => JSON.stringify(a)).join(", ")}, got ${JSON.stringify(kind)}`);
+  }
+  if (kind === "balance") {
+    const raw = readObject(value, path, ["at", "do"]);
+    readNumber(raw.at, `${path}.at`, { min: 0 });
+    throw new BadOptionError(
+      `${path}.do`,
+      '"balance" asks for a work-stealing pass: stealing passes are not available in the simulator yet (it runs as with workStealing: false)',
+    );
+  }
+  const raw = readObject(value, path, ["at", "do", "worker"]);
+  const at = readNumber(raw.at, `${path}.at`, { min: 0 });
+  if (kind === "kill-worker") return { index, event: { at, kind: "kill", worker: readName(raw.worker, `${path}.worker`) } };
+  const { spec } = readWorker(raw.worker, `${path}.worker`, WORKER_FIELDS.filter((f) => f !== "joinAt"));
+  return { index, event: { at, kind: "join", worker: spec } };
+}
+
+/** Walks joins and actions in time order: a worker is killed only while alive, added only while absent. */
+function checkActionsAgainstWorkers(joins: PlannedEvent[], actions: ReadAction[]): void {
+  const steps = [
+    ...joins.map((event, order) => ({ event, order, path: `workers[${order}].name` })),
+    ...actions.map(({ event, index }) => ({
+      event,
+      order: joins.length + index,
+      path: event.kind === "join" ? `actions[${index}].worker.name` : `actions[${index}].worker`,
+    })),
+  ].sort((a, b) => a.event.at - b.event.at || a.order - b.order);
+  const alive = new Set<string>();
+  const ever = new Set<string>();
+  for (const { event, path } of steps) {
+    if (event.kind === "join") {
+      if (alive.has(event.worker.name)) throw new BadOptionError(path, `worker ${event.worker.name} is already running at t=${event.at}`);
+      alive.add(event.worker.name);
+      ever.add(event.worker.name);
+    } else if (event.kind === "kill") {
+      if (!alive.has(event.worker)) {
+        const why = ever.has(event.worker) ? "is not running" : "is not a worker of this scenario";
+        throw new BadOptionError(path, `${event.worker} ${why} at t=${event.at}`);
+      }
+      alive.delete(event.worker);
+    }
+  }
+}

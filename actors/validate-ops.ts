@@ -1,0 +1,96 @@
+/**
+ * Shape checks for ops arriving from the wire, before a core sees them. A core trusts its
+ * inputs; a foreign or corrupted message must be turned away here, and host-only stimuli
+ * (worker-lost, scheduler-close, execute-done, ...) are never accepted from outside.
+ */
+type Check = (value: unknown) => boolean;
+type OpShape = Readonly<Record<string, Check>>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const str: Check = (v) => typeof v === "string";
+const num: Check = (v) => typeof v === "number" && Number.isFinite(v);
+const list: Check = (v) => Array.isArray(v);
+const strings: Check = (v) => Array.isArray(v) && v.every((x) => typeof x === "string");
+const name: Check = (v) => typeof v === "string" && /^[A-Za-z0-9_-]+$/.test(v);
+const positiveInt: Check = (v) => Number.isSafeInteger(v) && (v as number) > 0;
+const numberRecord: Check = (v) => isObject(v) && Object.values(v).every(num);
+const oneOf =
+  (...values: string[]): Check =>
+  (v) =>
+    typeof v === "string" && values.includes(v);
+const optional =
+  (check: Check): Check =>
+  (v) =>
+    v === undefined || check(v);
+const arrayOf =
+  (check: Check): Check =>
+  (v) =>
+    Array.isArray(v) && v.every(check);
+const shape =
+  (fields: OpShape): Check =>
+  (v) =>
+    isObject(v) && Object.entries(fields).every(([field, check]) => check(v[field]));
+
+const keySize = shape({ key: str, nbytes: num });
+
+const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
+  "update-graph": { client: str, tasks: list, wants: strings },
+  "release-keys": { client: str, keys: strings },
+  "update-data": { client: str, data: arrayOf(shape({ key: str, nbytes: num, workers: strings })) },
+  "client-join": { client: str },
+  "client-leave": { client: str },
+  "register-worker": {
+    name,
+    id: str,
+    nthreads: positiveInt,
+    host: str,
+    resources: numberRecord,
+    functions: strings,
+    holding: optional(arrayOf(keySize)),
+  },
+  "unregister-worker": { name: str, id: str, reason: str },
+  "task-finished": { worker: str, id: str, key: str, nbytes: num, start: num, stop: num },
+  "task-erred": { worker: str, id: str, key: str, error: shape({ name: str, message: str }) },
+  "steal-response": { worker: str, id: str, key: str, requestId: str, outcome: oneOf("confirm", "reject"), state: str },
+  "add-keys": { worker: str, id: str, keys: arrayOf(keySize) },
+  "missing-data": { worker: str, id: str, key: str, holder: str },
+  heartbeat: { name: str, id: str },
+};
+
+const WORKER_OPS: Readonly<Record<string, OpShape>> = {
+  "compute-task": {
+    key: str,
+    func: str,
+    args: list,
+    deps: arrayOf(shape({ key: str, nbytes: num, holders: strings })),
+    priority: (v) => Array.isArray(v) && v.length === 3 && v.every(num),
+    duration: num,
+  },
+  "free-keys": { keys: strings },
+  "steal-request": { key: str, requestId: str },
+};
+
+/** Why `op` is not something a client or worker may send the scheduler; undefined if it is. */
+export function schedulerOpProblem(op: unknown): string | undefined {
+  return problem(op, SCHEDULER_OPS, "scheduler");
+}
+
+/** Why `op` is not something the scheduler may send a worker; undefined if it is. */
+export function workerOpProblem(op: unknown): string | undefined {
+  return problem(op, WORKER_OPS, "worker");
+}
+
+function problem(op: unknown, shapes: Readonly<Record<string, OpShape>>, to: string): string | undefined {
+  if (!isObject(op)) return `an op must be an object, got ${describe(op)}`;
+  if (typeof op.op !== "string") return "an op needs an `op` name";
+  const fields = Object.prototype.hasOwnProperty.call(shapes, op.op) ? shapes[op.op] : undefined;
+  if (fields === undefined) return `unknown op ${JSON.stringify(op.op)} for the ${to}`;
+  const bad = Object.entries(fields)
+    .filter(([field, check]) => !check(op[field]))
+    .map(([field]) => field);
+  return bad.length === 0 ? undefined : `${op.op}: bad or missing ${bad.join(", ")}`;
+}
+
+function describe(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
+}

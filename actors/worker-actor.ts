@@ -1,0 +1,250 @@
+import { ProtocolError, UnknownFunctionError } from "../machines/errors.js";
+import {
+  PROTOCOL_VERSION,
+  type Envelope,
+  type ErrorInfo,
+  type GetDataReply,
+  type SchedulerToWorker,
+  type WorkerToScheduler,
+} from "../machines/protocol.js";
+import { WorkerCore } from "../machines/worker/core.js";
+import type { WorkerInput } from "../machines/worker/inputs.js";
+import type { LogSink } from "../replay/types.js";
+import { subjects, type Subjects } from "../transport/subjects.js";
+import type { Msg, Subscription, Transport } from "../transport/types.js";
+import { decodeArgs } from "./args.js";
+import { fetchData } from "./data-plane/fetch.js";
+import { DataServer } from "./data-plane/server.js";
+import type { Clock } from "./clock.js";
+import { withBuiltins, type TaskFunctions } from "./functions.js";
+import { Outbox } from "./outbox.js";
+import { ActorRecorder } from "./recorder.js";
+import { sizeof } from "./sizeof.js";
+import { workerOpProblem } from "./validate-ops.js";
+
+export interface WorkerActorOptions {
+  cluster: string;
+  transport: Transport;
+  name: string;
+  /** This incarnation's id; defaults to a random one. */
+  id?: string;
+  nthreads: number;
+  host?: string;
+  resources?: Record<string, number>;
+  functions: TaskFunctions;
+  clock: Clock;
+  log: LogSink | null;
+  transferIncomingCountLimit: number;
+  heartbeatInterval: number;
+  /** Milliseconds to wait for a peer's data. */
+  transferTimeout?: number;
+  onError?: (error: unknown) => void;
+}
+
+type WorkerOp = Omit<WorkerInput, "t">;
+
+/**
+ * Hosts a worker core: runs the task functions it asks for, keeps results in its data
+ * store, serves them to peers and clients on `natsched.<cluster>.data.<name>`, fetches
+ * dependencies from peers, and talks to the scheduler in batched envelopes.
+ */
+export class WorkerActor {
+  readonly core: WorkerCore;
+  readonly recorder: ActorRecorder;
+  readonly store = new Map<string, unknown>();
+  readonly id: string;
+  private readonly subjects: Subjects;
+  private readonly outbox: Outbox<WorkerToScheduler | { op: "heartbeat"; name: string; id: string }>;
+  private readonly functions: TaskFunctions;
+  private readonly subscriptions: Subscription[] = [];
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private dataServer: DataServer | null = null;
+  private closed = false;
+
+  constructor(private readonly opts: WorkerActorOptions) {
+    this.id = opts.id ?? `${opts.name}-${Math.random().toString(16).slice(2, 10)}`;
+    this.subjects = subjects(opts.cluster);
+    this.functions = withBuiltins(opts.functions);
+    this.recorder = new ActorRecorder(`worker.${opts.name}`, opts.log);
+    this.outbox = new Outbox(opts.transport, `worker.${opts.name}`);
+    const { recorder, outbox, store } = this;
+    const schedulerSubject = this.subjects.scheduler;
+    this.core = new WorkerCore(
+      { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit },
+      {
+        toScheduler: (op) => outbox.send(schedulerSubject, op),
+        execute: (key, func, args) => queueMicrotask(() => void this.execute(key, func, args)),
+        gather: (from, keys) => void this.gather(from, keys),
+        freeData: (key) => store.delete(key),
+        transition: (machine, id, event, from, to, why) => recorder.transition(machine, id, event, from, to, why),
+      },
+    );
+  }
+
+  get name(): string {
+    return this.opts.name;
+  }
+
+  /** Subscribe, register with the scheduler, start heartbeats. */
+  async start(): Promise<void> {
+    const { transport } = this.opts;
+    this.recorder.start(this.opts.clock.now(), "worker", {
+      name: this.opts.name,
+      id: this.id,
+      nthreads: this.opts.nthreads,
+      transferIncomingCountLimit: this.opts.transferIncomingCountLimit,
+    });
+    this.subscriptions.push(transport.subscribe(this.subjects.worker(this.name), (msg) => this.receive(msg)));
+    this.subscriptions.push(transport.subscribe(this.subjects.workerData(this.name), (msg) => this.serveData(msg)));
+    const envelope: Envelope<WorkerToScheduler> = {
+      v: PROTOCOL_VERSION,
+      from: `worker.${this.name}`,
+      ops: [
+        {
+          op: "register-worker",
+          name: this.name,
+          id: this.id,
+          nthreads: this.opts.nthreads,
+          host: this.opts.host ?? "localhost",
+          resources: this.opts.resources ?? {},
+          functions: Object.keys(this.functions),
+          holding: this.core.holding(),
+        },
+      ],
+    };
+    const reply = (await transport.request(this.subjects.scheduler, envelope, { timeout: 10_000 })) as {
+      replies: { ok: boolean; error?: ErrorInfo }[];
+    };
+    const answer = reply.replies[0];
+    if (!answer?.ok) throw new Error(`worker ${this.name}: registration refused: ${answer?.error?.message ?? "no answer"}`);
+    this.feed({ op: "registered", t: this.opts.clock.now() });
+    const every = this.opts.heartbeatInterval * 1000;
+    if (Number.isFinite(every) && every > 0) {
+      this.heartbeat = setInterval(() => this.outbox.send(this.subjects.scheduler, { op: "heartbeat", name: this.name, id: this.id }), every);
+      this.heartbeat.unref();
+    }
+  }
+
+  feed(input: WorkerInput): void {
+    if (this.closed) return;
+    this.recorder.input(input);
+    this.core.handle(input);
+  }
+
+  private receive(msg: Msg): void {
+    const envelope = msg.data as Envelope<SchedulerToWorker>;
+    if (typeof envelope !== "object" || envelope === null || envelope.v !== PROTOCOL_VERSION || !Array.isArray(envelope.ops)) {
+      this.opts.onError?.(new Error(`worker ${this.name}: dropped a malformed message on ${msg.subject}`));
+      return;
+    }
+    for (const op of envelope.ops) {
+      const problem = workerOpProblem(op);
+      if (problem !== undefined) {
+        this.opts.onError?.(new ProtocolError(`worker ${this.name}: dropped an op from ${String(envelope.from)}: ${problem}`));
+        continue;
+      }
+      try {
+        this.feed({ ...op, t: this.opts.clock.now() } as WorkerInput);
+      } catch (error) {
+        this.opts.onError?.(error);
+      }
+    }
+  }
+
+  /** Answers peers and clients on the data subject; across a wire values are serialized and chunked. */
+  private serveData(msg: Msg): void {
+    this.dataServer ??= new DataServer({
+      transport: this.opts.transport,
+      transferTimeout: this.opts.transferTimeout ?? 30_000,
+      lookup: (key) => (this.store.has(key) ? { value: this.store.get(key), nbytes: this.core.tasks.get(key)?.nbytes ?? sizeof(this.store.get(key)) } : undefined),
+      accept: (entries) => {
+        const keys: { key: string; nbytes: number }[] = [];
+        for (const [key, value] of entries) {
+          this.store.set(key, value);
+          keys.push({ key, nbytes: sizeof(value) });
+        }
+        this.feed({ op: "put-data", keys, t: this.opts.clock.now() });
+        return Object.fromEntries(keys.map((k) => [k.key, k.nbytes]));
+      },
+      ...(this.opts.onError ? { onError: this.opts.onError } : {}),
+    });
+    this.dataServer.handle(msg);
+  }
+
+  private async execute(key: string, func: string, encodedArgs: unknown[]): Promise<void> {
+    const { clock } = this.opts;
+    const fn = this.functions[func];
+    const start = clock.now();
+    if (fn === undefined) {
+      this.finish({ op: "execute-failed", key, error: errorInfo(new UnknownFunctionError(func, key)), start, stop: start, t: start });
+      return;
+    }
+    try {
+      const args = decodeArgs(encodedArgs, (k) => this.store.get(k));
+      let result = fn(...args);
+      if (isThenable(result)) result = await result;
+      const stop = clock.now();
+      if (this.closed) return;
+      this.store.set(key, result);
+      this.finish({ op: "execute-done", key, nbytes: sizeof(result), start, stop, t: stop });
+    } catch (error) {
+      const stop = clock.now();
+      this.finish({ op: "execute-failed", key, error: errorInfo(error), start, stop, t: stop });
+    }
+  }
+
+  private finish(input: WorkerInput): void {
+    if (this.closed) return;
+    try {
+      this.feed(input);
+    } catch (error) {
+      this.opts.onError?.(error);
+    }
+  }
+
+  private async gather(from: string, keys: string[]): Promise<void> {
+    let reply: GetDataReply;
+    try {
+      reply = await fetchData(this.opts.transport, this.subjects.workerData(from), keys, this.name, this.opts.transferTimeout ?? 30_000);
+    } catch (error) {
+      this.finish({ op: "gather-failed", from, keys, reason: String((error as Error)?.message ?? error), t: this.opts.clock.now() });
+      return;
+    }
+    if (this.closed) return;
+    const received: { key: string; nbytes: number }[] = [];
+    for (const [key, value] of Object.entries(reply.data ?? {})) {
+      this.store.set(key, value);
+      received.push({ key, nbytes: reply.nbytes?.[key] ?? sizeof(value) });
+    }
+    this.finish({ op: "gather-done", from, received, missing: reply.missing ?? [], t: this.opts.clock.now() });
+  }
+
+  /** Leave the cluster: tell the scheduler (unless `abrupt`), stop serving, record the stop. */
+  close(opts: { abrupt?: boolean; reason?: string } = {}): void {
+    if (this.closed) return;
+    const t = this.opts.clock.now();
+    if (!opts.abrupt) {
+      this.feed({ op: "close", t });
+      this.outbox.send(this.subjects.scheduler, { op: "unregister-worker", name: this.name, id: this.id, reason: opts.reason ?? "closed" });
+      this.outbox.flush();
+    }
+    this.closed = true;
+    if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    for (const sub of this.subscriptions) sub.unsubscribe();
+    this.subscriptions.length = 0;
+    this.store.clear();
+    this.recorder.stop(t, opts.reason);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as PromiseLike<unknown>).then === "function";
+}
+
+export function errorInfo(error: unknown): ErrorInfo {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return { name: error.name, message: error.message, ...(typeof code === "string" ? { code } : {}) };
+  }
+  return { name: "Error", message: String(error) };
+}

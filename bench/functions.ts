@@ -1,0 +1,51 @@
+/**
+ * The benchmark task functions. The embedded cluster registers them directly; NATS worker
+ * processes load this module (`natsched worker --functions bench/functions.ts`).
+ */
+import { getHeapStatistics } from "node:v8";
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Peak heap, sampled from inside the task functions every `every` calls (embedded W6 only).
+ * A timer cannot do it: while the embedded cluster works through a burst, its message loop
+ * runs in microtasks and no timer or setImmediate callback runs until the burst is over
+ * (measured: zero 10 ms interval ticks during a 16 s W1 run).
+ */
+export const heapProbe = { every: 0, calls: 0, peak: 0 };
+
+function probeHeap(): void {
+  if (heapProbe.every > 0 && ++heapProbe.calls % heapProbe.every === 0) heapProbe.peak = Math.max(heapProbe.peak, getHeapStatistics().used_heap_size);
+}
+
+/** W3's task length and W4's, in ms (the shapes fix them at 50 and 1). */
+export const SLOW_MS = 50;
+export const FAST_MS = 1;
+
+export const FUNCTIONS = {
+  noop: (x: unknown) => x,
+  one: (_i: unknown) => {
+    probeHeap();
+    return 1;
+  },
+  add: (...xs: number[]) => {
+    probeHeap();
+    let s = 0;
+    for (const x of xs) s += x;
+    return s;
+  },
+  slow: async (_data: unknown, i: number) => {
+    await sleep(SLOW_MS);
+    return i;
+  },
+  fast: async (x: ArrayLike<number>, _i: number) => {
+    await sleep(FAST_MS);
+    return x.length;
+  },
+  work: async (duration: number) => {
+    await sleep(duration * 1000);
+    return duration;
+  },
+};
+
+export default FUNCTIONS;

@@ -1,0 +1,284 @@
+"""Dask distributed peer of natsched's benchmark workloads (bench/workloads.ts).
+
+One case per invocation; prints one JSON line {"rows": [...], "env": {...}} whose rows carry
+the same `shape` keys and units as the natsched rows, so bench/run.ts can put them side by
+side and print natsched/Dask ratios measured in the same run.
+
+    /usr/bin/python3 bench/peer/dask_peer.py w1 --n 10000 [--saturation default|inf]
+    /usr/bin/python3 bench/peer/dask_peer.py w2 --fanin 2|8 [--leaves 4096]
+    /usr/bin/python3 bench/peer/dask_peer.py w3 --stealing on|off [--tasks 200 --sleep-ms 50]
+    /usr/bin/python3 bench/peer/dask_peer.py w4 --stealing on|off [--tasks 200 --elements 25000000]
+    /usr/bin/python3 bench/peer/dask_peer.py w5 --mode map|submit --stealing on|off
+common: --reps N (default 1), --threads (workers as threads in this process; default:
+worker processes, as the issue's reference figures).
+
+Clusters: LocalCluster(n_workers, threads_per_worker, processes=..., dashboard_address=None),
+scheduler config set in dask.config BEFORE the cluster starts. W1/W2 use one cluster with
+an untimed warm-up; W3-W5 use a fresh cluster per repetition (cold duration estimates).
+W3/W4 are the "pinned" shapes: 5 keys scattered to the first worker so that the consumers
+are not root-ish and go where the data is.
+"""
+import argparse
+import collections
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+
+import dask
+import distributed
+from distributed import Client, LocalCluster, get_worker
+
+
+# ---- task functions (pickled by value onto the workers) -------------------------------
+
+def noop(x):
+    return x
+
+
+def one(i):
+    return 1
+
+
+def add(*xs):
+    return sum(xs)
+
+
+def slow(data, i, ms):
+    time.sleep(ms / 1000)
+    return get_worker().address
+
+
+def fast(x, i, ms):
+    time.sleep(ms / 1000)
+    return len(x), get_worker().address
+
+
+def work(duration, i):
+    time.sleep(duration)
+    return get_worker().address
+
+
+# ---- helpers ---------------------------------------------------------------------------
+
+def summary(xs, digits=4):
+    xs = list(xs)
+    r = lambda x: round(x, digits) if abs(x) < 1000 else round(x, 1)
+    return {"min": r(min(xs)), "median": r(statistics.median(xs)), "max": r(max(xs)), "runs": [r(x) for x in xs]}
+
+
+class Cluster:
+    """LocalCluster + Client with the scheduler's config fixed before it starts."""
+
+    def __init__(self, n_workers, threads, processes, stealing=True, saturation=None):
+        cfg = {"distributed.scheduler.work-stealing": bool(stealing)}
+        if saturation is not None:
+            cfg["distributed.scheduler.worker-saturation"] = saturation
+        self._cfg = dask.config.set(cfg)
+        self._cfg.__enter__()
+        self.cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads,
+                                    processes=processes, dashboard_address=None)
+        self.client = Client(self.cluster)
+        self.client.wait_for_workers(n_workers)
+        self.workers = sorted(self.client.scheduler_info()["workers"])
+
+    def close(self):
+        self.client.close()
+        self.cluster.close()
+        self._cfg.__exit__(None, None, None)
+
+    def idle(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) == 0:
+                return
+            time.sleep(0.05)
+        raise RuntimeError("scheduler did not forget the previous run")
+
+    def steals(self):
+        def count(dask_scheduler):
+            ext = dask_scheduler.extensions.get("stealing")
+            if ext is None:
+                return {"requests": 0, "confirmed": 0}
+            confirmed = sum(1 for _, m in dask_scheduler.events.get("stealing", ())
+                            if isinstance(m, tuple) and m and m[0] == "confirm")
+            return {"requests": int(sum(ext.metrics["request_count_total"].values())), "confirmed": confirmed}
+        return self.client.run_on_scheduler(count)
+
+
+def on_off(b):
+    return "on" if b else "off"
+
+
+# ---- workloads -------------------------------------------------------------------------
+
+def w1(a):
+    sat = "inf" if a.saturation == "inf" else None
+    c = Cluster(2, 1, a.processes, saturation=sat)
+
+    def once(n):
+        t0 = time.perf_counter()
+        futs = c.client.map(noop, range(n), pure=False)
+        res = c.client.gather(futs)
+        wall = time.perf_counter() - t0
+        assert res[-1] == n - 1
+        del futs, res
+        c.idle()
+        return wall
+
+    try:
+        once(min(1000, a.n))
+        walls = [once(a.n) for _ in range(a.reps)]
+    finally:
+        c.close()
+    q = "queuing-off" if sat else "queuing-on"
+    return [{"shape": f"W1.n{a.n}.{q}", "label": f"Dask W1 {a.n} no-op, 2x1, {q.replace('-', ' ')}",
+             "unit": "tasks/s", "value": summary([a.n / w for w in walls]), "extra": {"wall_s": summary(walls)}}]
+
+
+def w2(a):
+    c = Cluster(2, 1, a.processes)
+
+    def once(leaves):
+        t0 = time.perf_counter()
+        layer = [c.client.submit(one, i, pure=False) for i in range(leaves)]
+        n = len(layer)
+        while len(layer) > 1:
+            layer = [c.client.submit(add, *layer[j:j + a.fanin], pure=False) for j in range(0, len(layer), a.fanin)]
+            n += len(layer)
+        result = layer[0].result()
+        wall = time.perf_counter() - t0
+        assert result == leaves
+        del layer
+        c.idle()
+        return wall, n
+
+    try:
+        once(512)
+        runs = [once(a.leaves) for _ in range(a.reps)]
+    finally:
+        c.close()
+    n = runs[0][1]
+    return [{"shape": f"W2.fanin{a.fanin}", "label": f"Dask W2 tree {a.leaves} leaves fan-in {a.fanin} ({n} tasks)",
+             "unit": "tasks/s", "value": summary([n / w for w, _ in runs]), "extra": {"wall_s": summary([w for w, _ in runs])}}]
+
+
+def w3(a):
+    ideal = a.tasks * a.sleep_ms / 1000 / 4
+    walls, placement, steals = [], [], []
+    for _ in range(a.reps):
+        c = Cluster(4, 1, a.processes, stealing=a.stealing == "on")
+        try:
+            data = c.client.scatter([100, 101, 102, 103, 104], workers=[c.workers[0]])[0]
+            t0 = time.perf_counter()
+            futs = [c.client.submit(slow, data, i, a.sleep_ms, pure=False) for i in range(a.tasks)]
+            where = c.client.gather(futs)
+            walls.append(time.perf_counter() - t0)
+            cnt = collections.Counter(where)
+            placement.append([cnt.get(w, 0) for w in c.workers])
+            steals.append(c.steals())
+        finally:
+            c.close()
+    return [{"shape": f"W3.pinned.stealing-{a.stealing}", "label": f"Dask W3 good steal, stealing {a.stealing}: makespan / ideal",
+             "unit": "x ideal", "value": summary([w / ideal for w in walls]),
+             "extra": {"ideal_s": ideal, "wall_s": summary(walls), "tasks_per_worker": placement, "steals": steals}}]
+
+
+def w4(a):
+    import numpy as np
+
+    def counters(dask_worker):
+        return sum(e["total"] for e in dask_worker.transfer_incoming_log), len(dask_worker.transfer_incoming_log)
+
+    walls, moved, transfers, replicas, placement = [], [], [], [], []
+    for r in range(a.reps):
+        c = Cluster(4, 1, a.processes, stealing=a.stealing == "on")
+        try:
+            big = np.full(a.elements, float(r + 1))
+            data = c.client.scatter([big] + [np.zeros(1) + k for k in range(4)], workers=[c.workers[0]])[0]
+            del big
+            before = c.client.run(counters)
+            t0 = time.perf_counter()
+            futs = [c.client.submit(fast, data, i, a.sleep_ms, pure=False) for i in range(a.tasks)]
+            res = c.client.gather(futs)
+            walls.append(time.perf_counter() - t0)
+            after = c.client.run(counters)
+            assert all(n == a.elements for n, _ in res)
+            moved.append(sum(after[w][0] - before[w][0] for w in after))
+            transfers.append(sum(after[w][1] - before[w][1] for w in after))
+            replicas.append(len(c.client.who_has([data])[data.key]))
+            where = [w for _, w in res]
+            placement.append([where.count(w) for w in c.workers])
+        finally:
+            c.close()
+    return [
+        {"shape": f"W4.pinned.stealing-{a.stealing}.makespan", "label": f"Dask W4 bad steal, stealing {a.stealing}: makespan",
+         "unit": "s", "value": summary(walls), "extra": {"tasks_per_worker": placement, "replicas_at_end": replicas, "transfers": transfers}},
+        {"shape": f"W4.pinned.stealing-{a.stealing}.moved", "label": f"Dask W4 bytes moved, stealing {a.stealing}",
+         "unit": "MB", "value": summary([b / 1e6 for b in moved]), "extra": {}},
+    ]
+
+
+W5_SEED = 20240607
+
+
+def w5(a):
+    durs = [a.long_ms / 1000] * a.n_long + [a.short_ms / 1000] * a.n_short
+    random.Random(W5_SEED).shuffle(durs)
+    lower = max(sum(durs) / 4, a.long_ms / 1000)
+    walls, busy = [], []
+    for _ in range(a.reps):
+        c = Cluster(4, 1, a.processes, stealing=a.stealing == "on")
+        try:
+            t0 = time.perf_counter()
+            if a.mode == "map":
+                futs = c.client.map(work, durs, range(len(durs)), key=[f"work-{i:04d}" for i in range(len(durs))])
+            else:
+                futs = [c.client.submit(work, d, i, pure=False) for i, d in enumerate(durs)]
+            where = c.client.gather(futs)
+            walls.append(time.perf_counter() - t0)
+            b = collections.defaultdict(float)
+            for d, w in zip(durs, where):
+                b[w] += d
+            busy.append([round(b[w], 3) for w in c.workers])
+        finally:
+            c.close()
+    return [{"shape": f"W5.{a.mode}.stealing-{a.stealing}", "label": f"Dask W5 imbalance ({a.mode}), stealing {a.stealing}: makespan / lower bound",
+             "unit": "x bound", "value": summary([w / lower for w in walls]),
+             "extra": {"lower_bound_s": lower, "wall_s": summary(walls), "sleep_s_per_worker": busy}}]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("workload", choices=["w1", "w2", "w3", "w4", "w5"])
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--threads", dest="processes", action="store_false")
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--saturation", choices=["default", "inf"], default="default")
+    ap.add_argument("--fanin", type=int, default=2)
+    ap.add_argument("--leaves", type=int, default=4096)
+    ap.add_argument("--stealing", choices=["on", "off"], default="on")
+    ap.add_argument("--tasks", type=int, default=200)
+    ap.add_argument("--sleep-ms", type=float, default=None)
+    ap.add_argument("--elements", type=int, default=25_000_000)
+    ap.add_argument("--mode", choices=["map", "submit"], default="map")
+    ap.add_argument("--n-long", type=int, default=100)
+    ap.add_argument("--n-short", type=int, default=900)
+    ap.add_argument("--long-ms", type=float, default=100)
+    ap.add_argument("--short-ms", type=float, default=1)
+    a = ap.parse_args()
+    if a.sleep_ms is None:
+        a.sleep_ms = 50 if a.workload == "w3" else 1
+    env = {
+        "python": sys.version.split()[0], "dask": dask.__version__, "distributed": distributed.__version__,
+        "cpus": len(os.sched_getaffinity(0)), "platform": platform.platform(), "worker_processes": a.processes,
+    }
+    rows = {"w1": w1, "w2": w2, "w3": w3, "w4": w4, "w5": w5}[a.workload](a)
+    print(json.dumps({"rows": rows, "env": env}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

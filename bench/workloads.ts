@@ -1,0 +1,623 @@
+/**
+ * The benchmark workloads on the embedded LocalCluster, one function per case. Each case
+ * runs in its own child process (bench/child.ts) and returns result rows; bench/run.ts
+ * decides which cases run, adds targets and Dask ratios, and prints the table.
+ *
+ * Shapes follow ../shared/peer/dask/*.py (and bench/peer/dask_peer.py): the same task
+ * counts, worker counts, durations, warm-ups and fresh-cluster-per-repetition choices.
+ */
+import { existsSync, statSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { getHeapStatistics } from "node:v8";
+import { join } from "node:path";
+import { Future, LocalCluster } from "../index.js";
+import { FAST_MS, FUNCTIONS, heapProbe, SLOW_MS } from "./functions.js";
+import { NatsServer, startEmbedded, startNats, type Harness, type HarnessOptions, type TransportName } from "./harness.js";
+import { pythonShuffle, randomHex, sleep, stats, type Row } from "./lib.js";
+
+export type Case = (
+  | { kind: "W1"; n: number; logs: boolean[]; saturation: number; reps: number; warmup: number }
+  | { kind: "W2"; leaves: number; fanin: number; log: boolean; reps: number; warmupLeaves: number }
+  | { kind: "W3"; nTasks: number; stealing: boolean; log: boolean; reps: number }
+  | { kind: "W4"; nTasks: number; elements: number; stealing: boolean; log: boolean; reps: number }
+  | { kind: "W5"; mode: "map" | "submit"; nLong: number; nShort: number; longMs: number; shortMs: number; seed: number; stealing: boolean; log: boolean; reps: number }
+  | { kind: "W6-memory"; leaves: number; fanin: number }
+  | { kind: "W6-embedded"; leaves: number; fanin: number; reps: number }
+  | { kind: "W6-sim"; leaves: number; fanin: number }
+  | { kind: "R1"; n: number; treeLeaves: number; reps: number }
+) & { transport?: TransportName };
+
+const fmtN = (n: number): string => (n % 1000 === 0 ? `${n / 1000}k` : String(n));
+
+function logPath(tag: string): string {
+  return join(tmpdir(), `natsched-bench-${tag}-${process.pid}-${randomHex(4)}.natlog`);
+}
+
+function removeQuietly(path: string | undefined): void {
+  if (path === undefined) return;
+  try {
+    unlinkSync(path);
+  } catch {
+    /* already gone */
+  }
+}
+
+/** Wait until the scheduler has forgotten every task (Dask peer: wait_idle). */
+async function waitIdle(cluster: LocalCluster, timeoutMs = 60_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    await cluster.flush();
+    if (cluster.scheduler.core.tasks.size === 0) return true;
+    await sleep(5);
+  }
+  return false;
+}
+
+function release(futures: Iterable<Future>): void {
+  for (const f of futures) f.release();
+}
+
+/** Starts clusters on the case's transport; one nats-server per case process. */
+class Hosts {
+  private server: NatsServer | null = null;
+  constructor(readonly transport: TransportName) {}
+
+  async start(o: HarnessOptions, tag: string): Promise<Harness> {
+    if (this.transport === "memory") return startEmbedded(o, tag);
+    this.server ??= await NatsServer.start();
+    return startNats(this.server, o, tag);
+  }
+
+  async stop(): Promise<void> {
+    await this.server?.stop();
+  }
+
+  /** Row id and label suffixes. */
+  get idSuffix(): string {
+    return this.transport === "nats" ? ".nats" : "";
+  }
+
+  get labelSuffix(): string {
+    return this.transport === "nats" ? " [NATS]" : "";
+  }
+}
+
+// ---- W1 throughput --------------------------------------------------------------------------
+
+/**
+ * N independent no-op tasks, 2 workers x 1 thread, `client.map(noop, range(N), pure=false)`
+ * then gather. One cluster per log mode, one untimed warm-up (1,000 tasks) each; the log-on
+ * and log-off repetitions alternate so each pair shares the machine's state of the moment.
+ */
+async function w1(c: Extract<Case, { kind: "W1" }>, hosts: Hosts): Promise<Row[]> {
+  const modes = [];
+  for (const log of c.logs) {
+    const h = await hosts.start({ workers: 2, threadsPerWorker: 1, log, saturation: c.saturation }, "w1");
+    modes.push({ log, h, walls: [] as number[], flushes: [] as number[] });
+  }
+  const items = Array.from({ length: c.n }, (_, i) => i);
+  const once = async (h: Harness, n: number): Promise<number> => {
+    const t0 = performance.now();
+    const futs = h.client.map("noop", n === c.n ? items : items.slice(0, n), { pure: false });
+    const res = await h.client.gather(futs);
+    const wall = (performance.now() - t0) / 1000;
+    if (res.length !== n || res[n - 1] !== n - 1) throw new Error("W1: wrong results");
+    release(futs);
+    if (!(await h.waitIdle())) throw new Error("W1: scheduler did not go idle");
+    return wall;
+  };
+  for (const m of modes) await once(m.h, Math.min(c.warmup, c.n));
+  for (let r = 0; r < c.reps; r++) {
+    for (const m of modes) {
+      m.walls.push(await once(m.h, c.n));
+      const flushed = await m.h.flushLog();
+      if (flushed !== null) m.flushes.push(flushed);
+    }
+  }
+  const rows: Row[] = [];
+  const sat = Number.isFinite(c.saturation) ? "" : ".queuing-off";
+  for (const m of modes) {
+    const { logBytes } = await m.h.close();
+    const tasksRun = c.n * c.reps + Math.min(c.warmup, c.n);
+    rows.push({
+      id: `W1.n${c.n}.log-${m.log ? "on" : "off"}${sat}${hosts.idSuffix}`,
+      workload: "W1",
+      label: `W1 ${fmtN(c.n)} no-op, 2x1, log ${m.log ? "on" : "off"}${sat ? ", queuing off" : ""}${hosts.labelSuffix}`,
+      unit: "tasks/s",
+      higherIsBetter: true,
+      value: stats(m.walls.map((w) => c.n / w), 4),
+      status: "ok",
+      shape: `W1.n${c.n}${sat || ".queuing-on"}`,
+      extra: {
+        wall_s: stats(m.walls),
+        us_per_task: stats(m.walls.map((w) => (w / c.n) * 1e6)),
+        log_flush_after_s: m.flushes.length ? stats(m.flushes) : undefined,
+        log_bytes_per_task: m.log ? Math.round(logBytes / tasksRun) : undefined,
+        workerSaturation: String(c.saturation),
+      },
+    });
+  }
+  if (modes.length === 2) {
+    const on = modes.find((m) => m.log)!;
+    const off = modes.find((m) => !m.log)!;
+    rows.push({
+      id: `W1.n${c.n}.log-overhead${sat}${hosts.idSuffix}`,
+      workload: "W1",
+      label: `W1 ${fmtN(c.n)} log on / log off time (paired reps)${hosts.labelSuffix}`,
+      unit: "x",
+      higherIsBetter: false,
+      value: stats(on.walls.map((w, i) => w / off.walls[i]!)),
+      status: "ok",
+    });
+  }
+  return rows;
+}
+
+// ---- W2 tree reduction ----------------------------------------------------------------------
+
+/**
+ * `leaves` tasks one(i) submitted one by one, then a summation tree of add(*children) with
+ * fan-in k built from futures, layer by layer (k=2: 8,191 tasks for 4,096 leaves; k=8:
+ * 4,681). Timed from the first submit until the root's result. The previous layer's futures
+ * are released once the next layer is submitted, as Python drops them when `layer` is
+ * reassigned. One cluster, one untimed warm-up over 512 leaves.
+ */
+async function w2(c: Extract<Case, { kind: "W2" }>, hosts: Hosts): Promise<Row[]> {
+  const h = await hosts.start({ workers: 2, threadsPerWorker: 1, log: c.log }, "w2");
+  const client = h.client;
+  const once = async (leaves: number): Promise<{ wall: number; submit: number; nTasks: number }> => {
+    const t0 = performance.now();
+    let layer: Future<number>[] = [];
+    for (let i = 0; i < leaves; i++) layer.push(client.submit<number>("one", [i], { pure: false }));
+    let nTasks = layer.length;
+    const dropped: Future[][] = [];
+    while (layer.length > 1) {
+      const next: Future<number>[] = [];
+      for (let j = 0; j < layer.length; j += c.fanin) next.push(client.submit<number>("add", layer.slice(j, j + c.fanin), { pure: false }));
+      dropped.push(layer);
+      nTasks += next.length;
+      layer = next;
+    }
+    const submit = (performance.now() - t0) / 1000;
+    // The graph went out with this tick's flush; the releases follow in a later envelope.
+    await sleep(0);
+    for (const l of dropped) release(l);
+    const result = await layer[0]!.result();
+    const wall = (performance.now() - t0) / 1000;
+    if (result !== leaves) throw new Error(`W2: root is ${result}, expected ${leaves}`);
+    release(layer);
+    if (!(await h.waitIdle())) throw new Error("W2: scheduler did not go idle");
+    return { wall, submit, nTasks };
+  };
+  await once(c.warmupLeaves);
+  const runs = [];
+  for (let r = 0; r < c.reps; r++) runs.push(await once(c.leaves));
+  await h.close();
+  const nTasks = runs[0]!.nTasks;
+  return [
+    {
+      id: `W2.fanin${c.fanin}.log-${c.log ? "on" : "off"}${hosts.idSuffix}`,
+      workload: "W2",
+      label: `W2 tree ${c.leaves} leaves fan-in ${c.fanin} (${nTasks} tasks), log ${c.log ? "on" : "off"}${hosts.labelSuffix}`,
+      unit: "tasks/s",
+      higherIsBetter: true,
+      value: stats(runs.map((r) => nTasks / r.wall), 4),
+      status: "ok",
+      shape: `W2.fanin${c.fanin}`,
+      extra: { n_tasks: nTasks, wall_s: stats(runs.map((r) => r.wall)), submit_phase_s: stats(runs.map((r) => r.submit)) },
+    },
+  ];
+}
+
+// ---- W3 good steal ----------------------------------------------------------------------------
+
+/**
+ * 4 workers x 1 thread; 5 small values scattered to worker-0 (the "pinned" variant: a
+ * 5-key data group, so the consumers are not root-ish and go where the data is); 200 tasks
+ * slow(data[0], i) sleeping 50 ms. Fresh cluster per repetition. Ideal 200*50ms/4.
+ */
+async function w3(c: Extract<Case, { kind: "W3" }>, hosts: Hosts): Promise<Row[]> {
+  const ideal = (c.nTasks * SLOW_MS) / 1000 / 4;
+  const walls: number[] = [];
+  const placement: number[][] = [];
+  const steals: unknown[] = [];
+  for (let r = 0; r < c.reps; r++) {
+    const h = await hosts.start({ workers: 4, log: c.log, stealing: c.stealing, observe: true, countPrefix: "slow-" }, "w3");
+    const client = h.client;
+    const data = await client.scatter([100, 101, 102, 103, 104], { workers: [h.workerNames[0]!] });
+    const t0 = performance.now();
+    const futs = Array.from({ length: c.nTasks }, (_, i) => client.submit("slow", [data[0], i], { pure: false }));
+    await client.gather(futs);
+    walls.push((performance.now() - t0) / 1000);
+    placement.push(await h.keysPerWorker("slow-"));
+    steals.push(h.steals());
+    await h.close();
+  }
+  const on = c.stealing ? "on" : "off";
+  return [
+    {
+      id: `W3.pinned.stealing-${on}${hosts.idSuffix}`,
+      workload: "W3",
+      label: `W3 good steal ${c.nTasks}x${SLOW_MS}ms, 4x1, stealing ${on}: makespan / ideal ${ideal.toFixed(2)}s${hosts.labelSuffix}`,
+      unit: "x ideal",
+      higherIsBetter: false,
+      value: stats(walls.map((w) => w / ideal)),
+      status: "ok",
+      shape: `W3.pinned.stealing-${on}`,
+      extra: { ideal_s: ideal, wall_s: stats(walls), [hosts.transport === "nats" ? "keys_per_worker_incl_data" : "tasks_per_worker"]: placement, steals },
+    },
+  ];
+}
+
+// ---- W4 bad steal -----------------------------------------------------------------------------
+
+/**
+ * 4 workers x 1 thread; a 200 MB array plus 4 one-element arrays scattered to worker-0
+ * (pinned variant); 200 tasks fast(big, i) of 1 ms. Fresh cluster per repetition. Bytes
+ * moved = what workers received from peers (their `gather-done` inputs: a tap on the log
+ * embedded, the worker processes' own logs on NATS); replicas = workers holding the array
+ * at the end. Embedded: Float64Array(25e6); NATS: Uint8Array(200e6), which the NATS codec
+ * carries as raw bytes (a Float64Array would go as JSON).
+ */
+async function w4(c: Extract<Case, { kind: "W4" }>, hosts: Hosts): Promise<Row[]> {
+  const walls: number[] = [];
+  const moved: number[] = [];
+  const transfers: number[] = [];
+  const replicas: (number | null)[] = [];
+  const placement: number[][] = [];
+  const steals: unknown[] = [];
+  const firstDurations: (number[] | null)[] = [];
+  const nats = hosts.transport === "nats";
+  for (let r = 0; r < c.reps; r++) {
+    const h = await hosts.start({ workers: 4, log: c.log, stealing: c.stealing, observe: true, countPrefix: "fast-" }, "w4");
+    const client = h.client;
+    const values: ArrayLike<number>[] = nats
+      ? [new Uint8Array(c.elements * 8).fill(r + 1), ...[0, 1, 2, 3].map((k) => Uint8Array.of(k))]
+      : [new Float64Array(c.elements).fill(r + 1), ...[0, 1, 2, 3].map((k) => Float64Array.of(k))];
+    // Keys of the form scatter gives (<type>-<32 hex>), without hashing 200 MB.
+    const keys = values.map(() => `${nats ? "uint8array" : "float64array"}-${randomHex(16)}`);
+    const data = await client.scatter(values, { workers: [h.workerNames[0]!], keys });
+    const expected = values[0]!.length;
+    const t0 = performance.now();
+    const futs = Array.from({ length: c.nTasks }, (_, i) => client.submit<number>("fast", [data[0], i], { pure: false }));
+    const res = await client.gather(futs);
+    walls.push((performance.now() - t0) / 1000);
+    if (res.some((x) => x !== expected)) throw new Error("W4: wrong results");
+    replicas.push(h.replicas(keys[0]!));
+    placement.push(await h.keysPerWorker("fast-"));
+    steals.push(h.steals());
+    firstDurations.push(h.firstDurationsMs());
+    const closed = await h.close();
+    moved.push(closed.bytesMoved ?? 0);
+    transfers.push(closed.transfers ?? 0);
+  }
+  const bytes = c.elements * 8;
+  const on = c.stealing ? "on" : "off";
+  return [
+    {
+      id: `W4.pinned.stealing-${on}.makespan${hosts.idSuffix}`,
+      workload: "W4",
+      label: `W4 bad steal ${bytes / 1e6} MB + ${c.nTasks}x${FAST_MS}ms, 4x1, stealing ${on}: makespan${hosts.labelSuffix}`,
+      unit: "s",
+      higherIsBetter: false,
+      value: stats(walls),
+      status: "ok",
+      shape: `W4.pinned.stealing-${on}.makespan`,
+      extra: { [nats ? "keys_per_worker_incl_data" : "tasks_per_worker"]: placement, replicas_at_end: replicas, transfers, steals, first_duration_samples_ms: firstDurations },
+    },
+    {
+      id: `W4.pinned.stealing-${on}.moved${hosts.idSuffix}`,
+      workload: "W4",
+      label: `W4 bytes moved between workers, stealing ${on}${hosts.labelSuffix}`,
+      unit: "MB",
+      higherIsBetter: false,
+      value: stats(moved.map((b) => b / 1e6)),
+      status: "ok",
+      shape: `W4.pinned.stealing-${on}.moved`,
+      extra: { data_mb: bytes / 1e6, copies: moved.map((b) => Number((b / bytes).toFixed(3))) },
+    },
+  ];
+}
+
+// ---- W5 imbalance ------------------------------------------------------------------------------
+
+/**
+ * 4 workers x 1 thread; nLong tasks of longMs and nShort of shortMs, one function, in the
+ * order Python's random.Random(seed).shuffle gives (the Dask script's order exactly).
+ * map: one client.map with keys work-0000.. in that order; submit: one submit per task.
+ * Fresh cluster per repetition. Lower bound max(total / 4 threads, longest task).
+ */
+async function w5(c: Extract<Case, { kind: "W5" }>, hosts: Hosts): Promise<Row[]> {
+  const durs = pythonShuffle([...Array<number>(c.nLong).fill(c.longMs / 1000), ...Array<number>(c.nShort).fill(c.shortMs / 1000)], c.seed);
+  const total = durs.reduce((a, b) => a + b, 0);
+  const lower = Math.max(total / 4, c.longMs / 1000);
+  const walls: number[] = [];
+  const steals: unknown[] = [];
+  for (let r = 0; r < c.reps; r++) {
+    const h = await hosts.start({ workers: 4, log: c.log, stealing: c.stealing, observe: true, countPrefix: "work-" }, "w5");
+    const client = h.client;
+    const t0 = performance.now();
+    let futs: Future[];
+    if (c.mode === "map") {
+      futs = client.map("work", durs, { keys: durs.map((_, i) => `work-${String(i).padStart(4, "0")}`) });
+    } else {
+      futs = durs.map((d, i) => client.submit("work", [d, i], { pure: false }));
+    }
+    await client.gather(futs);
+    walls.push((performance.now() - t0) / 1000);
+    steals.push(h.steals());
+    await h.close();
+  }
+  const on = c.stealing ? "on" : "off";
+  return [
+    {
+      id: `W5.${c.mode}.stealing-${on}${hosts.idSuffix}`,
+      workload: "W5",
+      label: `W5 imbalance ${c.nLong}x${c.longMs}ms+${c.nShort}x${c.shortMs}ms (${c.mode}), 4x1, stealing ${on}: makespan / lower bound ${lower.toFixed(3)}s${hosts.labelSuffix}`,
+      unit: "x bound",
+      higherIsBetter: false,
+      value: stats(walls.map((w) => w / lower)),
+      status: "ok",
+      shape: `W5.${c.mode}.stealing-${on}`,
+      extra: { lower_bound_s: lower, wall_s: stats(walls), steals },
+    },
+  ];
+}
+
+// ---- W6 scale ----------------------------------------------------------------------------------
+
+/** A summation tree over `leaves` leaves with fan-in k, as a named graph; the root key last. */
+function treeGraph(leaves: number, k: number): { graph: Record<string, unknown>; root: string; n: number } {
+  const graph: Record<string, unknown> = {};
+  let layer: string[] = [];
+  for (let i = 0; i < leaves; i++) {
+    const key = `one-${i}`;
+    graph[key] = ["one", i];
+    layer.push(key);
+  }
+  for (let depth = 1; layer.length > 1; depth++) {
+    const next: string[] = [];
+    for (let j = 0; j < layer.length; j += k) {
+      const key = `add-${depth}-${j / k}`;
+      graph[key] = ["add", ...layer.slice(j, j + k)];
+      next.push(key);
+    }
+    layer = next;
+  }
+  return { graph, root: layer[0]!, n: Object.keys(graph).length };
+}
+
+function gc(): void {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (g === undefined) throw new Error("W6 memory needs node --expose-gc (bench/run.ts passes it to its children)");
+  g();
+  g();
+}
+
+/**
+ * Scheduler memory per task: a cluster with no workers, so the whole graph stays in the
+ * scheduler (roots queued or no-worker, the rest waiting). heapUsed after a full GC once the
+ * scheduler has every task, minus heapUsed after a full GC before the graph was built,
+ * divided by the task count. The client's graph object is dropped before measuring; the
+ * client keeps one Future (the root). This is everything the scheduler keeps per task:
+ * task records, dependency sets, specs (arguments), queues, indexes.
+ */
+async function w6Memory(c: Extract<Case, { kind: "W6-memory" }>): Promise<Row[]> {
+  const cluster = await LocalCluster.start({ workers: 0, functions: FUNCTIONS, log: false, configFile: false });
+  const client = cluster.client();
+  await client.connect();
+  gc();
+  const before = process.memoryUsage();
+  const t0 = performance.now();
+  let built: ReturnType<typeof treeGraph> | null = treeGraph(c.leaves, c.fanin);
+  const n = built.n;
+  const futures = client.persist(built.graph, { keys: [built.root] });
+  built = null;
+  while (cluster.scheduler.core.tasks.size < n) await sleep(10);
+  await cluster.flush();
+  const ingest = (performance.now() - t0) / 1000;
+  gc();
+  const after = process.memoryUsage();
+  const perTask = (after.heapUsed - before.heapUsed) / n;
+  const rows: Row[] = [
+    {
+      id: `W6.memory.n${n}`,
+      workload: "W6",
+      label: `W6 scheduler memory per task, ${n} tasks held (fan-in ${c.fanin} tree, no workers)`,
+      unit: "KB/task",
+      higherIsBetter: false,
+      value: stats([perTask / 1024]),
+      status: "ok",
+      extra: {
+        method: "heapUsed after gc() with all tasks in the scheduler minus before, / tasks",
+        heap_before_mb: Math.round(before.heapUsed / 2 ** 20),
+        heap_after_mb: Math.round(after.heapUsed / 2 ** 20),
+        rss_delta_per_task_kb: Number(((after.rss - before.rss) / n / 1024).toFixed(3)),
+        external_delta_per_task_kb: Number(((after.external - before.external) / n / 1024).toFixed(3)),
+        build_submit_ingest_s: Number(ingest.toFixed(2)),
+      },
+    },
+  ];
+  release(Object.values(futures));
+  await cluster.close();
+  return rows;
+}
+
+/**
+ * Throughput of the same tree through the embedded cluster: 2 workers x 1 thread, log off,
+ * no-op tasks, persist of the named graph timed until the root's result. Peak heap is
+ * sampled every 1,000 task calls (includes garbage and the client's graph: an upper bound,
+ * reported as extra).
+ */
+async function w6Embedded(c: Extract<Case, { kind: "W6-embedded" }>): Promise<Row[]> {
+  const walls: number[] = [];
+  const ingest: number[] = [];
+  const peaks: number[] = [];
+  let n = 0;
+  for (let r = 0; r < c.reps; r++) {
+    const cluster = await LocalCluster.start({ workers: 2, threadsPerWorker: 1, functions: FUNCTIONS, log: false, configFile: false });
+    const client = cluster.client();
+    await client.connect();
+    gc();
+    const base = getHeapStatistics().used_heap_size;
+    Object.assign(heapProbe, { every: 1000, calls: 0, peak: base });
+    const t0 = performance.now();
+    let built: ReturnType<typeof treeGraph> | null = treeGraph(c.leaves, c.fanin);
+    n = built.n;
+    const root = built.root;
+    const futures = client.persist(built.graph, { keys: [root] });
+    built = null;
+    const rootFuture = futures[root]!;
+    void cluster.flush().then(() => ingest.push((performance.now() - t0) / 1000));
+    const result = await rootFuture.result();
+    walls.push((performance.now() - t0) / 1000);
+    heapProbe.every = 0;
+    peaks.push((heapProbe.peak - base) / n / 1024);
+    if (result !== c.leaves) throw new Error(`W6: root is ${String(result)}, expected ${c.leaves}`);
+    release([rootFuture]);
+    await cluster.close();
+  }
+  return [
+    {
+      id: `W6.embedded.n${n}`,
+      workload: "W6",
+      label: `W6 ${n}-task fan-in-${c.fanin} tree, embedded 2x1, log off`,
+      unit: "tasks/s",
+      higherIsBetter: true,
+      value: stats(walls.map((w) => n / w), 4),
+      status: "ok",
+      extra: { n_tasks: n, wall_s: stats(walls), submit_until_delivered_s: ingest.length ? stats(ingest) : undefined, peak_heap_kb_per_task_sampled: stats(peaks) },
+    },
+  ];
+}
+
+/** The same tree through the simulator (natsched/sim), timed in real seconds. */
+async function w6Sim(c: Extract<Case, { kind: "W6-sim" }>): Promise<Row[]> {
+  const simPath = new URL("../sim.ts", import.meta.url);
+  if (!existsSync(simPath)) return [{ id: "W6.sim", workload: "W6", label: "W6 simulator", unit: "s", higherIsBetter: false, value: null, status: "not-available", note: "sim.ts (simulate) not available yet" }];
+  const { simulate } = (await import("../sim.js")) as typeof import("../sim.js");
+  const { graph, n } = treeGraph(c.leaves, c.fanin);
+  const tasks = Object.entries(graph).map(([key, v]) => {
+    const spec = v as [string, ...unknown[]];
+    return spec[0] === "one" ? { key, duration: 0.0001, nbytes: 8 } : { key, deps: spec.slice(1) as string[], duration: 0.0001, nbytes: 8 };
+  });
+  const t0 = performance.now();
+  const result = simulate({ workers: [{ name: "worker-0", nthreads: 1 }, { name: "worker-1", nthreads: 1 }], tasks });
+  const real = (performance.now() - t0) / 1000;
+  return [
+    {
+      id: `W6.sim.n${n}`,
+      workload: "W6",
+      label: `W6 ${n}-task fan-in-${c.fanin} tree through the simulator (2x1 workers)`,
+      unit: "s",
+      higherIsBetter: false,
+      value: stats([real]),
+      status: "ok",
+      extra: { n_tasks: n, tasks_per_s: Math.round(n / real), log_records: result.log.length, virtual_makespan_s: result.makespan, extrapolated_1M_s: Number(((real * 1e6) / n).toFixed(1)) },
+    },
+  ];
+}
+
+// ---- R1 replay ---------------------------------------------------------------------------------
+
+/**
+ * R1: replay with verification. Writes a log by running a workload (W1: n no-op tasks after
+ * a 1,000-task warm-up, 2x1; W6 shape: a fan-in-2 tree), then times `replay(path)` from
+ * replay/replay.ts: every actor re-run through its machines, every recorded transition
+ * checked. Transitions verified per second of wall time (reading and parsing the file
+ * included), per repetition over the same log.
+ */
+async function r1(c: Extract<Case, { kind: "R1" }>): Promise<Row[]> {
+  const rows: Row[] = [];
+  const label = (what: string): string => `R1 replay with verification of the ${what} log`;
+  if (!existsSync(new URL("../replay/replay.ts", import.meta.url))) {
+    for (const what of ["W1", "W6"]) rows.push({ id: `R1.${what.toLowerCase()}`, workload: "R1", label: label(what), unit: "transitions/s", higherIsBetter: true, value: null, status: "not-available", note: "replay/replay.ts (replay()) not available yet" });
+    return rows;
+  }
+  const mod = (await import("../replay/replay.js" as string)) as { replay?: (log: string) => Promise<{ ok: boolean; stats: { records: number; inputs: number; transitions: number; seconds: number } }> };
+  const replay = mod.replay;
+  if (typeof replay !== "function") {
+    for (const what of ["W1", "W6"]) rows.push({ id: `R1.${what.toLowerCase()}`, workload: "R1", label: label(what), unit: "transitions/s", higherIsBetter: true, value: null, status: "not-available", note: "replay/replay.ts has no replay() export yet" });
+    return rows;
+  }
+  const logs: { what: string; path: string; tasks: number }[] = [];
+  {
+    const path = logPath("r1-w1");
+    const cluster = await LocalCluster.start({ workers: 2, threadsPerWorker: 1, functions: FUNCTIONS, log: { path }, configFile: false });
+    const client = cluster.client();
+    for (const n of [Math.min(1000, c.n), c.n]) {
+      const futs = client.map("noop", Array.from({ length: n }, (_, i) => i), { pure: false });
+      await client.gather(futs);
+      release(futs);
+      await waitIdle(cluster);
+    }
+    await cluster.close();
+    logs.push({ what: "W1", path, tasks: c.n + Math.min(1000, c.n) });
+  }
+  {
+    const path = logPath("r1-w6");
+    const cluster = await LocalCluster.start({ workers: 2, threadsPerWorker: 1, functions: FUNCTIONS, log: { path }, configFile: false });
+    const client = cluster.client();
+    const { graph, root, n } = treeGraph(c.treeLeaves, 2);
+    const f = client.persist(graph, { keys: [root] });
+    await f[root]!.result();
+    release(Object.values(f));
+    await waitIdle(cluster);
+    await cluster.close();
+    logs.push({ what: "W6", path, tasks: n });
+  }
+  for (const l of logs) {
+    const rates: number[] = [];
+    const engine: number[] = [];
+    let last: Awaited<ReturnType<typeof replay>> | undefined;
+    for (let r = 0; r < c.reps; r++) {
+      const t0 = performance.now();
+      last = await replay(l.path);
+      const wall = (performance.now() - t0) / 1000;
+      rates.push(last.stats.transitions / wall);
+      engine.push(last.stats.transitions / last.stats.seconds);
+    }
+    const bytes = statSync(l.path).size;
+    removeQuietly(l.path);
+    rows.push({
+      id: `R1.${l.what.toLowerCase()}`,
+      workload: "R1",
+      label: `${label(l.what)} (${l.tasks} tasks, ${Math.round(bytes / 2 ** 20)} MB)`,
+      unit: "transitions/s",
+      higherIsBetter: true,
+      value: stats(rates, 4),
+      status: "ok",
+      ...(last && !last.ok ? { note: "replay did not verify the log (ok: false)" } : {}),
+      extra: { ok: last?.ok, records: last?.stats.records, inputs: last?.stats.inputs, transitions: last?.stats.transitions, records_per_s: last ? Math.round(last.stats.records / (last.stats.seconds || 1)) : undefined, engine_transitions_per_s: stats(engine, 4), log_bytes: bytes },
+    });
+  }
+  return rows;
+}
+
+export async function runCase(c: Case): Promise<Row[]> {
+  const hosts = new Hosts(c.transport ?? "memory");
+  try {
+    switch (c.kind) {
+      case "W1":
+        return await w1(c, hosts);
+      case "W2":
+        return await w2(c, hosts);
+      case "W3":
+        return await w3(c, hosts);
+      case "W4":
+        return await w4(c, hosts);
+      case "W5":
+        return await w5(c, hosts);
+      case "W6-memory":
+        return await w6Memory(c);
+      case "W6-embedded":
+        return await w6Embedded(c);
+      case "W6-sim":
+        return await w6Sim(c);
+      case "R1":
+        return await r1(c);
+    }
+  } finally {
+    await hosts.stop();
+  }
+}

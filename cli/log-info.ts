@@ -1,0 +1,29 @@
+import { openLog } from "../replay/reader.js";
+import type { Io } from "./run.js";
+
+export async function logInfoCommand(args: string[], io: Io): Promise<number> {
+  const [path] = args;
+  if (path === undefined) {
+    io.err("usage: natsched log <log>");
+    return 2;
+  }
+  const reader = await openLog(path);
+  const perActor = new Map<string, { records: number; inputs: number; transitions: number; first: number; last: number }>();
+  for await (const r of reader.records()) {
+    let a = perActor.get(r.actor);
+    if (a === undefined) perActor.set(r.actor, (a = { records: 0, inputs: 0, transitions: 0, first: r.t, last: r.t }));
+    a.records++;
+    if (r.kind === "input") a.inputs++;
+    if (r.kind === "transition") a.transitions++;
+    a.first = Math.min(a.first, r.t);
+    a.last = Math.max(a.last, r.t);
+  }
+  io.out(`${path}: format v${reader.header.v}`);
+  for (const [actor, a] of [...perActor].sort()) {
+    io.out(`  ${actor.padEnd(24)} ${String(a.records).padStart(9)} records  ${String(a.inputs).padStart(8)} inputs  ${String(a.transitions).padStart(8)} transitions  ${(a.last - a.first).toFixed(3)} s`);
+  }
+  const problems = reader.problems;
+  io.out(problems.length === 0 ? "  no problems" : `  ${problems.length} problem(s):`);
+  for (const p of problems) io.out(`    ${p.kind}${p.line !== undefined ? ` at line ${p.line}` : ""}: ${p.message}`);
+  return problems.length === 0 ? 0 : 1;
+}

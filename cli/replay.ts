@@ -1,0 +1,68 @@
+import { BadOptionError } from "../machines/errors.js";
+import { replay } from "../replay/replay.js";
+import { divergences, formatDivergence, formatProblems, formatState, formatSummary } from "../replay/replay-format.js";
+import type { ReplayOptions } from "../replay/replay-types.js";
+import type { Io } from "./run.js";
+
+const USAGE = `usage: natsched replay <log> [--until <seq|time|+seconds>] [--actor <name>] [--state] [--json]
+  --until 1234       stop after the record #1234 of --actor (default: the scheduler)
+  --until 1763785.5  stop at this time (seconds, as in the log's "t"; a number with a ".")
+  --until +2.5       stop 2.5 seconds after the first record of the log
+  --actor <name>     replay only this actor ("scheduler", "worker.<name>")
+  --state            print the cluster state at --until (or at the end)
+  --json             print the whole result as JSON`;
+
+/** `natsched replay`: exit 0 if every transition was reproduced from a complete log, 1 otherwise. */
+export async function replayCommand(args: string[], io: Io): Promise<number> {
+  let parsed: { path: string; options: ReplayOptions; state: boolean; json: boolean };
+  try {
+    parsed = parseArgs(args);
+  } catch (error) {
+    if (!(error instanceof BadOptionError)) throw error;
+    io.err(`natsched replay: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const result = await replay(parsed.path, parsed.options);
+  if (parsed.json) {
+    io.out(JSON.stringify(result, null, 2));
+    return result.ok ? 0 : 1;
+  }
+  io.out(formatSummary(result, parsed.path));
+  const problems = formatProblems(result);
+  if (problems) io.err(problems);
+  for (const divergence of divergences(result)) io.err(formatDivergence(divergence));
+  if (parsed.state) io.out(formatState(result.state));
+  return result.ok ? 0 : 1;
+}
+
+function parseArgs(args: string[]): { path: string; options: ReplayOptions; state: boolean; json: boolean } {
+  const options: ReplayOptions = {};
+  let path: string | undefined;
+  let state = false;
+  let json = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const value = (): string => {
+      const next = args[++i];
+      if (next === undefined) throw new BadOptionError(arg, `${arg} needs a value`);
+      return next;
+    };
+    if (arg === "--until") Object.assign(options, parseUntil(value()));
+    else if (arg === "--actor") options.actor = value();
+    else if (arg === "--state") state = true;
+    else if (arg === "--json") json = true;
+    else if (arg.startsWith("-")) throw new BadOptionError(arg, `unknown option ${arg}`);
+    else if (path === undefined) path = arg;
+    else throw new BadOptionError(arg, `unexpected argument ${arg}`);
+  }
+  if (path === undefined) throw new BadOptionError("log", "which log? (a path)");
+  return { path, options, state, json };
+}
+
+function parseUntil(text: string): Pick<ReplayOptions, "until" | "untilKind"> {
+  const elapsed = /^\+(\d+(?:\.\d*)?|\.\d+)s?$/.exec(text);
+  if (elapsed) return { until: Number(elapsed[1]), untilKind: "elapsed" };
+  if (/^\d+$/.test(text)) return { until: Number(text), untilKind: "seq" };
+  if (/^\d*\.\d+$|^\d+\.\d*$/.test(text)) return { until: Number(text), untilKind: "time" };
+  throw new BadOptionError("--until", `--until takes a seq (1234), a time (1763785.5) or seconds from the start (+2.5), got "${text}"`);
+}

@@ -1,0 +1,62 @@
+import { NatschedError } from "../machines/errors.js";
+import { storyCommand } from "./story.js";
+import { logInfoCommand } from "./log-info.js";
+import { replayCommand } from "./replay.js";
+import { schedulerCommand } from "./scheduler.js";
+import { statusCommand } from "./status.js";
+import { workerCommand } from "./worker.js";
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const USAGE = `usage: natsched <command> [args]
+
+commands:
+  story <log> <key>        a task's life across the scheduler and workers, with the reasons
+  log <log>                summary of an event log: actors, records, problems
+  replay <log> [--until <seq|time|+s>] [--actor <name>] [--state]
+                           re-run the log through the machines and check every transition
+  scheduler                run a cluster's scheduler on NATS (--help for options)
+  worker                   run a worker on NATS (--help for options)
+  status                   workers, their load and tasks of a cluster on NATS
+  help                     this text`;
+
+type Command = (args: string[], io: Io) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  story: storyCommand,
+  log: logInfoCommand,
+  replay: replayCommand,
+  scheduler: schedulerCommand,
+  worker: workerCommand,
+  status: statusCommand,
+};
+
+export async function runCli(argv: string[], io: Io): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    io.out(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (command === undefined) {
+    io.err(`natsched: unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    return await command(args, io);
+  } catch (error) {
+    if (error instanceof NatschedError) {
+      io.err(`natsched ${name}: ${error.message}`);
+      return 1;
+    }
+    const e = error as NodeJS.ErrnoException;
+    if (e?.code === "ENOENT") {
+      io.err(`natsched ${name}: no such file: ${e.path ?? ""}`);
+      return 1;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,79 @@
+import { hostname } from "node:os";
+import { loadFunctions } from "../actors/process/load-functions.js";
+import { untilShutdown } from "../actors/process/shutdown.js";
+import { WorkerProcess } from "../actors/process/worker-process.js";
+import { BadOptionError } from "../machines/errors.js";
+import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
+import { parseFlags } from "./parse-flags.js";
+import type { Io } from "./run.js";
+
+export const WORKER_USAGE = `usage: natsched worker --functions <module> [--name <w>] [--nthreads <n>] [--resources NAME=amount ...] [--host <h>] [--nats <url>] [--cluster <name>]
+
+Runs a worker until SIGINT/SIGTERM, then unregisters it. Waits for the scheduler to appear.
+  --functions <module>     JS module whose exports (named, or a default object) are the task functions
+  --name <w>               worker name (default: <hostname>-<pid>)
+  --nthreads <n>           tasks run at once (default 1)
+  --resources NAME=n       abstract resources, e.g. GPU=1 (repeat, or comma-separate)
+  --host <h>               host name for host restrictions (default: os.hostname())
+  --log <path>             this worker's own event log (default: none)
+  --config <file>          config file
+${NATS_FLAGS_USAGE}`;
+
+export async function workerCommand(args: string[], io: Io): Promise<number> {
+  const { values } = parseFlags(args, {
+      ...NATS_FLAGS,
+      functions: { type: "string", short: "f" },
+      name: { type: "string", short: "n" },
+      nthreads: { type: "string" },
+      resources: { type: "string", multiple: true },
+      host: { type: "string" },
+      log: { type: "string" },
+      config: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    });
+  if (values.help) {
+    io.out(WORKER_USAGE);
+    return 0;
+  }
+  if (values.functions === undefined) {
+    io.err(`natsched worker: --functions <module> is required\n\n${WORKER_USAGE}`);
+    return 2;
+  }
+  const cluster = clusterName(values);
+  const name = values.name ?? `${hostname().replace(/[^A-Za-z0-9_-]/g, "-")}-${process.pid}`;
+  const worker = await WorkerProcess.start({
+    nats: natsOptions(values),
+    cluster,
+    name,
+    nthreads: parseThreads(values.nthreads),
+    functions: await loadFunctions(values.functions),
+    resources: parseResources(values.resources ?? []),
+    ...(values.host !== undefined ? { host: values.host } : {}),
+    ...(values.log !== undefined ? { log: values.log } : {}),
+    ...(values.config !== undefined ? { configFile: values.config } : {}),
+    onError: (error) => io.err(`natsched worker ${name}: ${(error as Error)?.message ?? String(error)}`),
+    onWaiting: () => io.out(`natsched worker ${name}: waiting for the scheduler of cluster ${cluster}`),
+  });
+  io.out(`natsched worker ${name}: registered with cluster ${cluster} on ${worker.transport.nc.getServer()}`);
+  const signal = await untilShutdown((received) => worker.close(received));
+  io.out(`natsched worker ${name}: ${signal}, unregistered`);
+  return 0;
+}
+
+function parseThreads(text: string | undefined): number {
+  if (text === undefined) return 1;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 1) throw new BadOptionError("nthreads", `must be a whole number >= 1, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+export function parseResources(items: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of items.flatMap((i) => i.split(","))) {
+    const match = /^([A-Za-z_][A-Za-z0-9_-]*)=(.+)$/.exec(item.trim());
+    const amount = match ? Number(match[2]) : NaN;
+    if (!match || !(amount >= 0)) throw new BadOptionError("resources", `expected NAME=amount (e.g. GPU=1), got ${JSON.stringify(item)}`);
+    out[match[1]!] = amount;
+  }
+  return out;
+}

@@ -1,0 +1,39 @@
+/**
+ * natsched: a distributed task scheduler with Dask's policies, built as state machines over
+ * an event-sourced log. This is the public API; see README.md.
+ */
+export { LocalCluster, type LocalClusterOptions, type WorkerSpec } from "./actors/local-cluster.js";
+export { Client, Future, type ClientOptions, type SubmitOptions, type WorkerSummary } from "./actors/client.js";
+export type { Graph } from "./actors/graph-spec.js";
+export type { TaskFunction, TaskFunctions } from "./actors/functions.js";
+export { SchedulerActor, type SchedulerActorOptions } from "./actors/scheduler-actor.js";
+export { WorkerActor, type WorkerActorOptions } from "./actors/worker-actor.js";
+export { realClock, type Clock } from "./actors/clock.js";
+export { loadConfig, type LoadConfigOptions } from "./actors/config-loader.js";
+export { DEFAULT_CONFIG, resolveConfig, type Config } from "./machines/config.js";
+export * from "./machines/errors.js";
+export { SchedulerCore } from "./machines/scheduler/core.js";
+export type { SchedulerInput, SchedulerEffects, SchedulerReply } from "./machines/scheduler/inputs.js";
+export { WorkerCore } from "./machines/worker/core.js";
+export type { WorkerInput, WorkerEffects, WorkerInit } from "./machines/worker/inputs.js";
+export { TASK, WORKER_TASK, WORKER, SCHEDULER, taskMachine, workerTaskMachine, workerMachine, schedulerMachine } from "./machines/tables.js";
+export type { TaskStateName, WorkerTaskStateName, WorkerStateName, SchedulerStateName } from "./machines/tables.js";
+export { compileMachine, type CompiledMachine } from "./machines/compile.js";
+export * as protocol from "./machines/protocol.js";
+export { keySplit, keySplitGroup, tupleKey, tokenize, order } from "./machines/graph/index.js";
+export { MemoryBus, MemoryTransport, subjects, type Transport, type Msg } from "./transport/index.js";
+export {
+  FileLogSink,
+  MemoryLogSink,
+  NullLogSink,
+  openLog,
+  readLogSync,
+  checkSequences,
+  type LogRecord,
+  type LogSink,
+  type LogProblem,
+  type LogReader,
+} from "./replay/index.js";
+export { connectClient, type ConnectClientOptions } from "./actors/process/connect-client.js";
+export { NatsTransport, type NatsTransportOptions } from "./transport/nats.js";
+export { connectNats, type NatsConnectOptions, type NatsTlsOptions } from "./transport/nats-connect.js";

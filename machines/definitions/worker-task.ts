@@ -1,0 +1,71 @@
+import { setup } from "xstate";
+
+/**
+ * A worker's view of one task (Dask's worker TaskState.state): a task it must compute, or
+ * a dependency it must fetch from a peer.
+ *
+ * `cancelled` is a task released while executing or in flight (the work cannot be
+ * interrupted; its outcome is discarded). `resumed` is a cancelled task the scheduler asked
+ * for again before the work ended: its outcome is kept.
+ *
+ * A steal request is answered by trying STEAL: it is only legal before the task started
+ * (waiting, ready), which is the confirm; anywhere else the worker rejects.
+ */
+export type WorkerTaskEvent =
+  | { type: "WAIT_DEPS" } // compute requested, dependencies missing
+  | { type: "READY" } // compute requested (or dependencies arrived): can run
+  | { type: "FETCH" } // needed as a dependency, held by peers
+  | { type: "GATHER" } // transfer from a peer started
+  | { type: "RECEIVED" } // transfer finished
+  | { type: "FETCH_FAILED" } // transfer failed: fetch again from another holder
+  | { type: "EXECUTE" } // a thread took it
+  | { type: "DONE" } // the function returned
+  | { type: "FAIL" } // the function threw
+  | { type: "STEAL" } // the scheduler moves it elsewhere (only before it starts)
+  | { type: "FREE" } // the scheduler no longer needs it here
+  | { type: "COMPUTE_AGAIN" } // requested again while cancelled
+  | { type: "DATA" }; // data handed over directly (scatter)
+
+export const workerTaskMachine = setup({ types: { events: {} as WorkerTaskEvent } }).createMachine({
+  id: "wtask",
+  initial: "released",
+  states: {
+    released: {
+      on: {
+        WAIT_DEPS: "waiting",
+        READY: "ready",
+        FETCH: "fetch",
+        DATA: "memory",
+      },
+    },
+    waiting: {
+      on: { READY: "ready", STEAL: "released", FREE: "released", FAIL: "error", DATA: "memory" },
+    },
+    fetch: {
+      on: { GATHER: "flight", FREE: "released", DATA: "memory", WAIT_DEPS: "waiting", READY: "ready" },
+    },
+    flight: {
+      on: { RECEIVED: "memory", FETCH_FAILED: "fetch", FREE: "cancelled", DATA: "memory" },
+    },
+    ready: {
+      on: { EXECUTE: "executing", STEAL: "released", FREE: "released", DATA: "memory" },
+    },
+    executing: {
+      on: { DONE: "memory", FAIL: "error", FREE: "cancelled" },
+    },
+    cancelled: {
+      on: {
+        DONE: "released",
+        FAIL: "released",
+        RECEIVED: "released",
+        FETCH_FAILED: "released",
+        COMPUTE_AGAIN: "resumed",
+      },
+    },
+    resumed: {
+      on: { DONE: "memory", RECEIVED: "memory", FAIL: "error", FETCH_FAILED: "released", FREE: "cancelled" },
+    },
+    memory: { on: { FREE: "released" } },
+    error: { on: { FREE: "released" } },
+  },
+});

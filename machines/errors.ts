@@ -1,0 +1,114 @@
+/**
+ * Typed errors. Every error natsched throws or rejects with is a NatschedError with a
+ * stable `code`, so callers can branch without parsing messages.
+ */
+export type ErrorCode =
+  | "CONFIG"
+  | "GRAPH"
+  | "CYCLE"
+  | "UNKNOWN_DEPENDENCY"
+  | "UNKNOWN_FUNCTION"
+  | "BAD_OPTION"
+  | "CLOSED"
+  | "TASK_FAILED"
+  | "CANCELLED"
+  | "TIMEOUT"
+  | "LOG_CORRUPT"
+  | "PAYLOAD_TOO_LARGE"
+  | "PROTOCOL"
+  | "NO_WORKERS";
+
+export class NatschedError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A config value is invalid; `key` names it (e.g. "workerSaturation"). */
+export class ConfigError extends NatschedError {
+  constructor(readonly key: string, message: string) {
+    super("CONFIG", `config ${key}: ${message}`);
+  }
+}
+
+/** A submitted graph is malformed (bad task spec, duplicate definition, ...). */
+export class GraphError extends NatschedError {
+  constructor(message: string, code: "GRAPH" | "CYCLE" | "UNKNOWN_DEPENDENCY" = "GRAPH", readonly keys: string[] = []) {
+    super(code, message);
+  }
+}
+
+export class CycleError extends GraphError {
+  constructor(readonly cycle: string[]) {
+    super(`cycle in graph: ${cycle.join(" -> ")}`, "CYCLE", cycle);
+  }
+}
+
+export class UnknownDependencyError extends GraphError {
+  constructor(readonly key: string, readonly dependency: string) {
+    super(`task ${key} depends on unknown key ${dependency}`, "UNKNOWN_DEPENDENCY", [key, dependency]);
+  }
+}
+
+export class UnknownFunctionError extends NatschedError {
+  constructor(readonly func: string, readonly key?: string) {
+    super("UNKNOWN_FUNCTION", `unknown function "${func}"${key ? ` (task ${key})` : ""}: register it in the functions of every worker`);
+  }
+}
+
+export class BadOptionError extends NatschedError {
+  constructor(readonly option: string, message: string) {
+    super("BAD_OPTION", `option ${option}: ${message}`);
+  }
+}
+
+export class ClosedError extends NatschedError {
+  constructor(what: string) {
+    super("CLOSED", `${what} is closed`);
+  }
+}
+
+/** A task raised. `message` is the original error's message; `key` names the task. */
+export class TaskFailedError extends NatschedError {
+  constructor(readonly key: string, readonly originalMessage: string, readonly originalName = "Error", readonly failedKey = key) {
+    super(
+      "TASK_FAILED",
+      failedKey === key
+        ? `task ${key} failed: ${originalMessage}`
+        : `task ${key} failed because its dependency ${failedKey} failed: ${originalMessage}`,
+    );
+  }
+}
+
+export class CancelledError extends NatschedError {
+  constructor(readonly key: string, reason = "released") {
+    super("CANCELLED", `task ${key} was cancelled (${reason})`);
+  }
+}
+
+export class TimeoutError extends NatschedError {
+  constructor(what: string) {
+    super("TIMEOUT", `timed out: ${what}`);
+  }
+}
+
+export class LogCorruptError extends NatschedError {
+  constructor(message: string, readonly line?: number) {
+    super("LOG_CORRUPT", line === undefined ? message : `line ${line}: ${message}`);
+  }
+}
+
+export class PayloadTooLargeError extends NatschedError {
+  constructor(readonly size: number, readonly limit: number, what = "payload") {
+    super("PAYLOAD_TOO_LARGE", `${what} of ${size} bytes exceeds the limit of ${limit} bytes`);
+  }
+}
+
+export class ProtocolError extends NatschedError {
+  constructor(message: string) {
+    super("PROTOCOL", message);
+  }
+}

@@ -1,0 +1,11 @@
+export { keySplit, keySplitGroup, tupleKey } from "./keys.js";
+export { compareKeys } from "./key-order.js";
+export { isTupleKey, parseTupleKey } from "./tuple-key-scan.js";
+export type { TupleElement } from "./tuple-key-scan.js";
+export { pyNumberRepr, pyStrRepr } from "./python-repr.js";
+export { tokenize } from "./tokenize.js";
+export { validateGraph } from "./validate.js";
+export { order, orderIndexed } from "./order.js";
+export { indexGraph } from "./indexed-graph.js";
+export type { IndexedGraph } from "./indexed-graph.js";
+export { findCycle } from "./find-cycle.js";

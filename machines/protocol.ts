@@ -1,0 +1,245 @@
+/**
+ * The messages actors exchange, and the stimuli their cores take. The same shapes travel
+ * on every transport (in-process, NATS, simulated); docs/protocol.md documents them.
+ *
+ * A wire message is an Envelope: one sender, a batch of ops, in order. Each op a core
+ * receives becomes one stimulus, stamped by the host with the time `t` it was seen.
+ */
+export const PROTOCOL_VERSION = 1;
+
+export interface Envelope<Op> {
+  v: typeof PROTOCOL_VERSION;
+  from: string;
+  ops: Op[];
+}
+
+/** A reference to another task's result inside encoded arguments. */
+export interface KeyRef {
+  $key: string;
+}
+
+export interface Restrictions {
+  /** Worker names the task may run on. */
+  workers?: string[];
+  /** Host names the task may run on. */
+  hosts?: string[];
+  /** Abstract resources a worker must supply, e.g. { GPU: 1 }. */
+  resources?: Record<string, number>;
+  /** Restrictions are a preference: run elsewhere if no such worker exists. */
+  allowOtherWorkers?: boolean;
+}
+
+export interface TaskSpec extends Restrictions {
+  key: string;
+  /** Name of a function registered on the workers. */
+  func: string;
+  /** Encoded arguments: JSON values, KeyRef for results of other tasks. */
+  args: unknown[];
+  /** Keys this task depends on (every KeyRef in args, and any extra ordering dependency). */
+  deps: string[];
+  /** User priority: higher runs first. */
+  priority?: number;
+}
+
+export interface ErrorInfo {
+  name: string;
+  message: string;
+  code?: string;
+}
+
+// ---- client -> scheduler -------------------------------------------------------------
+
+export interface UpdateGraphOp {
+  op: "update-graph";
+  client: string;
+  tasks: TaskSpec[];
+  /** Keys the client holds futures for. */
+  wants: string[];
+}
+
+export interface ReleaseKeysOp {
+  op: "release-keys";
+  client: string;
+  keys: string[];
+}
+
+/** Data the client placed on workers itself (scatter). */
+export interface UpdateDataOp {
+  op: "update-data";
+  client: string;
+  data: { key: string; nbytes: number; workers: string[] }[];
+}
+
+export interface ClientJoinOp {
+  op: "client-join";
+  client: string;
+}
+
+export interface ClientLeaveOp {
+  op: "client-leave";
+  client: string;
+}
+
+export type ClientToScheduler = UpdateGraphOp | ReleaseKeysOp | UpdateDataOp | ClientJoinOp | ClientLeaveOp;
+
+// ---- worker -> scheduler -------------------------------------------------------------
+
+export interface WorkerInfo {
+  name: string;
+  /** This incarnation of the worker: a worker restarted under the same name gets a new id. */
+  id: string;
+  nthreads: number;
+  host: string;
+  resources: Record<string, number>;
+  functions: string[];
+}
+
+export interface RegisterWorkerOp extends WorkerInfo {
+  op: "register-worker";
+  /** Keys the worker already holds (a scheduler restart re-learns them). */
+  holding?: { key: string; nbytes: number }[];
+}
+
+export interface UnregisterWorkerOp {
+  op: "unregister-worker";
+  name: string;
+  id: string;
+  reason: string;
+}
+
+export interface TaskFinishedOp {
+  op: "task-finished";
+  worker: string;
+  id: string;
+  key: string;
+  nbytes: number;
+  /** When the function started and stopped, on the worker's clock (seconds). */
+  start: number;
+  stop: number;
+}
+
+export interface TaskErredOp {
+  op: "task-erred";
+  worker: string;
+  id: string;
+  key: string;
+  error: ErrorInfo;
+}
+
+export interface StealResponseOp {
+  op: "steal-response";
+  worker: string;
+  id: string;
+  key: string;
+  requestId: string;
+  outcome: "confirm" | "reject";
+  /** The worker-side state that decided it. */
+  state: string;
+}
+
+/** The worker now holds replicas it fetched from peers. */
+export interface AddKeysOp {
+  op: "add-keys";
+  worker: string;
+  id: string;
+  keys: { key: string; nbytes: number }[];
+}
+
+/** A peer did not have data the scheduler said it had. */
+export interface MissingDataOp {
+  op: "missing-data";
+  worker: string;
+  id: string;
+  key: string;
+  holder: string;
+}
+
+export type WorkerToScheduler =
+  | RegisterWorkerOp
+  | UnregisterWorkerOp
+  | TaskFinishedOp
+  | TaskErredOp
+  | StealResponseOp
+  | AddKeysOp
+  | MissingDataOp;
+
+// ---- scheduler -> worker -------------------------------------------------------------
+
+export interface DepInfo {
+  key: string;
+  nbytes: number;
+  /** Workers holding it. */
+  holders: string[];
+}
+
+export interface ComputeTaskOp {
+  op: "compute-task";
+  key: string;
+  func: string;
+  args: unknown[];
+  deps: DepInfo[];
+  priority: readonly [number, number, number];
+  /** The scheduler's duration estimate (seconds). */
+  duration: number;
+}
+
+export interface FreeKeysOp {
+  op: "free-keys";
+  keys: string[];
+}
+
+export interface StealRequestOp {
+  op: "steal-request";
+  key: string;
+  requestId: string;
+}
+
+export type SchedulerToWorker = ComputeTaskOp | FreeKeysOp | StealRequestOp;
+
+// ---- scheduler -> client -------------------------------------------------------------
+
+export interface KeyInMemoryOp {
+  op: "key-in-memory";
+  key: string;
+  nbytes: number;
+  workers: string[];
+}
+
+export interface KeyErredOp {
+  op: "key-erred";
+  key: string;
+  /** The task whose function failed (this key, or one of its dependencies). */
+  failedKey: string;
+  error: ErrorInfo;
+}
+
+export interface KeyCancelledOp {
+  op: "key-cancelled";
+  key: string;
+  reason: string;
+}
+
+export type SchedulerToClient = KeyInMemoryOp | KeyErredOp | KeyCancelledOp;
+
+// ---- worker <-> worker (data plane, request/reply) ----------------------------------
+
+export interface GetDataRequest {
+  op: "get-data";
+  keys: string[];
+  /** Requesting worker or client, for the log. */
+  who: string;
+}
+
+export interface GetDataReply {
+  /** Key -> value for the keys this worker holds. */
+  data: Record<string, unknown>;
+  nbytes: Record<string, number>;
+  /** Requested keys it does not hold. */
+  missing: string[];
+}
+
+export interface PutDataRequest {
+  op: "put-data";
+  data: Record<string, unknown>;
+  who: string;
+}

@@ -1,0 +1,861 @@
+import type { Config } from "../config.js";
+import { NatschedError, UnknownFunctionError } from "../errors.js";
+import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
+import { priorityLess } from "../priority.js";
+import type { ErrorInfo, RegisterWorkerOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp } from "../protocol.js";
+import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
+import type { TaskEvent } from "../definitions/task.js";
+import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
+import { IndexedHeap } from "../util/heap.js";
+import {
+  decideNonRootish,
+  decideRootishCoassign,
+  decideRootishQueuing,
+  isRootish,
+  taskSlotsAvailable,
+  type Decision,
+  type PlacementContext,
+  type Why,
+} from "./placement.js";
+import { GroupRec, PrefixRec, TaskRec, WorkerRec } from "./state.js";
+import { WorkStealing, type InFlight, type StealHost } from "./stealing.js";
+import { checkTaskSpecs } from "./validate-specs.js";
+import type { SchedulerEffects, SchedulerInput, SchedulerReply, WorkerLostOp } from "./inputs.js";
+
+type Target = "runnable" | "released" | "forgotten";
+
+const OK: SchedulerReply = Object.freeze({ ok: true });
+
+/**
+ * The scheduler's state and policies, sans I/O (after Dask's SchedulerState): stimuli in
+ * (`handle`), instructions out (through `SchedulerEffects`). Deterministic: the same
+ * stimuli in the same order give the same transitions and messages, which is what replay
+ * and the simulator rely on. Task states move only through the compiled task machine.
+ */
+export class SchedulerCore implements PlacementContext, StealHost {
+  state: SchedulerStateName = SCHEDULER.initial;
+  readonly tasks = new Map<string, TaskRec>();
+  readonly workers = new Map<string, WorkerRec>();
+  readonly running: WorkerRec[] = [];
+  readonly idle = new Set<WorkerRec>();
+  readonly saturated = new Set<WorkerRec>();
+  readonly idleTaskCount = new Set<WorkerRec>();
+  readonly queued = new IndexedHeap<TaskRec>((a, b) => priorityLess(a.priority, b.priority));
+  readonly unrunnable = new Set<TaskRec>();
+  readonly prefixes = new Map<string, PrefixRec>();
+  readonly groups = new Map<string, GroupRec>();
+  readonly clients = new Map<string, Set<TaskRec>>();
+  totalNthreads = 0;
+  totalOccupancy = 0;
+  nAssigned = 0;
+  generation = 0;
+  now = 0;
+  private workerOrder = 0;
+  private readonly recommendations: [TaskRec, Target][] = [];
+  /** Work stealing, when the config turns it on. */
+  readonly stealing: WorkStealing | null;
+
+  constructor(
+    readonly config: Config,
+    private readonly fx: SchedulerEffects,
+  ) {
+    this.stealing = config.workStealing ? new WorkStealing(this, config) : null;
+  }
+
+  /** Whether a balancing pass could move anything now (hosts feed `balance` when it does). */
+  wantsBalance(): boolean {
+    return this.stealing !== null && this.state === "running" && this.stealing.wantsBalance();
+  }
+
+  get queuing(): boolean {
+    return Number.isFinite(this.config.workerSaturation);
+  }
+
+  /** Shorthands for the lifecycle stimuli (hosts record them as inputs like any other). */
+  start(t: number): SchedulerReply {
+    return this.handle({ op: "scheduler-start", t });
+  }
+
+  close(t: number): SchedulerReply {
+    return this.handle({ op: "scheduler-close", t });
+  }
+
+  handle(input: SchedulerInput): SchedulerReply {
+    this.now = input.t;
+    switch (input.op) {
+      case "scheduler-start":
+        this.lifecycle("START");
+        return OK;
+      case "scheduler-close":
+        this.lifecycle("CLOSE");
+        this.lifecycle("CLOSED");
+        return OK;
+      case "update-graph":
+        return this.updateGraph(input);
+      case "release-keys":
+        for (const key of input.keys) this.clientReleasesKey(input.client, key);
+        break;
+      case "update-data":
+        this.updateData(input);
+        break;
+      case "client-join":
+        if (!this.clients.has(input.client)) this.clients.set(input.client, new Set());
+        break;
+      case "client-leave":
+        for (const ts of [...(this.clients.get(input.client) ?? [])]) this.clientReleasesKey(input.client, ts.key);
+        this.clients.delete(input.client);
+        break;
+      case "register-worker":
+        return this.registerWorker(input);
+      case "unregister-worker":
+        this.removeWorker(input.name, input.id, false, input.reason);
+        break;
+      case "worker-lost":
+        this.removeWorker(input.name, input.id, true, input.reason);
+        break;
+      case "task-finished":
+        this.taskFinished(input.worker, input.id, input.key, input.nbytes, input.stop - input.start);
+        break;
+      case "task-erred":
+        this.taskErred(input.worker, input.id, input.key, input.error);
+        break;
+      case "add-keys":
+        this.addKeys(input.worker, input.id, input.keys);
+        break;
+      case "missing-data":
+        this.missingData(input.key, input.holder);
+        break;
+      case "steal-response":
+        this.stealResponse(input);
+        break;
+      case "balance":
+        this.stealing?.balance();
+        break;
+    }
+    this.drain();
+    this.queueSlotsMaybeOpened();
+    return OK;
+  }
+
+  // ---- estimates -----------------------------------------------------------------------
+
+  taskDuration(ts: TaskRec): number {
+    const avg = ts.prefix.durationAverage;
+    if (avg >= 0) return avg;
+    return this.config.defaultTaskDurations[ts.prefix.name] ?? this.config.unknownTaskDuration;
+  }
+
+  dataSize(ts: TaskRec): number {
+    return ts.nbytes >= 0 ? ts.nbytes : this.config.defaultDataSize;
+  }
+
+  private learnDuration(prefix: PrefixRec, duration: number): void {
+    const first = prefix.durationAverage < 0;
+    prefix.durationAverage = first ? duration : 0.5 * duration + 0.5 * prefix.durationAverage;
+    if (first) this.stealing?.durationLearned(prefix.name);
+    if (!first || prefix.unknownDurations.size === 0) return;
+    // Tasks booked with a guessed duration are re-costed now that one is known.
+    for (const ts of prefix.unknownDurations) {
+      const ws = ts.processingOn;
+      if (ws === null) continue;
+      const cost = prefix.durationAverage;
+      this.adjustOccupancy(ws, cost - ts.bookedCost);
+      ts.bookedCost = cost;
+      this.checkIdleSaturated(ws);
+    }
+    prefix.unknownDurations.clear();
+  }
+
+  // ---- client stimuli ------------------------------------------------------------------
+
+  private updateGraph(op: UpdateGraphOp): SchedulerReply {
+    const fresh = op.tasks.filter((spec) => {
+      const ts = this.tasks.get(spec.key);
+      return ts === undefined || ts.state === "forgotten";
+    });
+    try {
+      checkTaskSpecs(op.tasks);
+      validateGraph(new Map(fresh.map((s) => [s.key, s.deps] as const)), (key) => this.tasks.has(key));
+      this.checkFunctions(fresh);
+    } catch (err) {
+      if (err instanceof NatschedError) {
+        const keys = (err as { keys?: string[] }).keys;
+        return { ok: false, error: { name: err.name, message: err.message, code: err.code, ...(keys ? { keys } : {}) } };
+      }
+      throw err;
+    }
+    this.generation += 1;
+    const freshKeys = new Set(fresh.map((s) => s.key));
+    const priorities = graphOrder(new Map(fresh.map((s) => [s.key, s.deps.filter((d) => freshKeys.has(d))] as const)));
+    const created: TaskRec[] = [];
+    for (const spec of fresh) created.push(this.createTask(spec, priorities.get(spec.key) ?? 0));
+    for (const spec of fresh) this.linkDependencies(this.tasks.get(spec.key)!, spec);
+    const clientTasks = this.clientSet(op.client);
+    for (const key of op.wants) {
+      const ts = this.tasks.get(key);
+      if (ts === undefined) continue;
+      (ts.whoWants ??= new Set()).add(op.client);
+      clientTasks.add(ts);
+      if (ts.state === "released") this.recommend(ts, "runnable");
+      else this.reportToClient(op.client, ts);
+    }
+    created.sort((a, b) => (priorityLess(a.priority, b.priority) ? -1 : priorityLess(b.priority, a.priority) ? 1 : 0));
+    for (const ts of created) this.recommend(ts, "runnable");
+    this.drain();
+    this.queueSlotsMaybeOpened();
+    return OK;
+  }
+
+  private checkFunctions(specs: TaskSpec[]): void {
+    if (this.running.length === 0) return;
+    for (const spec of specs) {
+      if (!this.running.some((ws) => ws.functions.has(spec.func))) throw new UnknownFunctionError(spec.func, spec.key);
+    }
+  }
+
+  private createTask(spec: TaskSpec, order: number): TaskRec {
+    const prefixName = keySplit(spec.key);
+    const groupName = keySplitGroup(spec.key);
+    let prefix = this.prefixes.get(prefixName);
+    if (prefix === undefined) this.prefixes.set(prefixName, (prefix = new PrefixRec(prefixName)));
+    let group = this.groups.get(groupName);
+    if (group === undefined) this.groups.set(groupName, (group = new GroupRec(groupName)));
+    const ts = new TaskRec(spec.key, prefix, group);
+    group.size += 1;
+    ts.func = spec.func;
+    ts.args = spec.args;
+    ts.priority = [-(spec.priority ?? 0), this.generation, order];
+    if (spec.workers !== undefined || spec.hosts !== undefined || spec.resources !== undefined) {
+      ts.restrictions = {
+        ...(spec.workers !== undefined ? { workers: spec.workers } : {}),
+        ...(spec.hosts !== undefined ? { hosts: spec.hosts } : {}),
+        ...(spec.resources !== undefined ? { resources: spec.resources } : {}),
+        allowOtherWorkers: spec.allowOtherWorkers ?? false,
+      };
+    }
+    this.tasks.set(spec.key, ts);
+    return ts;
+  }
+
+  private linkDependencies(ts: TaskRec, spec: TaskSpec): void {
+    for (const depKey of new Set(spec.deps)) {
+      const dts = this.tasks.get(depKey)!;
+      ts.dependencies.push(dts);
+      dts.dependents.add(ts);
+      if (dts.group !== ts.group) ts.group.dependencies.add(dts.group);
+      (dts.waiters ??= new Set()).add(ts);
+    }
+  }
+
+  private clientSet(client: string): Set<TaskRec> {
+    let set = this.clients.get(client);
+    if (set === undefined) this.clients.set(client, (set = new Set()));
+    return set;
+  }
+
+  /** Tell a client about a key it just asked for that is already done. */
+  private reportToClient(client: string, ts: TaskRec): void {
+    if (ts.state === "memory") {
+      this.fx.toClient(client, { op: "key-in-memory", key: ts.key, nbytes: ts.nbytes, workers: names(ts.whoHas) });
+    } else if (ts.state === "erred") {
+      const blame = ts.exceptionBlame ?? ts;
+      this.fx.toClient(client, { op: "key-erred", key: ts.key, failedKey: blame.key, error: blame.exception! });
+    }
+  }
+
+  private clientReleasesKey(client: string, key: string): void {
+    const ts = this.tasks.get(key);
+    if (ts === undefined || ts.whoWants === null || !ts.whoWants.delete(client)) return;
+    this.clients.get(client)?.delete(ts);
+    if (ts.whoWants.size > 0) return;
+    ts.whoWants = null;
+    if (ts.waiters === null || ts.waiters.size === 0) this.recommend(ts, "released");
+  }
+
+  private updateData(op: UpdateDataOp): void {
+    const clientTasks = this.clientSet(op.client);
+    for (const { key, nbytes, workers } of op.data) {
+      let ts = this.tasks.get(key);
+      if (ts === undefined) ts = this.createTask({ key, func: "", args: [], deps: [] }, 0);
+      ts.func = null;
+      (ts.whoWants ??= new Set()).add(op.client);
+      clientTasks.add(ts);
+      ts.nbytes = nbytes;
+      const holders = workers.map((w) => this.workers.get(w)).filter((ws): ws is WorkerRec => ws !== undefined);
+      for (const ws of holders) this.addReplica(ts, ws);
+      this.settle(ts);
+      this.move(ts, "DATA", { rule: "scatter" });
+      this.dataArrived(ts);
+    }
+  }
+
+  // ---- worker stimuli ------------------------------------------------------------------
+
+  private registerWorker(op: RegisterWorkerOp): SchedulerReply {
+    const existing = this.workers.get(op.name);
+    if (existing !== undefined && existing.id !== op.id) this.removeWorker(existing.name, existing.id, true, "replaced");
+    else if (existing !== undefined) return OK;
+    const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++);
+    this.workers.set(ws.name, ws);
+    this.stealing?.addWorker(ws);
+    this.workerLifecycle(ws, "START");
+    this.running.push(ws);
+    this.totalNthreads += ws.nthreads;
+    for (const { key, nbytes } of op.holding ?? []) {
+      const ts = this.tasks.get(key);
+      if (ts !== undefined && (ts.state === "memory" || ts.whoHas.size === 0)) {
+        ts.nbytes = nbytes;
+        this.addReplica(ts, ws);
+        if (ts.state !== "memory") {
+          this.settle(ts);
+          this.move(ts, "DATA", { rule: "held-by-joining-worker" });
+          this.dataArrived(ts);
+        }
+      } else {
+        this.fx.toWorker(ws.name, { op: "free-keys", keys: [key] });
+      }
+    }
+    for (const other of this.running) this.checkIdleSaturated(other);
+    for (const ts of [...this.unrunnable].sort(byPriority)) this.recommend(ts, "runnable");
+    this.drain();
+    this.queueSlotsMaybeOpened();
+    return OK;
+  }
+
+  /** The worker under this name, if it is the incarnation `id`: anything else is stale. */
+  private liveWorker(name: string, id: string): WorkerRec | undefined {
+    const ws = this.workers.get(name);
+    return ws !== undefined && ws.id === id ? ws : undefined;
+  }
+
+  private removeWorker(name: string, id: string, unexpected: boolean, reason: string): void {
+    const ws = this.liveWorker(name, id);
+    if (ws === undefined) return;
+    this.workerLifecycle(ws, "CLOSED", { reason });
+    this.workers.delete(name);
+    this.running.splice(this.running.indexOf(ws), 1);
+    this.idle.delete(ws);
+    this.saturated.delete(ws);
+    this.idleTaskCount.delete(ws);
+    this.totalNthreads -= ws.nthreads;
+    for (const ts of [...ws.processing]) {
+      this.exitProcessing(ts);
+      if (unexpected) ts.suspicious += 1;
+      if (ts.suspicious > this.config.allowedFailures) {
+        const error: ErrorInfo = {
+          name: "KilledWorker",
+          message: `attempted to run task ${ts.key} on ${ts.suspicious} different workers, but all those workers died while running it (last: ${name})`,
+          code: "TASK_FAILED",
+        };
+        this.fail(ts, error, { rule: "killed-worker", worker: name, suspicious: ts.suspicious });
+      } else {
+        this.move(ts, "RELEASE", { rule: "worker-left", worker: name });
+        this.recommend(ts, "runnable");
+      }
+    }
+    for (const ts of [...ws.hasWhat]) {
+      ts.whoHas.delete(ws);
+      ws.hasWhat.delete(ts);
+      if (ts.whoHas.size === 0 && ts.state === "memory") this.dataLost(ts, { rule: "worker-left", worker: name });
+    }
+    ws.nbytes = 0;
+    this.stealing?.removeWorker(ws);
+    for (const other of this.running) this.checkIdleSaturated(other);
+  }
+
+  private taskFinished(worker: string, id: string, key: string, nbytes: number, duration: number): void {
+    const ws = this.liveWorker(worker, id);
+    const ts = this.tasks.get(key);
+    if (ws === undefined) return;
+    if (ts === undefined || ts.state === "released" || ts.state === "forgotten" || ts.state === "erred") {
+      this.fx.toWorker(ws.name, { op: "free-keys", keys: [key] });
+      return;
+    }
+    if (ts.state === "memory") {
+      ts.nbytes = nbytes;
+      this.addReplica(ts, ws);
+      return;
+    }
+    if (ts.processingOn !== ws) {
+      // A stale result: the scheduler took the task back from this worker and its
+      // free-keys is on the way there, so the worker is about to drop what it reports.
+      // Ignored, as Dask ignores a task-finished from a previous run (run_id).
+      if (ts.state === "queued" || ts.state === "no-worker") this.fx.toWorker(ws.name, { op: "free-keys", keys: [key] });
+      return;
+    }
+    ts.nbytes = nbytes;
+    this.settle(ts);
+    this.learnDuration(ts.prefix, duration);
+    this.addReplica(ts, ws);
+    this.move(ts, "FINISH", undefined);
+    this.dataArrived(ts);
+  }
+
+  private taskErred(worker: string, id: string, key: string, error: ErrorInfo): void {
+    const ws = this.liveWorker(worker, id);
+    const ts = this.tasks.get(key);
+    if (ws === undefined || ts === undefined) return;
+    if (ts.processingOn !== ws) return;
+    this.exitProcessing(ts);
+    this.fail(ts, error, { worker });
+  }
+
+  private addKeys(worker: string, id: string, keys: { key: string; nbytes: number }[]): void {
+    const ws = this.liveWorker(worker, id);
+    if (ws === undefined) return;
+    const unwanted: string[] = [];
+    for (const { key } of keys) {
+      const ts = this.tasks.get(key);
+      if (ts !== undefined && ts.state === "memory") this.addReplica(ts, ws);
+      // Asked to compute it meanwhile: it will answer the compute-task from this copy.
+      else if (ts === undefined || ts.processingOn !== ws) unwanted.push(key);
+    }
+    if (unwanted.length > 0) this.fx.toWorker(ws.name, { op: "free-keys", keys: unwanted });
+  }
+
+  private missingData(key: string, holder: string): void {
+    const ts = this.tasks.get(key);
+    const ws = this.workers.get(holder);
+    if (ts === undefined || ws === undefined || !ts.whoHas.has(ws)) return;
+    ts.whoHas.delete(ws);
+    ws.hasWhat.delete(ts);
+    ws.nbytes -= Math.max(ts.nbytes, 0);
+    if (ts.whoHas.size === 0 && ts.state === "memory") this.dataLost(ts, { rule: "missing-data", worker: holder });
+  }
+
+  // ---- transitions ---------------------------------------------------------------------
+
+  private recommend(ts: TaskRec, target: Target): void {
+    this.recommendations.push([ts, target]);
+  }
+
+  private drain(): void {
+    const recs = this.recommendations;
+    for (let i = 0; i < recs.length; i++) {
+      const [ts, target] = recs[i]!;
+      if (target === "runnable") this.makeRunnable(ts);
+      else if (target === "released") this.release(ts);
+      else this.forget(ts);
+    }
+    recs.length = 0;
+  }
+
+  private move(ts: TaskRec, event: TaskEvent["type"], why: Why | undefined): void {
+    const from = ts.state;
+    const to = TASK.next(from, event);
+    if (to === undefined) throw new Error(`task ${ts.key}: ${event} is not accepted in state ${from}`);
+    ts.state = to;
+    this.fx.transition("task", ts.key, event, from, to, why);
+  }
+
+  /** Released or waiting task: wait for its dependencies, or decide where it runs. */
+  private makeRunnable(ts: TaskRec): void {
+    const state = ts.state;
+    if (state !== "released" && state !== "waiting" && state !== "queued" && state !== "no-worker") return;
+    if (ts.func === null) return; // scattered data that was lost cannot be recomputed
+    if (state === "released") {
+      if (ts.whoWants === null && (ts.waiters === null || ts.waiters.size === 0)) {
+        this.maybeForget(ts);
+        return;
+      }
+      for (const dts of ts.dependencies) {
+        if (dts.state === "erred") {
+          this.failDependent(ts, dts.exceptionBlame ?? dts);
+          return;
+        }
+        // A waiter of every dependency, those in memory too: a task run again (its result
+        // was lost) must keep them from being released before it runs (Dask's
+        // _transition_released_waiting does the same).
+        (dts.waiters ??= new Set()).add(ts);
+        if (dts.state !== "memory") {
+          (ts.waitingOn ??= new Set()).add(dts);
+          if (dts.state === "released") this.recommend(dts, "runnable");
+        }
+      }
+    }
+    if (ts.waitingOn !== null && ts.waitingOn.size > 0) {
+      if (state !== "waiting") this.move(ts, "WAIT", undefined);
+      return;
+    }
+    ts.waitingOn = null;
+    let decision: Decision;
+    if (isRootish(this, ts)) {
+      if (this.queuing) {
+        decision = decideRootishQueuing(this);
+        if (decision.worker === null) {
+          if (state !== "queued") {
+            this.unrunnable.delete(ts);
+            this.queued.push(ts);
+            this.move(ts, "QUEUE", undefined);
+          }
+          return;
+        }
+      } else {
+        decision = decideRootishCoassign(this, ts);
+      }
+    } else {
+      decision = decideNonRootish(this, ts);
+    }
+    if (decision.worker === null) {
+      if (state !== "no-worker") {
+        this.queued.remove(ts);
+        this.unrunnable.add(ts);
+        this.move(ts, "NO_WORKER", decision.why);
+      }
+      return;
+    }
+    this.assign(ts, decision.worker, decision.why);
+  }
+
+  private assign(ts: TaskRec, ws: WorkerRec, why: Why, event: "ASSIGN" | "STEAL_CONFIRM" = "ASSIGN"): void {
+    this.queued.remove(ts);
+    this.unrunnable.delete(ts);
+    const duration = this.taskDuration(ts);
+    if (ts.prefix.durationAverage < 0) ts.prefix.unknownDurations.add(ts);
+    ts.processingOn = ws;
+    ts.bookedCost = duration;
+    ws.processing.add(ts);
+    this.adjustOccupancy(ws, duration);
+    for (const dts of ts.dependencies) if (!dts.whoHas.has(ws)) this.needReplica(ws, dts);
+    this.nAssigned += 1;
+    this.move(ts, event, { worker: ws.name, ...why });
+    this.checkIdleSaturated(ws);
+    this.stealing?.put(ts);
+    this.fx.toWorker(ws.name, {
+      op: "compute-task",
+      key: ts.key,
+      func: ts.func!,
+      args: ts.args,
+      deps: ts.dependencies.map((dts) => ({ key: dts.key, nbytes: dts.nbytes, holders: names(dts.whoHas) })),
+      priority: ts.priority,
+      duration,
+    });
+  }
+
+  private exitProcessing(ts: TaskRec): void {
+    const ws = ts.processingOn;
+    if (ws === null) return;
+    // Before leaving `processing`: an empty worker's occupancy is reset to exactly 0.
+    for (const dts of ts.dependencies) this.replicaNoLongerNeeded(ws, dts);
+    ws.processing.delete(ts);
+    this.adjustOccupancy(ws, -ts.bookedCost);
+    ts.processingOn = null;
+    ts.bookedCost = 0;
+    ts.stealRequest = null;
+    ts.prefix.unknownDurations.delete(ts);
+    this.stealing?.exitProcessing(ts);
+    this.checkIdleSaturated(ws);
+  }
+
+  /** Take a task out of processing, the queue and the no-worker set: it is about to be done. */
+  private settle(ts: TaskRec): void {
+    this.exitProcessing(ts);
+    this.queued.remove(ts);
+    this.unrunnable.delete(ts);
+    ts.waitingOn = null;
+  }
+
+  private adjustOccupancy(ws: WorkerRec, delta: number): void {
+    ws.occupancy += delta;
+    this.totalOccupancy += delta;
+    if (ws.processing.size === 0) {
+      // Float drift must not leave a phantom backlog: an empty worker has exactly 0, and
+      // the total is re-summed (rare: only when a worker runs dry).
+      ws.occupancy = 0;
+      let total = 0;
+      for (const other of this.running) total += other.occupancy;
+      this.totalOccupancy = total;
+    }
+  }
+
+  private addReplica(ts: TaskRec, ws: WorkerRec): void {
+    if (ts.whoHas.has(ws)) return;
+    ts.whoHas.add(ws);
+    ws.hasWhat.add(ts);
+    ws.nbytes += Math.max(ts.nbytes, 0);
+    const need = ws.needsWhat.get(ts);
+    if (need !== undefined) {
+      ws.needsWhat.delete(ts);
+      this.adjustOccupancy(ws, -need.bytes / this.config.bandwidth);
+      this.checkIdleSaturated(ws);
+    }
+  }
+
+  /** A task processing on `ws` needs `dts` moved there: book the transfer, once per dependency. */
+  private needReplica(ws: WorkerRec, dts: TaskRec): void {
+    const need = ws.needsWhat.get(dts);
+    if (need !== undefined) {
+      need.count += 1;
+      return;
+    }
+    const bytes = this.dataSize(dts);
+    ws.needsWhat.set(dts, { count: 1, bytes });
+    this.adjustOccupancy(ws, bytes / this.config.bandwidth);
+  }
+
+  private replicaNoLongerNeeded(ws: WorkerRec, dts: TaskRec): void {
+    const need = ws.needsWhat.get(dts);
+    if (need === undefined) return;
+    need.count -= 1;
+    if (need.count > 0) return;
+    ws.needsWhat.delete(dts);
+    this.adjustOccupancy(ws, -need.bytes / this.config.bandwidth);
+  }
+
+  /** A task's result is now in memory: notify clients, wake dependents, free what is done. */
+  private dataArrived(ts: TaskRec): void {
+    if (ts.whoWants !== null) for (const client of ts.whoWants) this.reportToClient(client, ts);
+    const ready: TaskRec[] = [];
+    for (const dts of ts.dependents) {
+      if (dts.waitingOn !== null && dts.waitingOn.delete(ts) && dts.waitingOn.size === 0 && dts.state === "waiting") {
+        ready.push(dts);
+      }
+    }
+    if (ready.length > 1) ready.sort(byPriority);
+    for (const dts of ready) this.recommend(dts, "runnable");
+    for (const dts of ts.dependencies) this.doneWaiting(dts, ts);
+    if (ts.whoWants === null && (ts.waiters === null || ts.waiters.size === 0)) this.recommend(ts, "released");
+  }
+
+  /** `dependent` no longer needs `dts`: release `dts` if nobody else does. */
+  private doneWaiting(dts: TaskRec, dependent: TaskRec): void {
+    if (dts.waiters === null || !dts.waiters.delete(dependent)) return;
+    if (dts.waiters.size === 0) {
+      dts.waiters = null;
+      if (dts.whoWants === null) this.recommend(dts, "released");
+    }
+  }
+
+  /** Data lost with the only workers that held it: recompute it if anything needs it. */
+  private dataLost(ts: TaskRec, why: Why): void {
+    this.move(ts, "RELEASE", why);
+    for (const dts of ts.dependents) {
+      if (dts.state === "processing.assigned" || dts.state === "processing.stealing" || dts.state === "no-worker") {
+        this.recommend(dts, "released");
+        (ts.waiters ??= new Set()).add(dts);
+      } else if (dts.state === "waiting" || dts.state === "queued") {
+        (dts.waitingOn ??= new Set()).add(ts);
+        (ts.waiters ??= new Set()).add(dts);
+        if (dts.state === "queued") {
+          this.queued.remove(dts);
+          this.move(dts, "RELEASE", why);
+          this.recommend(dts, "runnable");
+        }
+      }
+    }
+    if (ts.whoWants !== null || (ts.waiters !== null && ts.waiters.size > 0)) this.recommend(ts, "runnable");
+    else this.maybeForget(ts);
+  }
+
+  private release(ts: TaskRec): void {
+    const state = ts.state;
+    if (state === "forgotten" || state === "released") {
+      if (state === "released") this.maybeForget(ts);
+      return;
+    }
+    const stillNeeded = ts.whoWants !== null || (ts.waiters !== null && ts.waiters.size > 0);
+    if (state === "memory") {
+      if (stillNeeded) return;
+      for (const ws of ts.whoHas) {
+        ws.hasWhat.delete(ts);
+        ws.nbytes -= Math.max(ts.nbytes, 0);
+        this.fx.toWorker(ws.name, { op: "free-keys", keys: [ts.key] });
+      }
+      ts.whoHas.clear();
+      this.move(ts, "RELEASE", undefined);
+      this.maybeForget(ts);
+      return;
+    }
+    if (state === "processing.assigned" || state === "processing.stealing") {
+      const ws = ts.processingOn!;
+      this.exitProcessing(ts);
+      this.fx.toWorker(ws.name, { op: "free-keys", keys: [ts.key] });
+    }
+    this.queued.remove(ts);
+    this.unrunnable.delete(ts);
+    ts.waitingOn = null;
+    this.move(ts, "RELEASE", undefined);
+    if (stillNeeded) {
+      this.recommend(ts, "runnable");
+      return;
+    }
+    // Nobody needs it: it no longer holds on to its dependencies either.
+    for (const dts of ts.dependencies) this.doneWaiting(dts, ts);
+    this.maybeForget(ts);
+  }
+
+  private maybeForget(ts: TaskRec): void {
+    if (ts.whoWants === null && ts.dependents.size === 0 && (ts.waiters === null || ts.waiters.size === 0)) {
+      this.recommend(ts, "forgotten");
+    }
+  }
+
+  private forget(ts: TaskRec): void {
+    if (ts.state !== "released" && ts.state !== "erred") return;
+    if (ts.whoWants !== null || ts.dependents.size > 0) return;
+    if (ts.state === "erred") this.move(ts, "RELEASE", undefined);
+    this.move(ts, "FORGET", undefined);
+    this.tasks.delete(ts.key);
+    ts.group.size -= 1;
+    for (const dts of ts.dependencies) {
+      dts.dependents.delete(ts);
+      dts.waiters?.delete(ts);
+      if (dts.whoWants === null && dts.dependents.size === 0) {
+        if (dts.state === "memory") this.recommend(dts, "released");
+        else if (dts.state === "released" || dts.state === "erred") this.recommend(dts, "forgotten");
+      }
+    }
+  }
+
+  private fail(ts: TaskRec, error: ErrorInfo, why: Why): void {
+    ts.exception = error;
+    ts.exceptionBlame = null;
+    this.queued.remove(ts);
+    this.unrunnable.delete(ts);
+    this.move(ts, "ERR", why);
+    this.afterErred(ts);
+  }
+
+  private failDependent(ts: TaskRec, blame: TaskRec): void {
+    if (ts.state === "memory" || ts.state === "erred" || ts.state === "forgotten") return;
+    if (ts.processingOn !== null) this.exitProcessing(ts);
+    this.queued.remove(ts);
+    this.unrunnable.delete(ts);
+    ts.exceptionBlame = blame;
+    this.move(ts, "ERR", { blame: blame.key });
+    this.afterErred(ts);
+  }
+
+  private afterErred(ts: TaskRec): void {
+    if (ts.whoWants !== null) for (const client of ts.whoWants) this.reportToClient(client, ts);
+    ts.waitingOn = null;
+    for (const dts of ts.dependencies) this.doneWaiting(dts, ts);
+    const blame = ts.exceptionBlame ?? ts;
+    const stack = [...ts.dependents];
+    while (stack.length > 0) {
+      const dts = stack.pop()!;
+      if (dts.state === "memory" || dts.state === "erred" || dts.state === "forgotten") continue;
+      this.failDependent(dts, blame);
+    }
+    ts.waiters = null;
+    if (ts.whoWants === null && ts.dependents.size === 0) this.recommend(ts, "forgotten");
+  }
+
+  private queueSlotsMaybeOpened(): void {
+    if (this.queued.size === 0 || !this.queuing) return;
+    let slots = 0;
+    for (const ws of this.idleTaskCount) slots += Math.max(taskSlotsAvailable(ws, this.config.workerSaturation), 0);
+    if (slots === 0) return;
+    for (const ts of this.queued.peekN(slots)) this.recommend(ts, "runnable");
+    this.drain();
+  }
+
+  /** Dask's `check_idle_saturated`, plus the queuing slots set. */
+  /** Dask's `is_unoccupied`: fewer tasks than threads, or less than half the average load. */
+  isUnoccupied(ws: WorkerRec, occupancy: number, nprocessing: number): boolean {
+    return nprocessing < ws.nthreads || occupancy < (ws.nthreads * (this.totalOccupancy / Math.max(this.totalNthreads, 1))) / 2;
+  }
+
+  /** Send a steal request: the task waits in processing.stealing for the victim's answer. */
+  requestSteal(ts: TaskRec, info: InFlight, why: Why): void {
+    ts.stealRequest = info.requestId;
+    this.move(ts, "STEAL", why);
+    this.fx.toWorker(info.victim.name, { op: "steal-request", key: ts.key, requestId: info.requestId });
+  }
+
+  /**
+   * The victim's answer (Dask's `move_task_confirm`). Only the answer to the request in
+   * flight counts; a late, duplicated or foreign answer is stale and changes nothing.
+   */
+  private stealResponse(op: StealResponseOp): void {
+    const stealing = this.stealing;
+    const ts = this.tasks.get(op.key);
+    if (stealing === null || ts === undefined) return;
+    const info = stealing.inFlight.get(ts);
+    if (info === undefined || info.requestId !== op.requestId || info.victim.name !== op.worker || info.victim.id !== op.id) {
+      stealing.metrics.stale += 1;
+      return;
+    }
+    stealing.removeInFlight(ts);
+    const { victim, thief, level } = info;
+    const why: Why = { victim: victim.name, thief: thief.name, level, requestId: info.requestId, state: op.state };
+    const thiefAlive = this.workers.get(thief.name) === thief && thief.state === "running";
+    const undefinedState = op.state === "released";
+    if (undefinedState || (op.outcome === "confirm" && !thiefAlive)) {
+      // The victim no longer had it, or the thief is gone: place it afresh.
+      this.exitProcessing(ts);
+      this.move(ts, "RELEASE", { ...why, rule: "steal-reschedule" });
+      this.recommend(ts, "runnable");
+    } else if (op.outcome === "reject") {
+      stealing.metrics.rejected[level]! += 1;
+      this.move(ts, "STEAL_REJECT", why);
+    } else {
+      stealing.metrics.confirmed[level]! += 1;
+      this.exitProcessing(ts);
+      this.assign(ts, thief, why, "STEAL_CONFIRM");
+    }
+    this.checkIdleSaturated(thief);
+    this.checkIdleSaturated(victim);
+  }
+
+  checkIdleSaturated(ws: WorkerRec, occupancy = ws.occupancy): void {
+    if (ws.state !== "running") return;
+    if (this.queuing) {
+      if (taskSlotsAvailable(ws, this.config.workerSaturation) > 0) this.idleTaskCount.add(ws);
+      else this.idleTaskCount.delete(ws);
+    }
+    if (this.totalNthreads === 0) return;
+    const nc = ws.nthreads;
+    const p = ws.processing.size;
+    const occ = occupancy;
+    const avg = this.totalOccupancy / this.totalNthreads;
+    if (p < nc || occ < (nc * avg) / 2) {
+      this.idle.add(ws);
+      this.saturated.delete(ws);
+      return;
+    }
+    this.idle.delete(ws);
+    if (p > nc) {
+      const pending = (occ * (p - nc)) / (p * nc);
+      if (pending > 0.4 && pending > 1.9 * avg) {
+        this.saturated.add(ws);
+        return;
+      }
+    }
+    this.saturated.delete(ws);
+  }
+
+  private lifecycle(event: "START" | "CLOSE" | "CLOSED"): void {
+    const to = SCHEDULER.next(this.state, event);
+    if (to === undefined) return;
+    const from = this.state;
+    this.state = to;
+    this.fx.transition("scheduler", "scheduler", event, from, to);
+  }
+
+  private workerLifecycle(ws: WorkerRec, event: WorkerLifecycleEvent["type"], why?: Why): void {
+    const to = WORKER.next(ws.state, event);
+    if (to === undefined) return;
+    const from = ws.state;
+    ws.state = to;
+    this.fx.transition("worker", ws.name, event, from, to, why);
+  }
+
+  // ---- queries -------------------------------------------------------------------------
+
+  taskState(key: string): TaskStateName | undefined {
+    return this.tasks.get(key)?.state;
+  }
+}
+
+function names(workers: Iterable<WorkerRec>): string[] {
+  const out: string[] = [];
+  for (const ws of workers) out.push(ws.name);
+  return out;
+}
+
+function byPriority(a: TaskRec, b: TaskRec): number {
+  return priorityLess(a.priority, b.priority) ? -1 : priorityLess(b.priority, a.priority) ? 1 : 0;
+}
+
+export type { WorkerLostOp };

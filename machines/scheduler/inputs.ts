@@ -1,0 +1,30 @@
+import type { ClientToScheduler, ErrorInfo, SchedulerToClient, SchedulerToWorker, WorkerToScheduler } from "../protocol.js";
+import type { Why } from "./placement.js";
+
+/** A worker stopped answering (missed heartbeats, closed connection): detected by the host. */
+export interface WorkerLostOp {
+  op: "worker-lost";
+  name: string;
+  id: string;
+  reason: string;
+}
+
+/** The scheduler's own lifecycle, from its host. */
+export type SchedulerLifecycleOp = { op: "scheduler-start" } | { op: "scheduler-close" };
+
+/** Run one work-stealing pass now (hosts feed it every workStealingInterval and on demand). */
+export interface BalanceOp {
+  op: "balance";
+}
+
+/** Every stimulus the scheduler core takes, stamped with the time the host saw it. */
+export type SchedulerInput = (ClientToScheduler | WorkerToScheduler | WorkerLostOp | SchedulerLifecycleOp | BalanceOp) & { t: number };
+
+export type SchedulerReply = { ok: true } | { ok: false; error: ErrorInfo & { keys?: string[] } };
+
+/** What the scheduler core asks its host to do; every call is synchronous and cheap. */
+export interface SchedulerEffects {
+  toWorker(worker: string, op: SchedulerToWorker): void;
+  toClient(client: string, op: SchedulerToClient): void;
+  transition(machine: string, id: string, event: string, from: string, to: string, why?: Why): void;
+}

@@ -1,0 +1,297 @@
+import type { Config } from "../config.js";
+import { commCost, validWorkers, type PlacementContext, type Why } from "./placement.js";
+import type { TaskRec, WorkerRec } from "./state.js";
+import { StealBin } from "./steal-bin.js";
+
+/**
+ * Work stealing after Dask's `distributed/stealing.py` (WorkStealing): an index of
+ * stealable processing tasks binned by compute-to-communication ratio, a balancing pass
+ * that plays idle workers against saturated ones, and the bookkeeping of in-flight
+ * requests. The transactional part (steal-request, the victim's confirm/reject, moving the
+ * task) is carried out by the scheduler core through `StealHost`, so every step is a task
+ * machine transition in the log.
+ */
+export const LEVELS = 15;
+
+/** Cost factor of each level; level 0 holds tasks without dependencies. */
+export const COST_MULTIPLIERS: readonly number[] = [1, ...Array.from({ length: LEVELS - 1 }, (_, i) => 1 + 2 ** (i + 1 - 6))];
+
+export interface InFlight {
+  victim: WorkerRec;
+  thief: WorkerRec;
+  victimDuration: number;
+  thiefDuration: number;
+  requestId: string;
+  level: number;
+}
+
+export interface StealHost extends PlacementContext {
+  readonly workers: ReadonlyMap<string, WorkerRec>;
+  readonly saturated: ReadonlySet<WorkerRec>;
+  readonly totalOccupancy: number;
+  /** Move the task to processing.stealing and send the steal request to the victim. */
+  requestSteal(ts: TaskRec, info: InFlight, why: Why): void;
+  /** Dask's `is_unoccupied`: still a candidate thief at this occupancy and task count. */
+  isUnoccupied(ws: WorkerRec, occupancy: number, nprocessing: number): boolean;
+  checkIdleSaturated(ws: WorkerRec, occupancy?: number): void;
+}
+
+export interface StealMetrics {
+  requests: number[];
+  confirmed: number[];
+  rejected: number[];
+  /** Responses that arrived after the request was moot (task released, finished, moved). */
+  stale: number;
+}
+
+/** Why a task is not stealable, or its cost multiplier and level. */
+export type StealRatio = { level: number; costMultiplier: number } | null;
+
+export class WorkStealing {
+  private readonly stealable = new Map<WorkerRec, StealBin[]>();
+  /** Level each indexed task sits at (absent: not indexed). */
+  private readonly levelOf = new Map<TaskRec, number>();
+  readonly inFlight = new Map<TaskRec, InFlight>();
+  readonly inFlightOccupancy = new Map<WorkerRec, number>();
+  private readonly inFlightTasks = new Map<WorkerRec, number>();
+  /** Tasks indexed with a guessed duration, by prefix: re-levelled once one is measured. */
+  private readonly unknownDurations = new Map<string, Set<TaskRec>>();
+  private readonly fastPrefixes: ReadonlySet<string>;
+  private requestCounter = 0;
+  readonly metrics: StealMetrics = { requests: new Array(LEVELS).fill(0), confirmed: new Array(LEVELS).fill(0), rejected: new Array(LEVELS).fill(0), stale: 0 };
+
+  constructor(
+    private readonly host: StealHost,
+    config: Config,
+  ) {
+    this.fastPrefixes = new Set(Object.entries(config.defaultTaskDurations).filter(([, d]) => d <= 0.001).map(([p]) => p));
+  }
+
+  addWorker(ws: WorkerRec): void {
+    this.stealable.set(ws, Array.from({ length: LEVELS }, () => new StealBin()));
+  }
+
+  removeWorker(ws: WorkerRec): void {
+    const levels = this.stealable.get(ws);
+    if (levels !== undefined) for (const bin of levels) for (const ts of bin.all()) this.levelOf.delete(ts);
+    this.stealable.delete(ws);
+  }
+
+  /** Dask's `steal_time_ratio`. */
+  stealTimeRatio(ts: TaskRec): StealRatio {
+    if (this.fastPrefixes.has(ts.prefix.name)) return null;
+    const r = ts.restrictions;
+    if (r !== null && !r.allowOtherWorkers && (r.workers !== undefined || r.hosts !== undefined || r.resources !== undefined)) return null;
+    if (ts.dependencies.length === 0) return { level: 0, costMultiplier: 0 };
+    const compute = this.host.taskDuration(ts);
+    if (!(compute > 0)) return null;
+    let nbytes = 0;
+    for (const dts of ts.dependencies) nbytes += this.host.dataSize(dts);
+    const transfer = nbytes / this.host.config.bandwidth + this.host.config.latency;
+    const costMultiplier = transfer / compute;
+    let level = Math.round(Math.log2(costMultiplier) + 6);
+    if (level < 1) level = 1;
+    else if (level >= LEVELS) return null;
+    return { level, costMultiplier };
+  }
+
+  /**
+   * A task entered processing (or moved): index it if it may be stolen. A task whose prefix
+   * has no measured or configured duration waits until one is measured: stealing on a guess
+   * moves data for nothing (Dask's test_dont_steal_unknown_functions and
+   * test_eventually_steal_unknown_functions).
+   */
+  put(ts: TaskRec): void {
+    const ws = ts.processingOn;
+    if (ws === null) return;
+    if (ts.prefix.durationAverage < 0 && this.host.config.defaultTaskDurations[ts.prefix.name] === undefined) {
+      let set = this.unknownDurations.get(ts.prefix.name);
+      if (set === undefined) this.unknownDurations.set(ts.prefix.name, (set = new Set()));
+      set.add(ts);
+      return;
+    }
+    const ratio = this.stealTimeRatio(ts);
+    if (ratio === null) return;
+    const levels = this.stealable.get(ws);
+    if (levels === undefined) return;
+    levels[ratio.level]!.add(ts);
+    this.levelOf.set(ts, ratio.level);
+  }
+
+  remove(ts: TaskRec): void {
+    this.unknownDurations.get(ts.prefix.name)?.delete(ts);
+    const level = this.levelOf.get(ts);
+    if (level === undefined) return;
+    this.levelOf.delete(ts);
+    const ws = ts.processingOn;
+    if (ws !== null) this.stealable.get(ws)?.[level]!.delete(ts);
+  }
+
+  /** A task left processing (finished, erred, released, its worker left). */
+  exitProcessing(ts: TaskRec): void {
+    this.remove(ts);
+    this.removeInFlight(ts);
+  }
+
+  /** A prefix's duration was measured for the first time: re-level its tasks. */
+  durationLearned(prefixName: string): void {
+    const tasks = this.unknownDurations.get(prefixName);
+    if (tasks === undefined) return;
+    this.unknownDurations.delete(prefixName);
+    for (const ts of tasks) {
+      if (ts.processingOn === null || this.inFlight.has(ts)) continue;
+      this.remove(ts);
+      this.put(ts);
+    }
+  }
+
+  isStealable(ts: TaskRec): boolean {
+    return this.levelOf.has(ts);
+  }
+
+  nextRequestId(): string {
+    return `steal-${this.requestCounter++}`;
+  }
+
+  addInFlight(ts: TaskRec, info: InFlight): void {
+    this.inFlight.set(ts, info);
+    add(this.inFlightOccupancy, info.victim, -info.victimDuration);
+    add(this.inFlightOccupancy, info.thief, info.thiefDuration);
+    add(this.inFlightTasks, info.victim, -1);
+    add(this.inFlightTasks, info.thief, 1);
+    this.metrics.requests[info.level]! += 1;
+  }
+
+  removeInFlight(ts: TaskRec): InFlight | undefined {
+    const info = this.inFlight.get(ts);
+    if (info === undefined) return undefined;
+    this.inFlight.delete(ts);
+    add(this.inFlightOccupancy, info.thief, -info.thiefDuration);
+    add(this.inFlightOccupancy, info.victim, info.victimDuration);
+    add(this.inFlightTasks, info.victim, 1);
+    add(this.inFlightTasks, info.thief, -1);
+    if (this.inFlight.size === 0) {
+      // Nothing in flight: the corrections must be exactly zero, not float residue.
+      this.inFlightOccupancy.clear();
+      this.inFlightTasks.clear();
+    }
+    return info;
+  }
+
+  combinedOccupancy(ws: WorkerRec, occupancies?: ReadonlyMap<WorkerRec, number>): number {
+    return (occupancies?.get(ws) ?? ws.occupancy) + (this.inFlightOccupancy.get(ws) ?? 0);
+  }
+
+  combinedNprocessing(ws: WorkerRec): number {
+    return ws.processing.size + (this.inFlightTasks.get(ws) ?? 0);
+  }
+
+  /** Worth running a pass: some workers idle, not all, and someone with a backlog. */
+  wantsBalance(): boolean {
+    const host = this.host;
+    if (host.idle.size === 0 || host.idle.size >= host.running.length) return false;
+    if (host.saturated.size > 0) return true;
+    for (const ws of host.running) {
+      if (this.combinedNprocessing(ws) > ws.nthreads && !host.idle.has(ws)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Dask's `WorkStealing.balance`, one pass. Deviation, for an O(stolen + levels) pass: a
+   * victim's level is left at the first task whose steal does not pay (its neighbours in
+   * the level have about the same ratio), where Dask tries every task of the level.
+   */
+  balance(): void {
+    const host = this.host;
+    const occupancies = new Map<WorkerRec, number>();
+    for (const ws of host.running) occupancies.set(ws, ws.occupancy);
+    const combined = (ws: WorkerRec) => this.combinedOccupancy(ws, occupancies);
+    const thieves = new Set([...host.idle].sort((a, b) => a.order - b.order));
+    if (thieves.size === 0 || thieves.size >= host.running.length) return;
+    let victims: WorkerRec[];
+    if (host.saturated.size > 0) {
+      victims = [...host.saturated];
+    } else {
+      victims = [...host.running]
+        .sort((a, b) => combined(b) - combined(a) || a.order - b.order)
+        .slice(0, 10)
+        .filter((ws) => combined(ws) > 0.2 && this.combinedNprocessing(ws) > ws.nthreads && !thieves.has(ws));
+      if (victims.length === 0) return;
+    }
+    victims.sort((a, b) => combined(b) - combined(a) || a.order - b.order);
+
+    for (let level = 0; level < LEVELS && thieves.size > 0; level++) {
+      for (const victim of victims) {
+        if (thieves.size === 0) break;
+        const stealable = this.stealable.get(victim)?.[level];
+        if (stealable === undefined || stealable.size === 0) continue;
+        for (const ts of stealable.newestFirst()) {
+          if (thieves.size === 0) break;
+          if (ts.processingOn !== victim || this.levelOf.get(ts) !== level) {
+            stealable.delete(ts);
+            continue;
+          }
+          const thief = this.pickThief(ts, thieves, occupancies);
+          if (thief === null) continue;
+          const occThief = combined(thief);
+          const occVictim = combined(victim);
+          const commThief = commCost(host, ts, thief);
+          const commVictim = commCost(host, ts, victim);
+          const compute = host.taskDuration(ts);
+          if (occThief + commThief + compute > occVictim - (commVictim + compute) / 2) break;
+          const info: InFlight = {
+            victim,
+            thief,
+            victimDuration: compute + commVictim,
+            thiefDuration: compute + commThief,
+            requestId: this.nextRequestId(),
+            level,
+          };
+          this.remove(ts);
+          this.addInFlight(ts, info);
+          host.requestSteal(ts, info, {
+            victim: victim.name,
+            thief: thief.name,
+            level,
+            requestId: info.requestId,
+            compute,
+            commVictim,
+            commThief,
+            occVictim,
+            occThief,
+          });
+          if (!host.isUnoccupied(thief, combined(thief), this.combinedNprocessing(thief))) thieves.delete(thief);
+        }
+        host.checkIdleSaturated(victim, combined(victim));
+      }
+    }
+  }
+
+  /** Dask's `_get_thief`: the candidate where the task would start soonest. */
+  private pickThief(ts: TaskRec, thieves: Set<WorkerRec>, occupancies: ReadonlyMap<WorkerRec, number>): WorkerRec | null {
+    let pool: Iterable<WorkerRec> = thieves;
+    const valid = validWorkers(this.host, ts);
+    if (valid !== null) {
+      const within = [...thieves].filter((ws) => valid.has(ws));
+      if (within.length > 0) pool = within;
+      else if (!ts.restrictions?.allowOtherWorkers) return null;
+    }
+    let best: WorkerRec | null = null;
+    let bestStart = Infinity;
+    let bestBytes = Infinity;
+    for (const ws of pool) {
+      const start = this.combinedOccupancy(ws, occupancies) / ws.nthreads + commCost(this.host, ts, ws);
+      if (start < bestStart || (start === bestStart && (ws.nbytes < bestBytes || (ws.nbytes === bestBytes && best !== null && ws.order < best.order)))) {
+        best = ws;
+        bestStart = start;
+        bestBytes = ws.nbytes;
+      }
+    }
+    return best;
+  }
+}
+
+function add(map: Map<WorkerRec, number>, ws: WorkerRec, delta: number): void {
+  map.set(ws, (map.get(ws) ?? 0) + delta);
+}

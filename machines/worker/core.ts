@@ -1,0 +1,462 @@
+import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
+import type { WorkerTaskEvent } from "../definitions/worker-task.js";
+import { priorityLess, type Priority } from "../priority.js";
+import type { ComputeTaskOp, ErrorInfo, WorkerToScheduler } from "../protocol.js";
+import { WORKER, WORKER_TASK, type WorkerStateName, type WorkerTaskStateName } from "../tables.js";
+import { IndexedHeap } from "../util/heap.js";
+import type { WorkerEffects, WorkerInit, WorkerInput } from "./inputs.js";
+
+export class WTask {
+  state: WorkerTaskStateName = "released";
+  func: string | null = null;
+  args: unknown[] = [];
+  priority: Priority = [0, 0, 0];
+  /** The scheduler asked this worker to compute it (not only to fetch it). */
+  requested = false;
+  /** The scheduler said free-keys; the result stays only while a task here still needs it. */
+  freed = false;
+  readonly dependencies: WTask[] = [];
+  readonly dependents = new Set<WTask>();
+  /** Dependencies not in memory here yet. */
+  missing = 0;
+  /** Peers that hold it, while it must be fetched. */
+  readonly holders = new Set<string>();
+  nbytes = -1;
+  /**
+   * A compute request that came while the task was cancelled on its way from a peer
+   * (now `resumed`): if that transfer fails, the task is computed instead (Dask's
+   * `_transition_resumed_fetch`).
+   */
+  computeInstead: ComputeTaskOp | null = null;
+  constructor(readonly key: string) {}
+}
+
+const MAX_KEYS_PER_GATHER = 64;
+
+/**
+ * A worker's state and policies, sans I/O (after Dask's WorkerState): it decides what to
+ * run next (a heap by priority over `nthreads` slots), what to fetch from whom (at most
+ * `transferIncomingCountLimit` peers at once), and how to answer the scheduler. Running
+ * functions, moving bytes and the clock belong to the host.
+ */
+export class WorkerCore {
+  state: WorkerStateName = WORKER.initial;
+  readonly tasks = new Map<string, WTask>();
+  private readonly ready = new IndexedHeap<WTask>((a, b) => priorityLess(a.priority, b.priority));
+  private readonly fetchQueue = new IndexedHeap<WTask>((a, b) => priorityLess(a.priority, b.priority));
+  private readonly inFlightFrom = new Map<string, WTask[]>();
+  executing = 0;
+  now = 0;
+
+  constructor(
+    readonly init: WorkerInit,
+    private readonly fx: WorkerEffects,
+  ) {}
+
+  get name(): string {
+    return this.init.name;
+  }
+
+  handle(input: WorkerInput): void {
+    this.now = input.t;
+    switch (input.op) {
+      case "registered":
+        this.lifecycle("START");
+        break;
+      case "pause":
+        this.lifecycle("PAUSE");
+        break;
+      case "resume":
+        this.lifecycle("RESUME");
+        break;
+      case "close":
+        this.lifecycle("CLOSE");
+        break;
+      case "compute-task":
+        this.computeTask(input);
+        break;
+      case "free-keys":
+        for (const key of input.keys) this.freeKey(key);
+        break;
+      case "steal-request":
+        this.stealRequest(input.key, input.requestId);
+        break;
+      case "put-data":
+        for (const { key, nbytes } of input.keys) this.putData(key, nbytes);
+        break;
+      case "gather-done":
+        this.gatherDone(input.from, input.received, input.missing);
+        break;
+      case "gather-failed":
+        this.gatherFailed(input.from, input.keys);
+        break;
+      case "execute-done":
+        this.executeDone(input.key, input.nbytes, input.start, input.stop);
+        break;
+      case "execute-failed":
+        this.executeFailed(input.key, input.error);
+        break;
+    }
+    this.ensureCommunicating();
+    this.ensureComputing();
+  }
+
+  /** Keys held in memory with their sizes (for re-registration with a scheduler). */
+  holding(): { key: string; nbytes: number }[] {
+    const out: { key: string; nbytes: number }[] = [];
+    for (const ts of this.tasks.values()) if (ts.state === "memory") out.push({ key: ts.key, nbytes: ts.nbytes });
+    return out;
+  }
+
+  // ---- stimuli -------------------------------------------------------------------------
+
+  private computeTask(op: ComputeTaskOp): void {
+    const ts = this.ensureTask(op.key);
+    ts.func = op.func;
+    ts.args = op.args;
+    ts.priority = op.priority;
+    ts.requested = true;
+    ts.freed = false;
+    switch (ts.state) {
+      case "memory":
+        this.send({ op: "task-finished", worker: this.name, id: this.init.id, key: ts.key, nbytes: ts.nbytes, start: this.now, stop: this.now });
+        return;
+      case "error":
+      case "waiting":
+      case "ready":
+      case "executing":
+      case "resumed":
+      case "flight": // arriving from a peer: having it is as good as computing it
+        return;
+      case "cancelled":
+        this.move(ts, "COMPUTE_AGAIN");
+        ts.computeInstead = op;
+        return;
+      case "fetch":
+      case "released":
+        break;
+    }
+    this.fetchQueue.remove(ts);
+    ts.missing = 0;
+    for (const dep of op.deps) {
+      const dts = this.ensureTask(dep.key);
+      if (!ts.dependencies.includes(dts)) ts.dependencies.push(dts);
+      dts.dependents.add(ts);
+      if (dts.state === "memory") continue;
+      ts.missing += 1;
+      for (const holder of dep.holders) if (holder !== this.name) dts.holders.add(holder);
+      if (dep.nbytes >= 0) dts.nbytes = dep.nbytes;
+      if (dts.state === "released") {
+        dts.priority = ts.priority;
+        dts.freed = false;
+        this.move(dts, "FETCH");
+        this.fetchQueue.push(dts);
+      }
+    }
+    if (ts.missing > 0) this.move(ts, "WAIT_DEPS");
+    else this.makeReady(ts);
+  }
+
+  private makeReady(ts: WTask): void {
+    this.move(ts, "READY");
+    this.ready.push(ts);
+  }
+
+  private freeKey(key: string): void {
+    const ts = this.tasks.get(key);
+    if (ts === undefined) return;
+    ts.requested = false;
+    ts.freed = true;
+    if (this.neededLocally(ts)) return;
+    this.release(ts);
+  }
+
+  /** Some task this worker must still compute depends on it. */
+  private neededLocally(ts: WTask): boolean {
+    for (const dependent of ts.dependents) {
+      if (dependent.requested && (dependent.state === "waiting" || dependent.state === "ready")) return true;
+    }
+    return false;
+  }
+
+  private release(ts: WTask): void {
+    switch (ts.state) {
+      case "memory":
+        this.fx.freeData(ts.key);
+        this.move(ts, "FREE");
+        break;
+      case "ready":
+        this.ready.remove(ts);
+        this.move(ts, "FREE");
+        break;
+      case "fetch":
+        this.fetchQueue.remove(ts);
+        this.move(ts, "FREE");
+        break;
+      case "waiting":
+      case "error":
+        this.move(ts, "FREE");
+        break;
+      case "executing":
+      case "flight":
+      case "resumed":
+        // The work is under way and cannot be interrupted; its outcome will be dropped.
+        this.move(ts, "FREE");
+        return;
+      case "cancelled":
+      case "released":
+        break;
+    }
+    this.dropIfUnused(ts);
+  }
+
+  /** Forget a released task and, transitively, dependencies nothing here needs any more. */
+  private dropIfUnused(root: WTask): void {
+    const stack = [root];
+    while (stack.length > 0) {
+      const ts = stack.pop()!;
+      if (ts.state !== "released" || ts.requested || ts.dependents.size > 0) continue;
+      this.tasks.delete(ts.key);
+      for (const dts of ts.dependencies) {
+        dts.dependents.delete(ts);
+        if (dts.requested || dts.dependents.size > 0) continue;
+        // A replica in memory stays until the scheduler frees it: it counts it as here.
+        if ((dts.state === "memory" && dts.freed) || dts.state === "fetch") {
+          this.release(dts);
+        } else if (dts.state === "released") {
+          stack.push(dts);
+        } else if (dts.state === "flight") {
+          this.move(dts, "FREE");
+        }
+      }
+    }
+  }
+
+  private stealRequest(key: string, requestId: string): void {
+    const ts = this.tasks.get(key);
+    const state = ts?.state ?? "released";
+    const confirm = ts !== undefined && ts.requested && WORKER_TASK.next(ts.state, "STEAL") !== undefined;
+    if (confirm) {
+      if (ts.state === "ready") this.ready.remove(ts);
+      this.move(ts, "STEAL");
+      ts.requested = false;
+      this.dropIfUnused(ts);
+    }
+    this.send({
+      op: "steal-response",
+      worker: this.name,
+      id: this.init.id,
+      key,
+      requestId,
+      outcome: confirm ? "confirm" : "reject",
+      state,
+    });
+  }
+
+  private putData(key: string, nbytes: number): void {
+    const ts = this.ensureTask(key);
+    ts.nbytes = nbytes;
+    if (ts.state === "memory") return;
+    if (ts.state === "ready") this.ready.remove(ts);
+    if (ts.state === "fetch") this.fetchQueue.remove(ts);
+    if (WORKER_TASK.next(ts.state, "DATA") === undefined) return;
+    this.move(ts, "DATA");
+    this.dataArrived(ts);
+  }
+
+  private gatherDone(from: string, received: { key: string; nbytes: number }[], missing: string[]): void {
+    this.inFlightFrom.delete(from);
+    const replicas: { key: string; nbytes: number }[] = [];
+    for (const { key, nbytes } of received) {
+      const ts = this.tasks.get(key);
+      if (ts === undefined) continue;
+      ts.nbytes = nbytes;
+      if (ts.state === "flight" || ts.state === "resumed") {
+        this.move(ts, "RECEIVED");
+        replicas.push({ key, nbytes });
+        if (ts.requested) {
+          this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start: this.now, stop: this.now });
+        }
+        this.dataArrived(ts);
+      } else if (ts.state === "cancelled") {
+        this.move(ts, "RECEIVED");
+        if (this.keepForLocalDependents(ts)) replicas.push({ key, nbytes });
+      } else if (ts.state !== "memory") {
+        this.fx.freeData(key);
+      }
+    }
+    if (replicas.length > 0) this.send({ op: "add-keys", worker: this.name, id: this.init.id, keys: replicas });
+    for (const key of missing) {
+      const ts = this.tasks.get(key);
+      if (ts === undefined) continue;
+      ts.holders.delete(from);
+      this.send({ op: "missing-data", worker: this.name, id: this.init.id, key, holder: from });
+      this.refetch(ts);
+    }
+  }
+
+  private gatherFailed(from: string, keys: string[]): void {
+    this.inFlightFrom.delete(from);
+    for (const ts of this.tasks.values()) ts.holders.delete(from);
+    for (const key of keys) {
+      const ts = this.tasks.get(key);
+      if (ts !== undefined) this.refetch(ts);
+    }
+  }
+
+  /** A transfer did not deliver `ts`: queue it again (the scheduler re-plans if no holder is left). */
+  private refetch(ts: WTask): void {
+    if (ts.state === "flight") {
+      this.move(ts, "FETCH_FAILED");
+      this.fetchQueue.push(ts);
+    } else if (ts.state === "cancelled" || ts.state === "resumed") {
+      const computeInstead = ts.state === "resumed" && ts.requested ? ts.computeInstead : null;
+      ts.computeInstead = null;
+      this.move(ts, "FETCH_FAILED");
+      // The scheduler is waiting for this worker to compute it: do, rather than forget it.
+      if (computeInstead !== null) {
+        this.computeTask(computeInstead);
+      } else if (this.neededLocally(ts)) {
+        // Cancelled, then needed again as a dependency while still in flight: fetch again.
+        this.move(ts, "FETCH");
+        this.fetchQueue.push(ts);
+      } else {
+        this.dropIfUnused(ts);
+      }
+    }
+  }
+
+  /**
+   * A cancelled task's result arrived anyway (its execution or transfer ended; it is
+   * released now). If a task here was asked for since and waits for it, the result is
+   * kept (the caller tells the scheduler of the replica); otherwise it is dropped. Dask
+   * sends such a task back to flight or resumes it instead.
+   */
+  private keepForLocalDependents(ts: WTask): boolean {
+    if (!this.neededLocally(ts)) {
+      this.fx.freeData(ts.key);
+      this.dropIfUnused(ts);
+      return false;
+    }
+    // Announced to the scheduler as a replica: kept until it frees it, like any other.
+    ts.freed = false;
+    this.move(ts, "DATA");
+    this.dataArrived(ts);
+    return true;
+  }
+
+  private executeDone(key: string, nbytes: number, start: number, stop: number): void {
+    const ts = this.tasks.get(key);
+    if (ts === undefined) return;
+    this.executing -= 1;
+    ts.nbytes = nbytes;
+    if (ts.state === "cancelled") {
+      this.move(ts, "DONE");
+      if (this.keepForLocalDependents(ts)) this.send({ op: "add-keys", worker: this.name, id: this.init.id, keys: [{ key, nbytes }] });
+      return;
+    }
+    this.move(ts, "DONE");
+    this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start, stop });
+    this.dataArrived(ts);
+  }
+
+  private executeFailed(key: string, error: ErrorInfo): void {
+    const ts = this.tasks.get(key);
+    if (ts === undefined) return;
+    this.executing -= 1;
+    if (ts.state === "cancelled") {
+      this.move(ts, "FAIL");
+      this.dropIfUnused(ts);
+      return;
+    }
+    this.move(ts, "FAIL");
+    this.send({ op: "task-erred", worker: this.name, id: this.init.id, key, error });
+  }
+
+  private dataArrived(ts: WTask): void {
+    for (const dependent of ts.dependents) {
+      if (dependent.state !== "waiting") continue;
+      dependent.missing -= 1;
+      if (dependent.missing === 0) this.makeReady(dependent);
+    }
+  }
+
+  // ---- scheduling ----------------------------------------------------------------------
+
+  private ensureComputing(): void {
+    if (this.state !== "running") return;
+    while (this.executing < this.init.nthreads && this.ready.size > 0) {
+      const ts = this.ready.pop()!;
+      this.move(ts, "EXECUTE");
+      this.executing += 1;
+      this.fx.execute(ts.key, ts.func!, ts.args);
+    }
+  }
+
+  private ensureCommunicating(): void {
+    if (this.state !== "running" && this.state !== "paused") return;
+    const limit = this.init.transferIncomingCountLimit;
+    const skipped: WTask[] = [];
+    while (this.inFlightFrom.size < limit && this.fetchQueue.size > 0) {
+      const ts = this.fetchQueue.pop()!;
+      const holder = this.pickHolder(ts);
+      if (holder === undefined) {
+        skipped.push(ts);
+        continue;
+      }
+      const batch = [ts];
+      for (const other of this.fetchQueue.values()) {
+        if (batch.length >= MAX_KEYS_PER_GATHER) break;
+        if (other.holders.has(holder)) batch.push(other);
+      }
+      for (const t of batch) {
+        this.fetchQueue.remove(t);
+        this.move(t, "GATHER");
+      }
+      this.inFlightFrom.set(holder, batch);
+      this.fx.gather(
+        holder,
+        batch.map((t) => t.key),
+      );
+    }
+    for (const ts of skipped) this.fetchQueue.push(ts);
+  }
+
+  /** A holder we are not already fetching from, first in name order (deterministic). */
+  private pickHolder(ts: WTask): string | undefined {
+    let best: string | undefined;
+    for (const holder of ts.holders) {
+      if (this.inFlightFrom.has(holder)) continue;
+      if (best === undefined || holder < best) best = holder;
+    }
+    return best;
+  }
+
+  // ---- plumbing ------------------------------------------------------------------------
+
+  private ensureTask(key: string): WTask {
+    let ts = this.tasks.get(key);
+    if (ts === undefined) this.tasks.set(key, (ts = new WTask(key)));
+    return ts;
+  }
+
+  private move(ts: WTask, event: WorkerTaskEvent["type"]): void {
+    const from = ts.state;
+    const to = WORKER_TASK.next(from, event);
+    if (to === undefined) throw new Error(`worker ${this.name}: task ${ts.key}: ${event} is not accepted in state ${from}`);
+    ts.state = to;
+    this.fx.transition("wtask", ts.key, event, from, to);
+  }
+
+  private lifecycle(event: WorkerLifecycleEvent["type"]): void {
+    const to = WORKER.next(this.state, event);
+    if (to === undefined) return;
+    const from = this.state;
+    this.state = to;
+    this.fx.transition("worker", this.name, event, from, to);
+  }
+
+  private send(op: WorkerToScheduler): void {
+    this.fx.toScheduler(op);
+  }
+}

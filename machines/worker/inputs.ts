@@ -1,0 +1,36 @@
+import type { ComputeTaskOp, ErrorInfo, FreeKeysOp, StealRequestOp, WorkerToScheduler } from "../protocol.js";
+
+export interface WorkerInit {
+  name: string;
+  /** This incarnation's id (a restarted worker gets a new one). */
+  id: string;
+  nthreads: number;
+  transferIncomingCountLimit: number;
+}
+
+/** Stimuli from the worker's own host: lifecycle, finished transfers and executions. */
+export type WorkerLocalOp =
+  | { op: "registered" }
+  | { op: "pause" }
+  | { op: "resume" }
+  | { op: "close" }
+  /** Data handed to this worker directly (scatter). */
+  | { op: "put-data"; keys: { key: string; nbytes: number }[] }
+  | { op: "gather-done"; from: string; received: { key: string; nbytes: number }[]; missing: string[] }
+  | { op: "gather-failed"; from: string; keys: string[]; reason: string }
+  | { op: "execute-done"; key: string; nbytes: number; start: number; stop: number }
+  | { op: "execute-failed"; key: string; error: ErrorInfo; start: number; stop: number };
+
+export type WorkerInput = (ComputeTaskOp | FreeKeysOp | StealRequestOp | WorkerLocalOp) & { t: number };
+
+/** What the worker core asks its host to do. */
+export interface WorkerEffects {
+  toScheduler(op: WorkerToScheduler): void;
+  /** Run a registered function; answer with execute-done or execute-failed. */
+  execute(key: string, func: string, args: unknown[]): void;
+  /** Fetch keys from a peer; answer with gather-done or gather-failed. */
+  gather(from: string, keys: string[]): void;
+  /** Drop a result from the data store. */
+  freeData(key: string): void;
+  transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void;
+}

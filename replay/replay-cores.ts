@@ -1,0 +1,83 @@
+/**
+ * Rebuilding an actor's core from its start record, for replay: the same core the actor
+ * hosted, with effects that report transitions and count messages instead of sending them.
+ */
+import { resolveConfig } from "../machines/config.js";
+import { SchedulerCore } from "../machines/scheduler/core.js";
+import type { SchedulerInput } from "../machines/scheduler/inputs.js";
+import { WorkerCore } from "../machines/worker/core.js";
+import type { WorkerInput } from "../machines/worker/inputs.js";
+import { schedulerInstance, workerCoreInstance } from "./instance-snapshot.js";
+import type { InputRecord, StartRecord } from "./types.js";
+
+export interface ReplayEffects {
+  transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void;
+  /** The core sent a message (or asked its host to run or fetch something). */
+  sent(op: string): void;
+}
+
+export type ReplayHost = SchedulerHost | WorkerHost;
+
+export class SchedulerHost {
+  readonly role = "scheduler";
+  readonly core: SchedulerCore;
+
+  constructor(init: Record<string, unknown>, fx: ReplayEffects) {
+    if (typeof init.config !== "object" || init.config === null) throw new Error("the scheduler's start record has no config");
+    this.core = new SchedulerCore(resolveConfig(init.config, "the start record"), {
+      toWorker: (_worker, op) => fx.sent(op.op),
+      toClient: (_client, op) => fx.sent(op.op),
+      transition: (machine, id, event, from, to, why) => fx.transition(machine, id, event, from, to, why),
+    });
+  }
+
+  handle(event: InputRecord["event"]): void {
+    this.core.handle(event as unknown as SchedulerInput);
+  }
+
+  snapshot(machine: string, id: string): unknown {
+    return schedulerInstance(this.core, machine, id);
+  }
+}
+
+export class WorkerHost {
+  readonly role = "worker";
+  readonly core: WorkerCore;
+
+  constructor(init: Record<string, unknown>, fx: ReplayEffects) {
+    const { name, id, nthreads, transferIncomingCountLimit } = init;
+    if (typeof name !== "string" || typeof id !== "string" || typeof nthreads !== "number" || typeof transferIncomingCountLimit !== "number") {
+      throw new Error("a worker's start record needs name, id, nthreads and transferIncomingCountLimit");
+    }
+    this.core = new WorkerCore(
+      { name, id, nthreads, transferIncomingCountLimit },
+      {
+        toScheduler: (op) => fx.sent(op.op),
+        execute: () => fx.sent("execute"),
+        gather: () => fx.sent("gather"),
+        freeData: () => undefined,
+        transition: (machine, id, event, from, to, why) => fx.transition(machine, id, event, from, to, why),
+      },
+    );
+  }
+
+  handle(event: InputRecord["event"]): void {
+    this.core.handle(event as unknown as WorkerInput);
+  }
+
+  snapshot(machine: string, id: string): unknown {
+    return workerCoreInstance(this.core, machine, id);
+  }
+}
+
+/** The core a start record describes; throws an Error saying why when it cannot be built. */
+export function buildHost(start: StartRecord, fx: ReplayEffects): ReplayHost {
+  switch (start.role) {
+    case "scheduler":
+      return new SchedulerHost(start.init, fx);
+    case "worker":
+      return new WorkerHost(start.init, fx);
+    default:
+      throw new Error(`role "${start.role}" has no core to replay`);
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * What `replay` takes and returns. See docs/replay.md.
+ */
+import type { InputRecord, LogProblem, LogProblemKind, LogRecord } from "./types.js";
+import type { ClusterStateView } from "./state-view.js";
+
+/** A log to replay: a file path, or records (a MemoryLogSink's, or streamed from elsewhere). */
+export type ReplaySource = string | readonly LogRecord[] | Iterable<LogRecord> | AsyncIterable<LogRecord>;
+
+export type UntilKind = "seq" | "time" | "elapsed";
+
+export interface ReplayOptions {
+  /**
+   * Stop here and return the cluster state at this point:
+   * - "seq": the `actor`'s (default "scheduler") record with this seq has taken effect; an
+   *   input takes effect together with all its transitions. The other actors are cut at
+   *   that record's position in the log.
+   * - "time": every actor's records with `t` <= until (an input and its transitions
+   *   share its `t`).
+   * - "elapsed": "time", counted in seconds from the first record of the log.
+   * Without `untilKind`, an integer is a seq and anything else a time.
+   */
+  until?: number;
+  untilKind?: UntilKind;
+  /** Replay only this actor ("scheduler", "worker.<name>"); the rest of the log is still checked. */
+  actor?: string;
+  /**
+   * Compute the state diff of a divergence by re-reading the log up to it (default true).
+   * Sources that can be read only once (iterators) never get one.
+   */
+  diffState?: boolean;
+}
+
+/** A machine transition, as recorded or as reproduced. */
+export interface TransitionFacts {
+  machine: string;
+  id: string;
+  event: string;
+  from: string;
+  to: string;
+  why?: Record<string, unknown>;
+}
+
+/** One path of a snapshot that differs: absent on one side shows as undefined. */
+export interface StateChange {
+  path: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** A machine instance before and after the diverging input, as the replay computed it. */
+export interface InstanceDiff {
+  machine: string;
+  id: string;
+  before: unknown;
+  after: unknown;
+  changes: StateChange[];
+}
+
+export interface Divergence {
+  actor: string;
+  /**
+   * The seq of the input whose handling diverged; for `cause: "start"`, of the start record
+   * (the log has transitions before any input); for "stop", of the stop record (the log has
+   * transitions after it).
+   */
+  seq: number;
+  cause: "input" | "start" | "stop";
+  /** The input event, as recorded (null when the cause is a start or stop record). */
+  input: InputRecord["event"] | null;
+  /** Which of the input's transitions diverged, counting from 0. */
+  index: number;
+  /** The recorded transition at that place (with its seq), or null if the log has none there. */
+  recorded: (TransitionFacts & { seq: number }) | null;
+  /** What the machines did instead, or null if they made no further transition. */
+  reproduced: TransitionFacts | null;
+  /** Set when the core threw while handling the input (the replay reproduced the throw). */
+  error?: string;
+  /** The instances named by the two transitions, before and after the input in the replay. */
+  state?: InstanceDiff[];
+  /** Why no state diff is given, when it is not. */
+  stateNote?: string;
+  message: string;
+}
+
+export interface ActorReplay {
+  role: string;
+  /** Inputs re-fed to the actor's core. */
+  inputs: number;
+  /** Recorded transitions reproduced exactly. */
+  transitions: number;
+  /** The actor's last record that was replayed. */
+  lastSeq: number;
+  /** A stop record was replayed: the actor had left (killed, removed or closed). */
+  stopped: boolean;
+  /** Messages the replayed core sent, by op (for workers, also "execute" and "gather"). */
+  sent: Record<string, number>;
+  divergence?: Divergence;
+  /** Why replay of this actor stopped early: a gap in its records, no start record... */
+  halted?: { seq: number; reason: string };
+  /** Inputs during which the core threw an exception (the live actor survived the same). */
+  threw?: { seq: number; op: string; message: string }[];
+}
+
+export type ReplayProblemKind = LogProblemKind | "truncated";
+
+/**
+ * A problem in the log. "truncated": an actor's records end in the middle of an input's
+ * transitions (the writer stopped: a crash, or a log still being written).
+ */
+export interface ReplayProblem extends Omit<LogProblem, "kind"> {
+  kind: ReplayProblemKind;
+  seq?: number;
+}
+
+export interface ReplayResult {
+  /** Complete, and every replayed actor reproduced its recorded transitions exactly. */
+  ok: boolean;
+  /** The log (as far as it was read) has no problem: nothing missing, damaged or cut short. */
+  complete: boolean;
+  actors: Record<string, ActorReplay>;
+  problems: ReplayProblem[];
+  /** The cluster as the replayed cores left it: at `until`, or at the end of the log. */
+  state: ClusterStateView;
+  stats: ReplayStats;
+}
+
+export interface ReplayStats {
+  records: number;
+  inputs: number;
+  transitions: number;
+  seconds: number;
+  /** Where reading stopped: the end of the log, or the cut of `until` (seq) or the first divergence. */
+  readTo: "end" | "until";
+}
+
+export type { LogRecord };

@@ -1,0 +1,81 @@
+/**
+ * Event-log records. One record per input an actor takes and per transition a machine
+ * makes. Per-actor `seq` numbers start at 0 and have no gaps. `t` is the time the actor
+ * saw (seconds; wall clock in the embedded and NATS hosts, virtual in the simulator).
+ */
+export const LOG_FORMAT_VERSION = 1;
+
+export type RecordKind =
+  /** An actor started: carries what replay needs to rebuild it (config, identity). */
+  | "start"
+  /** A stimulus the actor took: re-fed by replay. */
+  | "input"
+  /** A state machine transition the actor made: checked by replay. */
+  | "transition"
+  /** An actor stopped. */
+  | "stop";
+
+export interface BaseRecord {
+  /** Actor name: "scheduler", "worker.<name>", "client.<id>". */
+  actor: string;
+  seq: number;
+  t: number;
+  kind: RecordKind;
+}
+
+export interface StartRecord extends BaseRecord {
+  kind: "start";
+  /** Actor type ("scheduler" | "worker" | ...) and whatever it needs to be rebuilt. */
+  role: string;
+  init: Record<string, unknown>;
+}
+
+export interface InputRecord extends BaseRecord {
+  kind: "input";
+  /** The stimulus exactly as the actor's core received it. */
+  event: { op: string; [k: string]: unknown };
+}
+
+export interface TransitionRecord extends BaseRecord {
+  kind: "transition";
+  /** Which machine: "task" (scheduler's task), "wtask" (worker-side task), "worker", "scheduler". */
+  machine: string;
+  /** The machine instance: a task key, a worker name. */
+  id: string;
+  /** The machine event that caused it. */
+  event: string;
+  from: string;
+  to: string;
+  /** The decision's reasons (placement candidates, objective values, steal costs...). */
+  why?: Record<string, unknown>;
+}
+
+export interface StopRecord extends BaseRecord {
+  kind: "stop";
+  reason?: string;
+}
+
+export type LogRecord = StartRecord | InputRecord | TransitionRecord | StopRecord;
+
+/** Where records go. Implementations batch; `append` must be cheap and never throw on I/O. */
+export interface LogSink {
+  append(record: LogRecord): void;
+  /** Write everything appended so far. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+  /** Where the log lives, for messages ("run.natlog", "jetstream://..."). */
+  readonly location: string;
+}
+
+export type LogProblemKind = "torn" | "checksum" | "gap" | "duplicate" | "malformed" | "version";
+
+export interface LogProblem {
+  kind: LogProblemKind;
+  /** 1-based line number in the file, when the sink is a file. */
+  line?: number;
+  actor?: string;
+  /** For gaps: the sequence expected and the one found. */
+  expected?: number;
+  found?: number;
+  message: string;
+}

@@ -1,0 +1,24 @@
+/**
+ * natsched/sim: the deterministic simulator. The scheduler and worker machines of the
+ * runtime, on a virtual clock with a modelled network; see docs/simulator.md.
+ */
+export { simulate } from "./actors/sim/simulator.js";
+export { simulateFile, readScenarioFile } from "./actors/sim/file.js";
+export { formatSimResult, type FormatOptions } from "./actors/sim/format.js";
+export {
+  DEFAULT_LATENCY,
+  DEFAULT_TASK_NBYTES,
+  SIM_CLIENT,
+  type NetworkSpec,
+  type Scenario,
+  type SimAction,
+  type SimDataSpec,
+  type SimOptions,
+  type SimView,
+  type SimResult,
+  type SimSteal,
+  type SimTaskResult,
+  type SimTaskSpec,
+  type SimTransfer,
+  type SimWorkerSpec,
+} from "./actors/sim/scenario.js";

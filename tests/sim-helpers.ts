@@ -1,0 +1,91 @@
+/** Shared helpers for the simulator tests (tests/sim-*.test.ts). */
+import { resolveConfig } from "../machines/config.js";
+import { SchedulerCore } from "../machines/scheduler/core.js";
+import type { SchedulerInput } from "../machines/scheduler/inputs.js";
+import { WorkerCore } from "../machines/worker/core.js";
+import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
+import type { LogRecord, TransitionRecord } from "../replay/types.js";
+import type { SimResult, SimTaskSpec } from "../sim.js";
+
+export function transitions(log: LogRecord[], filter: Partial<Pick<TransitionRecord, "actor" | "machine" | "id" | "event" | "to">> = {}): TransitionRecord[] {
+  return log.filter(
+    (r): r is TransitionRecord =>
+      r.kind === "transition" &&
+      (filter.actor === undefined || r.actor === filter.actor) &&
+      (filter.machine === undefined || r.machine === filter.machine) &&
+      (filter.id === undefined || r.id === filter.id) &&
+      (filter.event === undefined || r.event === filter.event) &&
+      (filter.to === undefined || r.to === filter.to),
+  );
+}
+
+/** Worker each scheduler ASSIGN went to, in order. */
+export function assignments(log: LogRecord[]): { key: string; worker: string; t: number }[] {
+  return transitions(log, { actor: "scheduler", machine: "task", event: "ASSIGN" }).map((r) => ({
+    key: r.id,
+    worker: String(r.why?.worker),
+    t: r.t,
+  }));
+}
+
+/** How many tasks each worker ran to completion. */
+export function tasksPerWorker(result: SimResult): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of Object.values(result.tasks)) if (t.worker !== "") out[t.worker] = (out[t.worker] ?? 0) + 1;
+  return out;
+}
+
+export function independentTasks(prefix: string, n: number, extra: Partial<SimTaskSpec> = {}): SimTaskSpec[] {
+  return Array.from({ length: n }, (_, i) => ({ key: `${prefix}-${i}`, duration: 1, ...extra }));
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function mean(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/**
+ * Replays a log the way replay must: each actor's cores rebuilt from its start records,
+ * its recorded inputs re-fed in order, and the transitions they make compared with the
+ * recorded ones. Returns the actors seen and, per actor, the first mismatch.
+ */
+export function replayLog(log: LogRecord[]): { actors: string[]; mismatches: string[] } {
+  const byActor = new Map<string, LogRecord[]>();
+  for (const r of log) {
+    let list = byActor.get(r.actor);
+    if (list === undefined) byActor.set(r.actor, (list = []));
+    list.push(r);
+  }
+  const mismatches: string[] = [];
+  for (const [actor, records] of byActor) {
+    const replayed: string[] = [];
+    const note = (machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>) =>
+      replayed.push(JSON.stringify([machine, id, event, from, to, why ?? null]));
+    let feed: ((event: unknown) => void) | undefined;
+    for (const r of records) {
+      if (r.kind === "start" && r.role === "scheduler") {
+        const core = new SchedulerCore(resolveConfig(r.init.config), { toWorker() {}, toClient() {}, transition: note });
+        feed = (event) => core.handle(event as SchedulerInput);
+      } else if (r.kind === "start") {
+        const core = new WorkerCore(r.init as unknown as WorkerInit, { toScheduler() {}, execute() {}, gather() {}, freeData() {}, transition: note });
+        feed = (event) => core.handle(event as WorkerInput);
+      } else if (r.kind === "input") {
+        feed!(r.event);
+      }
+    }
+    const recorded = records
+      .filter((r): r is TransitionRecord => r.kind === "transition")
+      .map((r) => JSON.stringify([r.machine, r.id, r.event, r.from, r.to, r.why ?? null]));
+    const at = recorded.findIndex((line, i) => line !== replayed[i]);
+    if (at >= 0 || recorded.length !== replayed.length) {
+      const i = at >= 0 ? at : Math.min(recorded.length, replayed.length);
+      mismatches.push(`${actor} #${i}: recorded ${recorded[i] ?? "nothing"}, replayed ${replayed[i] ?? "nothing"}`);
+    }
+  }
+  return { actors: [...byActor.keys()].sort(), mismatches };
+}

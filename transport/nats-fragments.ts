@@ -1,0 +1,89 @@
+/**
+ * Messages bigger than the server's max_payload (a 10,000-task graph, a large batch of
+ * reports) travel as fragments: each carries `Natsched-Frag: <id>/<index>/<count>` and the
+ * message's reply subject; a receiver concatenates the bodies in index order. NATS keeps one
+ * publisher's order to a subscriber, but fragments are indexed anyway so a re-sent one
+ * (nats-resend.ts) lands in its place. A queue group may split a message's fragments across
+ * members, so fragmented messages need plain subscriptions (natsched uses no queue groups).
+ */
+export const FRAGMENT_HEADER = "Natsched-Frag";
+
+export interface FragmentInfo {
+  id: string;
+  index: number;
+  count: number;
+}
+
+export function fragmentHeader(id: string, index: number, count: number): string {
+  return `${id}/${index}/${count}`;
+}
+
+export function parseFragmentHeader(value: string): FragmentInfo | undefined {
+  const parts = value.split("/");
+  if (parts.length !== 3) return undefined;
+  const index = Number(parts[1]);
+  const count = Number(parts[2]);
+  if (!parts[0] || !Number.isSafeInteger(index) || !Number.isSafeInteger(count) || index < 0 || index >= count) return undefined;
+  return { id: parts[0], index, count };
+}
+
+/** `bytes` cut into pieces of at most `size` bytes (views, not copies). */
+export function splitFragments(bytes: Uint8Array, size: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let start = 0; start < bytes.length; start += size) out.push(bytes.subarray(start, Math.min(start + size, bytes.length)));
+  return out;
+}
+
+interface Partial {
+  parts: (Uint8Array | undefined)[];
+  received: number;
+  bytes: number;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/** Collects one subscription's fragments; gives back a whole body once every fragment is in. */
+export class Reassembler {
+  private readonly partial = new Map<string, Partial>();
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly timeoutMs: number,
+    private readonly onDrop: (why: string) => void,
+  ) {}
+
+  add(info: FragmentInfo, body: Uint8Array): Uint8Array | undefined {
+    let p = this.partial.get(info.id);
+    if (p === undefined) {
+      const timer = setTimeout(() => this.drop(info.id, `fragments of message ${info.id} incomplete after ${this.timeoutMs} ms`), this.timeoutMs);
+      timer.unref();
+      p = { parts: new Array<Uint8Array | undefined>(info.count), received: 0, bytes: 0, timer };
+      this.partial.set(info.id, p);
+    }
+    if (p.parts.length !== info.count || p.parts[info.index] !== undefined) return undefined;
+    // The client hands out views into its read buffer: fragments are kept, so copied.
+    p.parts[info.index] = Buffer.from(body);
+    p.received++;
+    p.bytes += body.length;
+    if (p.bytes > this.maxBytes) {
+      this.drop(info.id, `message ${info.id} exceeds ${this.maxBytes} bytes`);
+      return undefined;
+    }
+    if (p.received < info.count) return undefined;
+    clearTimeout(p.timer);
+    this.partial.delete(info.id);
+    return Buffer.concat(p.parts as Uint8Array[], p.bytes);
+  }
+
+  clear(): void {
+    for (const p of this.partial.values()) clearTimeout(p.timer);
+    this.partial.clear();
+  }
+
+  private drop(id: string, why: string): void {
+    const p = this.partial.get(id);
+    if (p === undefined) return;
+    clearTimeout(p.timer);
+    this.partial.delete(id);
+    this.onDrop(why);
+  }
+}

@@ -1,0 +1,326 @@
+/**
+ * The Transport over a real NATS connection. Same semantics as the in-process bus (see
+ * types.ts), with the differences a wire brings:
+ * - payloads are encoded (nats-codec.ts): JSON, or raw bytes for a Uint8Array;
+ * - a message larger than the server's max_payload goes as fragments (nats-fragments.ts),
+ *   up to `maxMessageBytes`; beyond that publish throws PayloadTooLargeError;
+ * - `flush()` resolves once the server has every message published so far (a round trip),
+ *   which for this connection's own subscriptions also means delivered;
+ * - across a server restart, messages of the outage window are re-sent and de-duplicated
+ *   (nats-resend.ts), so a run survives it.
+ */
+import { createInbox, headers as natsHeaders, nuid, type Msg as NatsMsg, type MsgHdrs, type NatsConnection, type Subscription as NatsSub } from "@nats-io/transport-node";
+import { BadOptionError, ClosedError, PayloadTooLargeError, ProtocolError, TimeoutError } from "../machines/errors.js";
+import { BYTES_ENCODING, decodePayload, encodePayload, ENCODING_HEADER } from "./nats-codec.js";
+import { connectNats, type NatsConnectOptions } from "./nats-connect.js";
+import { fromNatsError } from "./nats-errors.js";
+import { FRAGMENT_HEADER, fragmentHeader, splitFragments } from "./nats-fragments.js";
+import { Inbound, SEQ_HEADER, type WholeMessage } from "./nats-inbound.js";
+import { ResendBuffer, type ResendOptions, type SentMessage } from "./nats-resend.js";
+import { assertValidPattern, assertValidSubject } from "./subject-match.js";
+import type { Msg, MsgHandler, Payload, RequestOptions, SubscribeOptions, Subscription, Transport, WireInfo } from "./types.js";
+
+export interface NatsTransportOptions {
+  /** Close the NATS connection when the transport closes. Default true. */
+  ownsConnection?: boolean;
+  /** Called when a handler throws or a message cannot be decoded (it is dropped); default console.error. */
+  onError?: (error: unknown, msg?: Msg) => void;
+  /** Re-send the outage window after a reconnect; `false` turns it (and the per-message header) off. */
+  resend?: ResendOptions | false;
+  /** Prefix of reply subjects; must match the connection's permissions. Default "_INBOX". */
+  inboxPrefix?: string;
+  /** Largest message sent (as fragments when above max_payload). Default 256 MiB; 0 refuses anything above max_payload. */
+  maxMessageBytes?: number;
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+const CLOSE_FLUSH_MS = 2000;
+const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+const FRAGMENT_TIMEOUT_MS = 60_000;
+/** Room kept in a message for natsched's headers. */
+const HEADER_ROOM = 1024;
+
+interface PendingRequest {
+  subject: string;
+  resolve: (data: Payload) => void;
+  reject: (error: unknown) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+class NatsSubscription implements Subscription {
+  constructor(
+    readonly subject: string,
+    private readonly sub: NatsSub,
+    private readonly forget: (s: NatsSubscription) => void,
+  ) {}
+
+  unsubscribe(): void {
+    if (this.sub.isClosed()) return;
+    this.sub.unsubscribe();
+    this.forget(this);
+  }
+}
+
+export class NatsTransport implements Transport {
+  /** Connect to NATS (see NatsConnectOptions) and wrap the connection. */
+  static async connect(opts: NatsConnectOptions & NatsTransportOptions = {}): Promise<NatsTransport> {
+    const nc = await connectNats(opts);
+    return new NatsTransport(nc, opts);
+  }
+
+  readonly #subscriptions = new Set<NatsSubscription>();
+  readonly #pending = new Map<string, PendingRequest>();
+  readonly #onError: (error: unknown, msg?: Msg) => void;
+  readonly #sender = nuid.next();
+  readonly #resend: ResendBuffer | null;
+  readonly #inboxPrefix: string;
+  #inbox: NatsSub | null = null;
+  #seq = 0;
+  #fragmented = 0;
+  #requests = 0;
+  #closed = false;
+
+  constructor(
+    readonly nc: NatsConnection,
+    private readonly options: NatsTransportOptions = {},
+  ) {
+    this.#onError = options.onError ?? ((error, msg) => console.error(`natsched: ${msg ? `message on ${msg.subject}: ` : ""}`, error));
+    this.#inboxPrefix = createInbox(options.inboxPrefix);
+    this.#resend = options.resend === false ? null : new ResendBuffer(options.resend ?? {}, (m) => this.#send(m));
+    if (this.#resend !== null) void this.#watchStatus(this.#resend);
+  }
+
+  get closed(): boolean {
+    return this.#closed || this.nc.isClosed();
+  }
+
+  get wire(): WireInfo {
+    return { maxPayload: this.#maxPayload() };
+  }
+
+  publish(subject: string, data: Payload, reply?: string): void {
+    if (this.closed) throw new ClosedError("NATS transport");
+    assertValidSubject(subject);
+    if (reply !== undefined) assertValidSubject(reply, "reply");
+    this.#publishEncoded(subject, encodePayload(subject, data), reply);
+  }
+
+  subscribe(subject: string, handler: MsgHandler, opts: SubscribeOptions = {}): Subscription {
+    if (this.closed) throw new ClosedError("NATS transport");
+    assertValidPattern(subject);
+    const { queue } = opts;
+    if (queue !== undefined && (queue.length === 0 || /\s/.test(queue))) {
+      throw new BadOptionError("queue", `invalid queue group ${JSON.stringify(queue)}: must be non-empty without whitespace`);
+    }
+    const inbound = this.#inbound();
+    const sub = this.nc.subscribe(subject, {
+      ...(queue !== undefined ? { queue } : {}),
+      callback: (error, msg) => {
+        if (error !== null) this.#report(fromNatsError(error, `subscription ${subject}`));
+        else this.#dispatch(msg, inbound.accept(msg), handler);
+      },
+    });
+    const wrapped = new NatsSubscription(subject, sub, (s) => this.#subscriptions.delete(s));
+    this.#subscriptions.add(wrapped);
+    return wrapped;
+  }
+
+  request(subject: string, data: Payload, opts: RequestOptions = {}): Promise<Payload> {
+    if (this.closed) return Promise.reject(new ClosedError("NATS transport"));
+    const timeout = opts.timeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    if (!(Number.isFinite(timeout) && timeout > 0)) {
+      return Promise.reject(new BadOptionError("timeout", `must be a positive number of milliseconds, got ${String(timeout)}`));
+    }
+    let encoded;
+    try {
+      assertValidSubject(subject);
+      encoded = encodePayload(subject, data);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#ensureInbox();
+    const token = (++this.#requests).toString(36);
+    return new Promise<Payload>((resolve, reject) => {
+      const timer = setTimeout(() => this.#settle(token, new TimeoutError(`request on ${subject} after ${timeout} ms`)), timeout);
+      this.#pending.set(token, { subject, resolve, reject, timer });
+      try {
+        this.#publishEncoded(subject, encoded, `${this.#inboxPrefix}.${token}`);
+      } catch (error) {
+        this.#settle(token, error);
+      }
+    });
+  }
+
+  async flush(): Promise<void> {
+    if (this.closed) throw new ClosedError("NATS transport");
+    try {
+      await this.nc.flush();
+    } catch (error) {
+      throw fromNatsError(error, "flush");
+    }
+  }
+
+  /** Unsubscribes, rejects pending requests, and (when it owns it) flushes and closes the connection. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#resend?.close();
+    for (const token of [...this.#pending.keys()]) this.#settle(token, new ClosedError("NATS transport"));
+    for (const sub of [...this.#subscriptions]) sub.unsubscribe();
+    if (this.#inbox !== null && !this.#inbox.isClosed()) this.#inbox.unsubscribe();
+    if (this.options.ownsConnection === false || this.nc.isClosed()) return;
+    await withTimeout(this.nc.flush(), CLOSE_FLUSH_MS).catch(() => undefined);
+    await this.nc.close().catch(() => undefined);
+  }
+
+  #publishEncoded(subject: string, encoded: { bytes: Uint8Array; binary: boolean }, reply: string | undefined): void {
+    const { bytes, binary } = encoded;
+    const limit = this.#maxPayload();
+    if (bytes.length <= limit - HEADER_ROOM) {
+      this.#emit({ subject, reply, bytes, binary, tag: "", fragment: "", at: 0 });
+      return;
+    }
+    const maxMessage = this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    if (bytes.length > Math.max(maxMessage, limit - HEADER_ROOM)) {
+      throw new PayloadTooLargeError(bytes.length, Math.max(maxMessage, limit - HEADER_ROOM), `payload on ${subject}`);
+    }
+    const id = `${this.#sender}.${(++this.#fragmented).toString(36)}`;
+    const parts = splitFragments(bytes, limit - HEADER_ROOM);
+    parts.forEach((part, i) => this.#emit({ subject, reply, bytes: part, binary, tag: "", fragment: fragmentHeader(id, i, parts.length), at: 0 }));
+  }
+
+  /** Send one message, tagged and kept for re-sending when that is on. */
+  #emit(message: SentMessage): void {
+    if (this.#resend !== null) {
+      message.tag = `${this.#sender}.${++this.#seq}`;
+      message.at = performance.now();
+    }
+    this.#send(message);
+    this.#resend?.record(message);
+  }
+
+  #send(message: SentMessage): void {
+    let hdrs: MsgHdrs | undefined;
+    if (message.binary || message.tag !== "" || message.fragment !== "") {
+      hdrs = natsHeaders();
+      if (message.binary) hdrs.set(ENCODING_HEADER, BYTES_ENCODING);
+      if (message.tag !== "") hdrs.set(SEQ_HEADER, message.tag);
+      if (message.fragment !== "") hdrs.set(FRAGMENT_HEADER, message.fragment);
+    }
+    try {
+      this.nc.publish(message.subject, message.bytes, {
+        ...(message.reply !== undefined ? { reply: message.reply } : {}),
+        ...(hdrs !== undefined ? { headers: hdrs } : {}),
+      });
+    } catch (error) {
+      throw fromNatsError(error, `publish on ${message.subject}`, message.bytes.length, this.#maxPayload());
+    }
+  }
+
+  #dispatch(msg: NatsMsg, whole: WholeMessage | undefined, handler: MsgHandler): void {
+    if (whole === undefined) return;
+    let data: Payload;
+    try {
+      data = decodePayload(msg.subject, whole.body, whole.binary);
+    } catch (error) {
+      this.#report(error);
+      return;
+    }
+    const delivered: Msg = msg.reply ? { subject: msg.subject, data, reply: msg.reply } : { subject: msg.subject, data };
+    try {
+      const result: unknown = handler(delivered);
+      if (isPromiseLike(result)) result.then(undefined, (error: unknown) => this.#report(error, delivered));
+    } catch (error) {
+      this.#report(error, delivered);
+    }
+  }
+
+  #ensureInbox(): void {
+    if (this.#inbox !== null) return;
+    const inbound = this.#inbound();
+    const prefixLength = this.#inboxPrefix.length + 1;
+    this.#inbox = this.nc.subscribe(`${this.#inboxPrefix}.*`, {
+      callback: (error, msg) => {
+        if (error !== null) return;
+        const token = msg.subject.slice(prefixLength);
+        const pending = this.#pending.get(token);
+        if (pending === undefined) return;
+        if (msg.headers?.code === 503) {
+          // During recovery the responder may just not have resubscribed yet: the re-send will reach it.
+          if (!this.#resend?.recovering) this.#settle(token, new ProtocolError(`no responders for request on ${pending.subject}`));
+          return;
+        }
+        const whole = inbound.accept(msg);
+        if (whole === undefined) return;
+        try {
+          this.#settle(token, undefined, decodePayload(msg.subject, whole.body, whole.binary));
+        } catch (error) {
+          this.#settle(token, error);
+        }
+      },
+    });
+  }
+
+  #inbound(): Inbound {
+    return new Inbound({
+      dedup: this.#resend !== null,
+      maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      fragmentTimeoutMs: FRAGMENT_TIMEOUT_MS,
+      onDrop: (why) => this.#report(new ProtocolError(why)),
+    });
+  }
+
+  #settle(token: string, error: unknown, data?: Payload): void {
+    const pending = this.#pending.get(token);
+    if (pending === undefined) return;
+    this.#pending.delete(token);
+    clearTimeout(pending.timer);
+    if (error !== undefined) pending.reject(error);
+    else pending.resolve(data);
+  }
+
+  async #watchStatus(resend: ResendBuffer): Promise<void> {
+    try {
+      for await (const status of this.nc.status()) {
+        if (status.type === "disconnect") resend.disconnected();
+        else if (status.type === "reconnect") resend.reconnected();
+      }
+    } catch {
+      // The iterator ends (or fails) when the connection closes: nothing left to watch.
+    }
+  }
+
+  /** The server's limit; it can change when a reconnect lands on another server. */
+  #maxPayload(): number {
+    return this.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+  }
+
+  #report(error: unknown, msg?: Msg): void {
+    try {
+      this.#onError(error, msg);
+    } catch (hookError) {
+      console.error("natsched: onError hook threw:", hookError, "while reporting:", error);
+    }
+  }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(undefined), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
