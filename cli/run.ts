@@ -3,6 +3,7 @@ import { storyCommand } from "./story.js";
 import { logInfoCommand } from "./log-info.js";
 import { replayCommand } from "./replay.js";
 import { schedulerCommand } from "./scheduler.js";
+import { simulateCommand } from "./simulate.js";
 import { statusCommand } from "./status.js";
 import { workerCommand } from "./worker.js";
 
@@ -18,6 +19,7 @@ commands:
   log <log>                summary of an event log: actors, records, problems
   replay <log> [--until <seq|time|+s>] [--actor <name>] [--state]
                            re-run the log through the machines and check every transition
+  simulate <scenario>      run a scenario on the simulator (virtual clock; --help for options)
   scheduler                run a cluster's scheduler on NATS (--help for options)
   worker                   run a worker on NATS (--help for options)
   status                   workers, their load and tasks of a cluster on NATS
@@ -29,6 +31,7 @@ const COMMANDS: Record<string, Command> = {
   story: storyCommand,
   log: logInfoCommand,
   replay: replayCommand,
+  simulate: simulateCommand,
   scheduler: schedulerCommand,
   worker: workerCommand,
   status: statusCommand,
