@@ -10,6 +10,7 @@ import { Client } from "./client.js";
 import { realClock, type Clock } from "./clock.js";
 import { loadConfig } from "./config-loader.js";
 import type { TaskFunctions } from "./functions.js";
+import type { ActorRecorder } from "./recorder.js";
 import { SchedulerActor } from "./scheduler-actor.js";
 import { WorkerActor } from "./worker-actor.js";
 
@@ -46,6 +47,8 @@ export interface LocalClusterOptions {
  */
 export class LocalCluster {
   readonly workers = new Map<string, WorkerActor>();
+  /** One recorder per worker name, kept across incarnations: a name's log sequence never restarts. */
+  private readonly recorders = new Map<string, ActorRecorder>();
   private readonly clients: Client[] = [];
   private readonly transports: Transport[] = [];
   private closedFlag = false;
@@ -118,11 +121,13 @@ export class LocalCluster {
       functions: this.opts.functions,
       clock: this.clock,
       log: this.log,
+      ...(this.recorders.has(spec.name) ? { recorder: this.recorders.get(spec.name)! } : {}),
       transferIncomingCountLimit: this.config.transferIncomingCountLimit,
       heartbeatInterval: this.config.heartbeatInterval,
       ...(this.opts.onError ? { onError: this.opts.onError } : {}),
     });
     this.workers.set(spec.name, worker);
+    this.recorders.set(spec.name, worker.recorder);
     await worker.start();
     return worker;
   }

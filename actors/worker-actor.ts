@@ -34,6 +34,11 @@ export interface WorkerActorOptions {
   functions: TaskFunctions;
   clock: Clock;
   log: LogSink | null;
+  /**
+   * The recorder of an earlier incarnation of this worker name, so that the actor's log
+   * continues its sequence (one actor name, one gap-free sequence) instead of restarting at 0.
+   */
+  recorder?: ActorRecorder;
   transferIncomingCountLimit: number;
   heartbeatInterval: number;
   /** Milliseconds to wait for a peer's data. */
@@ -65,7 +70,7 @@ export class WorkerActor {
     this.id = opts.id ?? `${opts.name}-${Math.random().toString(16).slice(2, 10)}`;
     this.subjects = subjects(opts.cluster);
     this.functions = withBuiltins(opts.functions);
-    this.recorder = new ActorRecorder(`worker.${opts.name}`, opts.log);
+    this.recorder = opts.recorder ?? new ActorRecorder(`worker.${opts.name}`, opts.log);
     this.outbox = new Outbox(opts.transport, `worker.${opts.name}`);
     const { recorder, outbox, store } = this;
     const schedulerSubject = this.subjects.scheduler;

@@ -693,6 +693,18 @@ describe("failures and scale", () => {
     expect(cluster.scheduler.core.workers.has("worker-0")).toBe(false);
   });
 
+  it("scattered data lost with its only holder fails what needs it with DataLostError, and the cluster goes on", async () => {
+    const cluster = await start({ workers: 2, functions: { double: basic.double } });
+    const client = cluster.client();
+    const [d] = await client.scatter([21], { workers: ["worker-0"] });
+    expect(await client.submit<number>("double", [d!]).result()).toBe(42);
+    cluster.killWorker("worker-0");
+    const again = client.submit<number>("double", [d!], { key: "double-again" });
+    await expect(again.result()).rejects.toMatchObject({ name: "TaskFailedError", key: "double-again", failedKey: d!.key, originalName: "DataLostError" });
+    await expect(d!.result()).rejects.toThrow(/scattered, not computed/);
+    expect(await client.submit<number>("double", [5]).result()).toBe(10);
+  });
+
   it("20,000 no-op tasks via map all complete correctly", async () => {
     const cluster = await start({ workers: 4, threadsPerWorker: 2, functions: { ident: (x: number) => x } });
     const client = cluster.client();

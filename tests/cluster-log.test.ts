@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { replay } from "../replay/replay.js";
 import { LocalCluster, type Future } from "../index.js";
 import { serializableConfig } from "../actors/scheduler-actor.js";
 import { CONFIG_KEYS, resolveConfig } from "../machines/config.js";
@@ -235,5 +236,24 @@ describe("event log of a run", () => {
     // The log saw the failure and the kill.
     expect(records.some((r) => r.kind === "input" && r.actor === "scheduler" && r.event.op === "worker-lost")).toBe(true);
     expect(records.some((r) => isTransition(r) && r.machine === "task" && r.id === bad.key && r.to === "erred")).toBe(true);
+  });
+
+  it("a worker name re-used after a kill continues its actor's sequence, and the log replays", async () => {
+    const path = join(dir, "reincarnation.natlog");
+    const cluster = await LocalCluster.start({ workers: 2, functions, log: { path }, configFile: false });
+    const client = cluster.client();
+    expect(await client.gather(client.map<number>("inc", [1, 2, 3, 4]))).toEqual([2, 3, 4, 5]);
+    cluster.killWorker("worker-1");
+    await cluster.addWorker({ name: "worker-1" });
+    expect(await client.submit("inc", [10], { workers: ["worker-1"] }).result()).toBe(11);
+    await cluster.close();
+
+    const { records, problems } = readLogSync(path);
+    expect(problems).toEqual([]);
+    const worker1 = records.filter((r) => r.actor === "worker.worker-1");
+    expect(worker1.map((r) => r.seq)).toEqual(worker1.map((_, i) => i));
+    expect(worker1.filter((r) => r.kind === "start")).toHaveLength(2);
+    const result = await replay(path);
+    expect(result.ok).toBe(true);
   });
 });

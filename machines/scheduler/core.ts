@@ -452,7 +452,13 @@ export class SchedulerCore implements PlacementContext, StealHost {
   private makeRunnable(ts: TaskRec): void {
     const state = ts.state;
     if (state !== "released" && state !== "waiting" && state !== "queued" && state !== "no-worker") return;
-    if (ts.func === null) return; // scattered data that was lost cannot be recomputed
+    if (ts.func === null) {
+      // Scattered data whose every holder is gone has nothing to be recomputed from.
+      if (state === "released" && (ts.whoWants !== null || (ts.waiters !== null && ts.waiters.size > 0))) {
+        this.fail(ts, dataLostError(ts.key), { rule: "data-lost" });
+      }
+      return;
+    }
     if (state === "released") {
       if (ts.whoWants === null && (ts.waiters === null || ts.waiters.size === 0)) {
         this.maybeForget(ts);
@@ -859,3 +865,11 @@ function byPriority(a: TaskRec, b: TaskRec): number {
 }
 
 export type { WorkerLostOp };
+
+function dataLostError(key: string): ErrorInfo {
+  return {
+    name: "DataLostError",
+    code: "DATA_LOST",
+    message: `the data of ${key} was lost with the last worker holding it; it was scattered, not computed, so it cannot be recomputed`,
+  };
+}
