@@ -1,5 +1,6 @@
 import { NatschedError } from "../machines/errors.js";
 import { storyCommand } from "./story.js";
+import { inspectCommand } from "./inspect.js";
 import { logInfoCommand } from "./log-info.js";
 import { replayCommand } from "./replay.js";
 import { schedulerCommand } from "./scheduler.js";
@@ -19,6 +20,8 @@ commands:
   log <log>                summary of an event log: actors, records, problems
   replay <log> [--until <seq|time|+s>] [--actor <name>] [--state]
                            re-run the log through the machines and check every transition
+  inspect <log> [--at <n|+s|actor:seq>] [--key <key>]
+                           every machine's state at one point of a log (steps back and forth)
   simulate <scenario>      run a scenario on the simulator (virtual clock; --help for options)
   scheduler                run a cluster's scheduler on NATS (--help for options)
   worker                   run a worker on NATS (--help for options)
@@ -31,6 +34,7 @@ const COMMANDS: Record<string, Command> = {
   story: storyCommand,
   log: logInfoCommand,
   replay: replayCommand,
+  inspect: inspectCommand,
   simulate: simulateCommand,
   scheduler: schedulerCommand,
   worker: workerCommand,

@@ -18,6 +18,7 @@ export { openLog, readLogSync, type LogContents, type LogReader } from "./reader
 export { compileFilter, concernsKey, type RecordFilter } from "./record-filter.js";
 export { checkSequences } from "./sequences.js";
 export { replay } from "./replay.js";
+export { Timeline, type EntityView } from "./timeline.js";
 export type {
   ActorReplay,
   Divergence,
