@@ -110,6 +110,15 @@ export class Client {
   private subscription: Subscription | null = null;
   private closedFlag = false;
 
+  /**
+   * A client of a cluster on NATS (scheduler and workers as processes): the same API as
+   * `LocalCluster.client()`. Loaded lazily so the embedded runtime does not pull in NATS.
+   */
+  static async connect(opts: import("./process/connect-client.js").ConnectClientOptions): Promise<Client> {
+    const { connectClient } = await import("./process/connect-client.js");
+    return connectClient(opts);
+  }
+
   constructor(private readonly opts: ClientOptions) {
     this.id = opts.id ?? `client-${randomHex(8)}`;
     this.subjects = subjects(opts.cluster);

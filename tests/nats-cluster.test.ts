@@ -6,9 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectClient } from "../actors/process/connect-client.js";
 import { LocalCluster } from "../actors/local-cluster.js";
-import type { Client } from "../actors/client.js";
+import { Client } from "../index.js";
 import type { Graph } from "../actors/graph-spec.js";
 import { TaskFailedError } from "../machines/errors.js";
 import { openLog } from "../replay/reader.js";
@@ -38,7 +37,7 @@ beforeAll(async () => {
   );
   await scheduler.waitFor(/natsched scheduler: cluster e2e/);
   await Promise.all(workers.map((w) => w.waitFor(/registered with cluster e2e/)));
-  client = await connectClient({ servers: server.url, cluster: CLUSTER });
+  client = await Client.connect({ servers: server.url, cluster: CLUSTER });
 }, 60_000);
 
 afterAll(async () => {
