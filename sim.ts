@@ -17,8 +17,11 @@ export {
   type SimView,
   type SimResult,
   type SimSteal,
+  type SimStealOutcome,
   type SimTaskResult,
   type SimTaskSpec,
   type SimTransfer,
   type SimWorkerSpec,
 } from "./actors/sim/scenario.js";
+export type { SimObserver } from "./actors/sim/scenario.js";
+export { DEFAULT_MAX_FAULT_DELAY, type NetworkFaultSpec } from "./actors/sim/faults.js";

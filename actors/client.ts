@@ -1,7 +1,9 @@
+import { randomFillSync } from "node:crypto";
 import { BadOptionError, ClosedError, NatschedError, TimeoutError } from "../machines/errors.js";
 import { tokenize } from "../machines/graph/index.js";
 import {
   PROTOCOL_VERSION,
+  type ClientHeartbeatOp,
   type ClientToScheduler,
   type Envelope,
   type ErrorInfo,
@@ -93,7 +95,14 @@ export interface ClientOptions {
   id?: string;
   /** Milliseconds to wait for the scheduler to answer a request. */
   requestTimeout?: number;
+  /**
+   * Seconds between heartbeats to the scheduler, which releases the futures of a client it
+   * has not heard from for `clientReleaseGrace`. Default 0.5 (the default heartbeatInterval).
+   */
+  heartbeatInterval?: number;
 }
+
+const DEFAULT_HEARTBEAT_INTERVAL = 0.5;
 
 /**
  * Submits work to a cluster and collects results, Dask's Client in TypeScript. The same
@@ -109,6 +118,7 @@ export class Client {
   private toRelease = new Set<string>();
   private subscription: Subscription | null = null;
   private closedFlag = false;
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
 
   /**
    * A client of a cluster on NATS (scheduler and workers as processes): the same API as
@@ -121,6 +131,8 @@ export class Client {
 
   constructor(private readonly opts: ClientOptions) {
     this.id = opts.id ?? `client-${randomHex(8)}`;
+    const every = opts.heartbeatInterval;
+    if (every !== undefined && !(typeof every === "number" && every > 0)) throw new BadOptionError("heartbeatInterval", `must be a number of seconds > 0, got ${String(every)}`);
     this.subjects = subjects(opts.cluster);
   }
 
@@ -133,7 +145,29 @@ export class Client {
     if (this.subscription !== null) return this;
     this.subscription = this.opts.transport.subscribe(this.subjects.client(this.id), (msg) => this.receive(msg));
     void this.call({ op: "client-join", client: this.id }).catch(() => undefined);
+    this.startHeartbeat();
     return this;
+  }
+
+  /** Tell the scheduler this client is still here, so it keeps the futures (Dask's heartbeat-client). */
+  private startHeartbeat(): void {
+    const every = (this.opts.heartbeatInterval ?? DEFAULT_HEARTBEAT_INTERVAL) * 1000;
+    if (!Number.isFinite(every)) return;
+    const envelope: Envelope<ClientToScheduler | ClientHeartbeatOp> = { v: PROTOCOL_VERSION, from: this.id, ops: [{ op: "heartbeat-client", client: this.id }] };
+    this.heartbeat = setInterval(() => {
+      if (this.closedFlag || this.opts.transport.closed) return this.stopHeartbeat();
+      try {
+        this.opts.transport.publish(this.subjects.scheduler, envelope);
+      } catch {
+        this.stopHeartbeat();
+      }
+    }, every);
+    this.heartbeat.unref();
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    this.heartbeat = null;
   }
 
   /** `attach`, then wait until the scheduler has answered. */
@@ -166,11 +200,13 @@ export class Client {
     checkSubmitOptions(rest);
     const specs: TaskSpec[] = [];
     const futures: Future<T>[] = [];
+    const plain = Object.keys(specOptions(rest)).length === 0;
     let i = 0;
     for (const item of items) {
-      const encoded = encodeArgs([item], (v) => this.refOf(v));
+      // A primitive argument encodes as itself (the common case: map over numbers or strings).
+      const encoded = item === null || (typeof item !== "object" && typeof item !== "function") ? { args: [item], deps: [] } : encodeArgs([item], (v) => this.refOf(v));
       const key = explicitKeys?.[i] ?? (rest.pure === false ? `${func}-${randomHex(16)}` : `${func}-${tokenize(func, encoded.args)}`);
-      specs.push({ key, func, args: encoded.args, deps: encoded.deps, ...specOptions(rest) });
+      specs.push(plain ? { key, func, args: encoded.args, deps: encoded.deps } : { key, func, args: encoded.args, deps: encoded.deps, ...specOptions(rest) });
       futures.push(new Future<T>(key, this));
       i++;
     }
@@ -270,7 +306,7 @@ export class Client {
     const out = new Map<string, unknown>();
     let remaining = unique;
     for (let attempt = 0; remaining.length > 0; attempt++) {
-      await Promise.all(remaining.map((k) => this.waitFor(k, deadline === undefined ? undefined : deadline - Date.now())));
+      await this.waitForAll(remaining, deadline === undefined ? undefined : deadline - Date.now());
       const byHolder = new Map<string, string[]>();
       for (const key of remaining) {
         const st = this.keys.get(key)!;
@@ -357,6 +393,55 @@ export class Client {
         timer = setTimeout(() => {
           st.waiters.splice(st.waiters.indexOf(waiter), 1);
           reject(new TimeoutError(`result of ${key} after ${timeout} ms`));
+        }, Math.max(0, timeout));
+      }
+    });
+  }
+
+  /**
+   * `waitFor` over many keys with one promise and one waiter shared by all of them: it
+   * settles like Promise.all of the per-key waits (the first failure rejects it).
+   */
+  private waitForAll(keys: readonly string[], timeout?: number): Promise<void> {
+    if (keys.length === 1) return this.waitFor(keys[0]!, timeout);
+    const waiting: KeyState[] = [];
+    for (const key of keys) {
+      const st = this.keys.get(key);
+      if (st === undefined) return Promise.reject(new NatschedError("CANCELLED", `no future for ${key} in this client`));
+      if (st.status === "error" || st.status === "cancelled") return Promise.reject(st.error!);
+      if (!(st.status === "finished" && st.holders.length > 0)) waiting.push(st);
+    }
+    if (waiting.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      let left = waiting.length;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const settle = (): void => {
+        if (timer) clearTimeout(timer);
+        left = -1;
+      };
+      const waiter = {
+        resolve: () => {
+          if (left > 0 && --left === 0) {
+            settle();
+            resolve();
+          }
+        },
+        reject: (e: Error) => {
+          if (left <= 0) return;
+          settle();
+          reject(e);
+        },
+      };
+      for (const st of waiting) st.waiters.push(waiter);
+      if (timeout !== undefined) {
+        timer = setTimeout(() => {
+          if (left <= 0) return;
+          left = -1;
+          for (const st of waiting) {
+            const at = st.waiters.indexOf(waiter);
+            if (at >= 0) st.waiters.splice(at, 1);
+          }
+          reject(new TimeoutError(`results of ${waiting.length} keys after ${timeout} ms`));
         }, Math.max(0, timeout));
       }
     });
@@ -489,6 +574,7 @@ export class Client {
     if (this.closedFlag) return;
     const leave = this.opts.transport.closed ? Promise.resolve() : this.call({ op: "client-leave", client: this.id }).catch(() => undefined);
     this.closedFlag = true;
+    this.stopHeartbeat();
     const error = new ClosedError("client");
     for (const st of this.keys.values()) for (const w of st.waiters.splice(0)) w.reject(error);
     this.keys.clear();
@@ -497,10 +583,17 @@ export class Client {
   }
 }
 
+/** Random bytes drawn a pool at a time: one hex string per key without a loop of Math.random. */
+const RANDOM_POOL = Buffer.alloc(4096);
+let randomUsed = RANDOM_POOL.length;
+
 function randomHex(bytes: number): string {
-  let out = "";
-  for (let i = 0; i < bytes; i++) out += Math.floor(Math.random() * 256).toString(16).padStart(2, "0");
-  return out;
+  if (randomUsed + bytes > RANDOM_POOL.length) {
+    randomFillSync(RANDOM_POOL);
+    randomUsed = 0;
+  }
+  randomUsed += bytes;
+  return RANDOM_POOL.toString("hex", randomUsed - bytes, randomUsed);
 }
 
 function typeName(value: unknown): string {

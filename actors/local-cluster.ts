@@ -102,7 +102,7 @@ export class LocalCluster {
   /** A new client connected to this cluster. */
   client(): Client {
     if (this.closedFlag) throw new ClosedError("cluster");
-    const client = new Client({ cluster: this.name, transport: this.connect("client") });
+    const client = new Client({ cluster: this.name, transport: this.connect("client"), heartbeatInterval: this.config.heartbeatInterval });
     client.attach();
     this.clients.push(client);
     return client;

@@ -5,14 +5,18 @@ import type { InputRecord, LogSink } from "../replay/types.js";
  * transition its machines make, with a per-actor sequence number and no gaps.
  */
 export class ActorRecorder {
-  private seq = 0;
+  private seq: number;
   /** The time of the input being handled: transitions inherit it. */
   private t = 0;
 
+  /** `firstSeq`: where the actor's log continues, when it already has records (a restart writing to JetStream). */
   constructor(
     readonly actor: string,
     private readonly sink: LogSink | null,
-  ) {}
+    firstSeq = 0,
+  ) {
+    this.seq = firstSeq;
+  }
 
   get enabled(): boolean {
     return this.sink !== null;
@@ -31,6 +35,10 @@ export class ActorRecorder {
   transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void {
     const sink = this.sink;
     if (sink === null) return;
+    if (sink.appendTransition !== undefined) {
+      sink.appendTransition(this.actor, this.seq++, this.t, machine, id, event, from, to, why);
+      return;
+    }
     sink.append(
       why === undefined
         ? { actor: this.actor, seq: this.seq++, t: this.t, kind: "transition", machine, id, event, from, to }

@@ -1,16 +1,17 @@
 import type { Config } from "../machines/config.js";
 import { ProtocolError } from "../machines/errors.js";
-import { PROTOCOL_VERSION, type Envelope, type SchedulerToClient, type SchedulerToWorker } from "../machines/protocol.js";
+import { type Envelope, type LivenessOp, type SchedulerToClient, type SchedulerToWorker } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
-import type { SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
+import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
 import type { LogSink } from "../replay/types.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Subscription, Transport } from "../transport/types.js";
 import type { Clock } from "./clock.js";
+import { Liveness, type ClientRelease, type ProbeOutcome } from "./liveness.js";
 import { Outbox } from "./outbox.js";
 import { answerQuery } from "./scheduler-queries.js";
 import { ActorRecorder } from "./recorder.js";
-import { schedulerOpProblem } from "./validate-ops.js";
+import { envelopeProblem, schedulerOpProblem } from "./validate-ops.js";
 
 export interface SchedulerActorOptions {
   cluster: string;
@@ -20,45 +21,64 @@ export interface SchedulerActorOptions {
   log: LogSink | null;
   /** Called with anything that went wrong handling a message (it is dropped, never fatal). */
   onError?: (error: unknown) => void;
+  /** The seq the scheduler's log continues at, when it already holds records (a log in JetStream). Default 0. */
+  firstSeq?: number;
+  /**
+   * Continue a scheduler rebuilt from its log (a restart, replay/jetstream-resume.ts): its
+   * core, to connect to this actor's effects. `start` then writes no start record, only a
+   * `scheduler-start` input marking the restart.
+   */
+  resume?: { core: SchedulerCore; connect(effects: SchedulerEffects): void };
 }
 
 type SchedulerOp = Omit<SchedulerInput, "t">;
 
 /** Seconds between two on-demand stealing passes. */
-const ON_DEMAND_GAP = 0.02;
+export const ON_DEMAND_GAP = 0.02;
 
 /**
  * Hosts the scheduler core: takes envelopes from `natsched.<cluster>.scheduler`, stamps
  * each op with the time, records it, feeds the core, and sends what the core asks for.
- * Liveness: a worker silent for `workerTtl` seconds is reported lost to the core.
+ * Liveness (actors/liveness.ts): a worker silent for `workerTtl` seconds, or silent and no
+ * longer subscribed to its subjects, is reported lost to the core; a client silent for
+ * `clientReleaseGrace` seconds is made to leave. Both are recorded inputs with their time.
  */
 export class SchedulerActor {
   readonly core: SchedulerCore;
   readonly recorder: ActorRecorder;
   private readonly subjects: Subjects;
   private readonly outbox: Outbox<SchedulerToWorker | SchedulerToClient>;
-  private readonly lastSeen = new Map<string, { id: string; at: number }>();
+  private readonly liveness: Liveness;
+  /** Workers with a liveness probe in flight. */
+  private readonly probing = new Set<string>();
   private readonly subscriptions: Subscription[] = [];
   private livenessTimer: ReturnType<typeof setInterval> | null = null;
   private balanceTimer: ReturnType<typeof setInterval> | null = null;
   private lastBalance = -Infinity;
+  private ticking = false;
+  /** performance.now() of the last liveness tick, to notice a stalled event loop. */
+  private lastTickMs = 0;
+  private closed = false;
 
   constructor(private readonly opts: SchedulerActorOptions) {
     this.subjects = subjects(opts.cluster);
-    this.recorder = new ActorRecorder("scheduler", opts.log);
+    this.recorder = new ActorRecorder("scheduler", opts.log, opts.firstSeq);
     this.outbox = new Outbox(opts.transport, "scheduler");
+    this.liveness = new Liveness(opts.config);
     const { recorder, outbox } = this;
     const s = this.subjects;
-    this.core = new SchedulerCore(opts.config, {
+    const effects: SchedulerEffects = {
       toWorker: (worker, op) => outbox.send(s.worker(worker), op),
       toClient: (client, op) => outbox.send(s.client(client), op),
       transition: (machine, id, event, from, to, why) => recorder.transition(machine, id, event, from, to, why),
-    });
+    };
+    opts.resume?.connect(effects);
+    this.core = opts.resume?.core ?? new SchedulerCore(opts.config, effects);
   }
 
   start(): void {
     const t = this.opts.clock.now();
-    this.recorder.start(t, "scheduler", { cluster: this.opts.cluster, config: serializableConfig(this.opts.config) });
+    if (this.opts.resume === undefined) this.recorder.start(t, "scheduler", { cluster: this.opts.cluster, config: serializableConfig(this.opts.config) });
     this.feed({ op: "scheduler-start", t });
     this.subscriptions.push(this.opts.transport.subscribe(this.subjects.scheduler, (msg) => this.receive(msg)));
     this.subscriptions.push(this.opts.transport.subscribe(this.subjects.query, (msg) => this.answer(msg)));
@@ -66,23 +86,27 @@ export class SchedulerActor {
       this.balanceTimer = setInterval(() => this.maybeBalance(true), this.opts.config.workStealingInterval * 1000);
       this.balanceTimer.unref();
     }
-    const ttl = this.opts.config.workerTtl;
-    if (Number.isFinite(ttl)) {
-      this.livenessTimer = setInterval(() => this.checkLiveness(), Math.max(50, Math.min(ttl * 1000, 5000) / 2));
-      this.livenessTimer.unref();
-    }
+    this.lastTickMs = performance.now();
+    this.livenessTimer = setInterval(() => void this.tick(), this.tickMs);
+    this.livenessTimer.unref();
+  }
+
+  private get tickMs(): number {
+    return Math.min(1000, Math.max(50, this.opts.config.heartbeatInterval * 1000));
   }
 
   /** Feed one stimulus (already stamped) and send what it produced. */
   feed(input: SchedulerInput): SchedulerReply {
     this.recorder.input(input);
+    if (input.op === "worker-lost") this.liveness.workerGone(input.name, input.id);
     return this.core.handle(input);
   }
 
   private receive(msg: Msg): void {
-    const envelope = msg.data as Envelope<SchedulerOp>;
-    if (!isEnvelope(envelope)) {
-      this.opts.onError?.(new Error(`scheduler: dropped a malformed message on ${msg.subject}`));
+    const envelope = msg.data as Envelope<SchedulerOp | LivenessOp>;
+    const malformed = envelopeProblem(envelope);
+    if (malformed !== undefined) {
+      this.opts.onError?.(new ProtocolError(`scheduler: dropped a malformed message on ${msg.subject}: ${malformed}`));
       if (msg.reply) this.opts.transport.publish(msg.reply, { replies: [], error: "malformed envelope" });
       return;
     }
@@ -96,7 +120,7 @@ export class SchedulerActor {
       }
       const t = this.opts.clock.now();
       this.touch(op, t);
-      if ((op as { op: string }).op === "heartbeat") continue;
+      if (isLivenessOp(op)) continue;
       try {
         replies.push(this.feed({ ...op, t } as SchedulerInput));
       } catch (error) {
@@ -131,25 +155,89 @@ export class SchedulerActor {
     this.opts.transport.publish(msg.reply, reply);
   }
 
-  /** Note that a worker is alive (any message from it counts). */
-  private touch(op: SchedulerOp, t: number): void {
-    const o = op as { op: string; worker?: string; name?: string; id?: string };
+  /** Note that a worker or client is alive (any message from it counts). */
+  private touch(op: SchedulerOp | LivenessOp, t: number): void {
+    const o = op as { op: string; worker?: string; name?: string; id?: string; client?: string };
+    if (o.op === "unregister-worker") {
+      this.liveness.workerGone(o.name!);
+      return;
+    }
     const name = o.op === "register-worker" || o.op === "heartbeat" ? o.name : o.worker;
-    if (name !== undefined && o.id !== undefined) this.lastSeen.set(name, { id: o.id, at: t });
-    if (o.op === "unregister-worker" && o.name !== undefined) this.lastSeen.delete(o.name);
+    if (name !== undefined && o.id !== undefined) this.liveness.heardFromWorker(name, o.id, t);
+    if (o.client === undefined) return;
+    if (o.op === "client-leave") {
+      this.liveness.clientGone(o.client);
+      return;
+    }
+    const released = this.liveness.heardFromClient(o.client, t);
+    if (released === undefined) return;
+    // It was released while it could not be heard: its futures are gone, say so.
+    const reason = `released by the scheduler: ${released.reason}`;
+    for (const key of released.keys) this.outbox.send(this.subjects.client(o.client), { op: "key-cancelled", key, reason });
   }
 
-  private checkLiveness(): void {
-    const now = this.opts.clock.now();
-    for (const [name, { id, at }] of this.lastSeen) {
-      if (now - at <= this.opts.config.workerTtl) continue;
-      this.lastSeen.delete(name);
-      this.feed({ op: "worker-lost", name, id, reason: `no message for ${(now - at).toFixed(1)}s`, t: now });
-      this.outbox.flush();
+  /**
+   * Every heartbeatInterval: first a flush, a round trip through the transport, so every
+   * message sent before it has been handled; then what is due. A flush that fails or is
+   * slow, or a tick that comes late, means this host may not have been able to hear anyone:
+   * every silence restarts instead of counting.
+   */
+  private async tick(): Promise<void> {
+    if (this.ticking || this.closed) return;
+    this.ticking = true;
+    try {
+      const startedMs = performance.now();
+      const stalled = startedMs - this.lastTickMs > 3 * this.tickMs + 100;
+      let reachable = true;
+      await this.opts.transport.flush().catch(() => (reachable = false));
+      if (this.closed) return;
+      const now = this.opts.clock.now();
+      this.lastTickMs = performance.now();
+      if (stalled || !reachable || this.lastTickMs - startedMs > Math.max(250, this.opts.config.heartbeatInterval * 1000)) {
+        this.liveness.credit(now);
+        return;
+      }
+      for (const client of this.core.clients.keys()) this.liveness.adoptClient(client, now);
+      const due = this.liveness.due(now);
+      for (const { name, id, reason } of due.lost) this.feed({ op: "worker-lost", name, id, reason, t: now });
+      for (const release of due.release) this.releaseClient(release, now);
+      if (due.lost.length > 0 || due.release.length > 0) this.outbox.flush();
+      for (const target of due.probe) void this.probe(target.name, target.id);
+    } finally {
+      this.ticking = false;
     }
   }
 
+  private releaseClient({ client, reason }: ClientRelease, t: number): void {
+    const wanted = this.core.clients.get(client);
+    if (wanted === undefined) return;
+    this.liveness.noteReleased(client, [...wanted].map((ts) => ts.key), reason);
+    this.feed({ op: "client-leave", client, reason, t });
+  }
+
+  /**
+   * Is anyone still subscribed to a silent worker's data subject? NATS answers "no
+   * responders" at once when nobody is: the worker's connection is gone (a SIGKILLed
+   * process's socket closes, and the server drops its subscriptions).
+   */
+  private async probe(name: string, id: string): Promise<void> {
+    if (this.probing.has(name)) return;
+    this.probing.add(name);
+    let outcome: ProbeOutcome = "inconclusive";
+    try {
+      const timeout = Math.max(500, 2000 * this.opts.config.heartbeatInterval);
+      await this.opts.transport.request(this.subjects.workerData(name), { op: "get-data", keys: [], who: "scheduler" }, { timeout });
+      outcome = "answered";
+    } catch (error) {
+      if (error instanceof ProtocolError && /no responders/.test(error.message)) outcome = "no-responders";
+    } finally {
+      this.probing.delete(name);
+    }
+    if (!this.closed) this.liveness.probeResult(name, id, outcome, this.opts.clock.now());
+  }
+
   close(): void {
+    this.closed = true;
     const t = this.opts.clock.now();
     if (this.livenessTimer !== null) clearInterval(this.livenessTimer);
     if (this.balanceTimer !== null) clearInterval(this.balanceTimer);
@@ -161,9 +249,8 @@ export class SchedulerActor {
   }
 }
 
-function isEnvelope(value: unknown): value is Envelope<unknown> {
-  const e = value as Envelope<unknown>;
-  return typeof e === "object" && e !== null && e.v === PROTOCOL_VERSION && Array.isArray(e.ops);
+function isLivenessOp(op: SchedulerOp | LivenessOp): op is LivenessOp {
+  return op.op === "heartbeat" || op.op === "heartbeat-client";
 }
 
 /** JSON cannot carry Infinity: the log stores it as the string "Infinity". */

@@ -2,7 +2,10 @@
  * Shape checks for ops arriving from the wire, before a core sees them. A core trusts its
  * inputs; a foreign or corrupted message must be turned away here, and host-only stimuli
  * (worker-lost, scheduler-close, execute-done, ...) are never accepted from outside.
+ * docs/schemas/ says the same in JSON Schema; tests/wire-schemas.test.ts keeps them in step.
  */
+import { PROTOCOL_VERSION } from "../machines/protocol.js";
+
 type Check = (value: unknown) => boolean;
 type OpShape = Readonly<Record<string, Check>>;
 
@@ -38,7 +41,8 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
   "release-keys": { client: str, keys: strings },
   "update-data": { client: str, data: arrayOf(shape({ key: str, nbytes: num, workers: strings })) },
   "client-join": { client: str },
-  "client-leave": { client: str },
+  "client-leave": { client: str, reason: optional(str) },
+  "heartbeat-client": { client: str },
   "register-worker": {
     name,
     id: str,
@@ -50,7 +54,7 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
   },
   "unregister-worker": { name: str, id: str, reason: str },
   "task-finished": { worker: str, id: str, key: str, nbytes: num, start: num, stop: num },
-  "task-erred": { worker: str, id: str, key: str, error: shape({ name: str, message: str }) },
+  "task-erred": { worker: str, id: str, key: str, error: shape({ name: str, message: str, code: optional(str) }) },
   "steal-response": { worker: str, id: str, key: str, requestId: str, outcome: oneOf("confirm", "reject"), state: str },
   "add-keys": { worker: str, id: str, keys: arrayOf(keySize) },
   "missing-data": { worker: str, id: str, key: str, holder: str },
@@ -69,6 +73,15 @@ const WORKER_OPS: Readonly<Record<string, OpShape>> = {
   "free-keys": { keys: strings },
   "steal-request": { key: str, requestId: str },
 };
+
+/** Why `value` is not a version-1 envelope (docs/schemas/envelope.schema.json); undefined if it is. */
+export function envelopeProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return `an envelope must be an object, got ${describe(value)}`;
+  if (value.v !== PROTOCOL_VERSION) return `unsupported protocol version ${JSON.stringify(value.v)} (this is version ${PROTOCOL_VERSION})`;
+  if (typeof value.from !== "string") return "an envelope needs a `from` string";
+  if (!Array.isArray(value.ops)) return "an envelope needs an `ops` array";
+  return undefined;
+}
 
 /** Why `op` is not something a client or worker may send the scheduler; undefined if it is. */
 export function schedulerOpProblem(op: unknown): string | undefined {

@@ -1,13 +1,13 @@
-import { openLog } from "../replay/reader.js";
+import { openLogAt } from "../replay/jetstream-open.js";
 import type { Io } from "./run.js";
 
 export async function logInfoCommand(args: string[], io: Io): Promise<number> {
   const [path] = args;
   if (path === undefined) {
-    io.err("usage: natsched log <log>");
+    io.err("usage: natsched log <log>   (a file, or nats://host:port/<cluster>)\n       natsched log export <from> <to>");
     return 2;
   }
-  const reader = await openLog(path);
+  const reader = await openLogAt(path);
   const perActor = new Map<string, { records: number; inputs: number; transitions: number; first: number; last: number }>();
   for await (const r of reader.records()) {
     let a = perActor.get(r.actor);

@@ -1,10 +1,11 @@
 import { BadOptionError } from "../machines/errors.js";
-import { replay } from "../replay/replay.js";
+import { replayAt } from "../replay/jetstream-open.js";
 import { divergences, formatDivergence, formatProblems, formatState, formatSummary } from "../replay/replay-format.js";
 import type { ReplayOptions } from "../replay/replay-types.js";
 import type { Io } from "./run.js";
 
 const USAGE = `usage: natsched replay <log> [--until <seq|time|+seconds>] [--actor <name>] [--state] [--json]
+  <log>              a log file, or a cluster's log in JetStream: nats://host:port/<cluster>
   --until 1234       stop after the record #1234 of --actor (default: the scheduler)
   --until 1763785.5  stop at this time (seconds, as in the log's "t"; a number with a ".")
   --until +2.5       stop 2.5 seconds after the first record of the log
@@ -22,7 +23,7 @@ export async function replayCommand(args: string[], io: Io): Promise<number> {
     io.err(`natsched replay: ${error.message}\n\n${USAGE}`);
     return 2;
   }
-  const result = await replay(parsed.path, parsed.options);
+  const result = await replayAt(parsed.path, parsed.options);
   if (parsed.json) {
     io.out(JSON.stringify(result, null, 2));
     return result.ok ? 0 : 1;

@@ -1,19 +1,32 @@
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
+import { BadOptionError } from "../machines/errors.js";
+import { JetStreamLogSink } from "../replay/jetstream-log.js";
+import { durabilityNote } from "../replay/jetstream-stream.js";
 import { untilShutdown } from "../actors/process/shutdown.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-export const SCHEDULER_USAGE = `usage: natsched scheduler [--nats <url>] [--cluster <name>] [--log <path> | --no-log] [--config <file>]
+export const SCHEDULER_USAGE = `usage: natsched scheduler [--nats <url>] [--cluster <name>] [--log <path> | --log jetstream | --no-log] [--config <file>]
 
 Runs the cluster's scheduler until SIGINT/SIGTERM, then flushes its event log.
   --log <path>             event log file (default: a new file in the temp dir)
+  --log jetstream          the cluster's event log in JetStream (stream NATSCHED_LOG_<cluster>); a
+                           scheduler started again after a crash rebuilds its state from it
+  --log-replicas <n>       replicas of that stream when this scheduler creates it (default 1)
   --no-log                 no event log
   --config <file>          config file (default: natsched.config.json/.yaml in the cwd)
 ${NATS_FLAGS_USAGE}`;
 
 export async function schedulerCommand(args: string[], io: Io): Promise<number> {
-  const { values } = parseFlags(args, { ...NATS_FLAGS, log: { type: "string" }, "no-log": { type: "boolean" }, config: { type: "string" }, help: { type: "boolean", short: "h" } });
+  const { values } = parseFlags(args, {
+    ...NATS_FLAGS,
+    log: { type: "string" },
+    "log-replicas": { type: "string" },
+    "no-log": { type: "boolean" },
+    config: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
   if (values.help) {
     io.out(SCHEDULER_USAGE);
     return 0;
@@ -22,12 +35,35 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
   const scheduler = await SchedulerProcess.start({
     nats: { ...natsOptions(values), waitForServer: true },
     cluster,
-    log: values["no-log"] ? false : (values.log ?? undefined),
+    log: values["no-log"] ? false : values.log === "jetstream" ? { jetstream: true, ...logReplicas(values["log-replicas"]) } : (values.log ?? undefined),
     ...(values.config !== undefined ? { configFile: values.config } : {}),
     onError: (error) => io.err(`natsched scheduler: ${(error as Error)?.message ?? String(error)}`),
   });
   io.out(`natsched scheduler: cluster ${cluster} on ${scheduler.transport.nc.getServer()}${scheduler.logPath ? `, event log ${scheduler.logPath}` : ""}`);
-  const signal = await untilShutdown(() => scheduler.close());
-  io.out(`natsched scheduler: ${signal}, closed${scheduler.logPath ? `; event log flushed to ${scheduler.logPath}` : ""}`);
+  if (scheduler.resumed !== null) {
+    const { inputs, completed } = scheduler.resumed;
+    io.out(`natsched scheduler: resumed from its log: ${inputs} inputs re-run${completed > 0 ? `, ${completed} unstored transitions of the last one written` : ""}; asking the workers what they hold`);
+    void scheduler.resynced?.then((r) =>
+      io.out(`natsched scheduler: resynced: ${r.answered.length} worker(s) answered${r.lost.length > 0 ? `, lost: ${r.lost.join(", ")}` : ""}; ${r.reports} report(s) re-sent, ${r.computeAgain} task(s) sent again`),
+    );
+  }
+  if (scheduler.log instanceof JetStreamLogSink) io.out(`natsched scheduler: durability: ${durabilityNote(scheduler.transport.nc, replicasOf(values["log-replicas"]))}`);
+  const outcome = await Promise.race([untilShutdown(() => scheduler.close()).then((signal) => ({ signal })), scheduler.failed.then((error) => ({ error }))]);
+  if ("error" in outcome) {
+    io.err(`natsched scheduler: stopped: its event log refused a write: ${(outcome.error as Error)?.message ?? String(outcome.error)}`);
+    return 1;
+  }
+  io.out(`natsched scheduler: ${outcome.signal}, closed${scheduler.logPath ? `; event log flushed to ${scheduler.logPath}` : ""}`);
   return 0;
+}
+
+function replicasOf(text: string | undefined): number {
+  if (text === undefined) return 1;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 1 || n > 5) throw new BadOptionError("log-replicas", `a whole number from 1 to 5, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function logReplicas(text: string | undefined): { replicas?: number } {
+  return text === undefined ? {} : { replicas: replicasOf(text) };
 }

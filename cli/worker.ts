@@ -16,6 +16,7 @@ Runs a worker until SIGINT/SIGTERM, then unregisters it. Waits for the scheduler
   --resources NAME=n       abstract resources, e.g. GPU=1 (repeat, or comma-separate)
   --host <h>               host name for host restrictions (default: os.hostname())
   --log <path>             this worker's own event log (default: none)
+  --log jetstream          its records in the cluster's event log in JetStream
   --config <file>          config file
 ${NATS_FLAGS_USAGE}`;
 
@@ -49,7 +50,7 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
     functions: await loadFunctions(values.functions),
     resources: parseResources(values.resources ?? []),
     ...(values.host !== undefined ? { host: values.host } : {}),
-    ...(values.log !== undefined ? { log: values.log } : {}),
+    ...(values.log !== undefined ? { log: values.log === "jetstream" ? { jetstream: true as const } : values.log } : {}),
     ...(values.config !== undefined ? { configFile: values.config } : {}),
     onError: (error) => io.err(`natsched worker ${name}: ${(error as Error)?.message ?? String(error)}`),
     onWaiting: () => io.out(`natsched worker ${name}: waiting for the scheduler of cluster ${cluster}`),

@@ -14,6 +14,7 @@ export type ErrorCode =
   | "CANCELLED"
   | "TIMEOUT"
   | "LOG_CORRUPT"
+  | "LOG_CONFLICT"
   | "PAYLOAD_TOO_LARGE"
   | "PROTOCOL"
   | "NO_WORKERS";
@@ -98,6 +99,13 @@ export class TimeoutError extends NatschedError {
 export class LogCorruptError extends NatschedError {
   constructor(message: string, readonly line?: number) {
     super("LOG_CORRUPT", line === undefined ? message : `line ${line}: ${message}`);
+  }
+}
+
+/** Another writer appended to an actor's log in JetStream: each actor's log has exactly one writer. */
+export class LogConflictError extends NatschedError {
+  constructor(readonly actor: string, message: string) {
+    super("LOG_CONFLICT", `log of ${actor}: ${message}`);
   }
 }
 

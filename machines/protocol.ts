@@ -78,6 +78,17 @@ export interface ClientJoinOp {
 export interface ClientLeaveOp {
   op: "client-leave";
   client: string;
+  /** Why, when the scheduler's host released a client it stopped hearing from. */
+  reason?: string;
+}
+
+/**
+ * "Still here", sent by a client every heartbeatInterval. The scheduler's host uses it to
+ * decide when a silent client is released (clientReleaseGrace); the core never sees it.
+ */
+export interface ClientHeartbeatOp {
+  op: "heartbeat-client";
+  client: string;
 }
 
 export type ClientToScheduler = UpdateGraphOp | ReleaseKeysOp | UpdateDataOp | ClientJoinOp | ClientLeaveOp;
@@ -153,6 +164,16 @@ export interface MissingDataOp {
   key: string;
   holder: string;
 }
+
+/** A worker's "still here", every heartbeatInterval; like heartbeat-client, for the host only. */
+export interface WorkerHeartbeatOp {
+  op: "heartbeat";
+  name: string;
+  id: string;
+}
+
+/** Ops the scheduler's host consumes itself to track who is alive; never core inputs. */
+export type LivenessOp = ClientHeartbeatOp | WorkerHeartbeatOp;
 
 export type WorkerToScheduler =
   | RegisterWorkerOp

@@ -1,16 +1,17 @@
 /**
- * A LogSink writing a natsched log file. `append` turns the record into JSON and writes
- * its line (checksum included) into the current batch buffer; a full batch (~256 KiB)
- * is sealed and handed to the single writer, which writes batches in order, one write
- * at a time. While a write is in flight new records gather into the next batch (group
- * commit); a setImmediate seals a part-full batch so records do not wait for the
- * threshold. Batch buffers are reused once written: fresh memory costs page faults.
+ * A LogSink writing a natsched log file. `append` captures the record into the current
+ * batch (replay/log-capture.ts: a compact binary form, taken at once so the caller may
+ * reuse the record); a full batch (~256 KiB of capture) is sealed and posted to the
+ * process's log writer thread (replay/log-writer.ts), which turns each record into its
+ * line (JSON and checksum, docs/log-format.md) and writes batches in order. A setImmediate
+ * seals a part-full batch so records do not wait for the threshold.
  */
 import { open, type FileHandle } from "node:fs/promises";
 import { ClosedError, LogCorruptError } from "../machines/errors.js";
-import { decodeHeaderLine, encodeHeaderLine, makeHeader, maxRecordLineBytes, writeRecordLine } from "./codec.js";
+import { decodeHeaderLine, encodeHeaderLine, makeHeader } from "./codec.js";
 import { readFirstLine } from "./first-line.js";
-import { recordJson } from "./record-json.js";
+import { LogCapture } from "./log-capture.js";
+import { BATCH_CHARS, BATCH_NUMS, LogWriterThread } from "./log-writer.js";
 import type { LogRecord, LogSink } from "./types.js";
 
 export interface FileLogSinkOptions {
@@ -22,24 +23,12 @@ export interface FileLogSinkOptions {
    * (see `truncatedTail`) is cut off first.
    */
   append?: boolean;
-  /** Size of a batch buffer; a batch is sealed when the next record does not fit. Default 256 KiB. */
+  /** Bytes of capture per batch (default 512 KiB): smaller batches reach the file sooner. */
   batchBytes?: number;
 }
 
-const DEFAULT_BATCH_BYTES = 256 * 1024;
-/**
- * Batches sealed while a write was in flight go out together in one writev of up to
- * this size. Measured: writes much larger than this were slower, not faster.
- */
-const MAX_WRITE_BYTES = 1024 * 1024;
-/** Written batch buffers kept for reuse. */
-const MAX_POOLED_BUFFERS = 8;
-
-interface Batch {
-  /** The part of `buffer` holding record lines. */
-  bytes: Buffer;
-  buffer: Buffer;
-}
+/** A part-full batch is sealed this long after its first record (a full one at once). */
+const SEAL_AFTER_MS = 5;
 
 interface FlushWaiter {
   /** Resolve once this many batches have been written. */
@@ -54,24 +43,21 @@ export class FileLogSink implements LogSink {
     const handle = await open(path, truncatedTail === undefined ? "w" : "a");
     if (truncatedTail === undefined) {
       try {
-        await writeFully(handle, [Buffer.from(encodeHeaderLine(makeHeader(options.meta)), "utf8")]);
+        await handle.write(Buffer.from(encodeHeaderLine(makeHeader(options.meta)), "utf8"));
       } catch (err) {
         await handle.close().catch(() => undefined);
         throw err;
       }
     }
-    return new FileLogSink(path, handle, options.batchBytes ?? DEFAULT_BATCH_BYTES, truncatedTail ?? 0);
+    return new FileLogSink(path, handle, truncatedTail ?? 0, options.batchBytes);
   }
 
-  private buffer: Buffer;
-  /** Bytes of `buffer` filled with record lines. */
-  private used = 0;
-  private readonly pool: Buffer[] = [];
-  /** Sealed batches waiting for the writer, in order. */
-  private sealed: Batch[] = [];
+  private readonly writer: LogWriterThread;
+  private readonly id: number;
+  private readonly capture: LogCapture;
+  private readonly standardNums: number;
   private sealedCount = 0;
   private writtenCount = 0;
-  private writing = false;
   private tickScheduled = false;
   private failure: { error: unknown } | undefined;
   private waiters: FlushWaiter[] = [];
@@ -80,45 +66,58 @@ export class FileLogSink implements LogSink {
   private constructor(
     readonly location: string,
     private readonly handle: FileHandle,
-    private readonly batchBytes: number,
     /** Bytes of a torn last record cut off the existing log when it was opened to append. */
     readonly truncatedTail: number,
+    /** Custom batch size in bytes, or undefined for the writer's standard (pooled) arrays. */
+    private readonly batchBytes?: number,
   ) {
-    this.buffer = Buffer.allocUnsafe(batchBytes);
+    this.writer = LogWriterThread.shared();
+    this.id = this.writer.open(handle.fd, {
+      done: (seq, error) => {
+        if (error !== undefined) this.failure ??= { error };
+        this.writtenCount = Math.max(this.writtenCount, seq);
+        this.settleWaiters();
+      },
+      lost: (error) => {
+        this.failure ??= { error };
+        this.writtenCount = this.sealedCount;
+        this.settleWaiters();
+      },
+    });
+    const { nums, chars } = this.arrays();
+    this.standardNums = nums.length;
+    this.capture = new LogCapture(nums, chars);
   }
 
   append(record: LogRecord): void {
     if (this.closing) throw new ClosedError(`log ${this.location}`);
     // After a write failed nothing more is written (flush and close report the error).
     if (this.failure) return;
-    // Serialise now: the caller may reuse or mutate the record once append returns.
-    const json = recordJson(record);
-    const room = maxRecordLineBytes(json);
-    if (this.used + room > this.buffer.length) {
-      if (this.used > 0) {
-        this.seal(room);
-        if (!this.writing) void this.pump();
-      } else {
-        // A record bigger than a whole batch gets a buffer of its own.
-        if (this.buffer.length === this.batchBytes && this.pool.length < MAX_POOLED_BUFFERS) this.pool.push(this.buffer);
-        this.buffer = Buffer.allocUnsafe(room);
-      }
+    if (!this.capture.record(record)) {
+      this.makeRoom();
+      while (!this.capture.record(record)) this.capture.grow(2);
     }
-    this.used = writeRecordLine(this.buffer, this.used, json);
-    if (!this.tickScheduled && !this.writing) {
-      this.tickScheduled = true;
-      setImmediate(this.onTick);
+    this.scheduleTick();
+  }
+
+  /** The transition record { actor, seq, t, kind: "transition", machine, id, event, from, to, why? }, given as fields. */
+  appendTransition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void {
+    if (this.closing) throw new ClosedError(`log ${this.location}`);
+    if (this.failure) return;
+    if (!this.capture.transition(actor, seq, t, machine, id, event, from, to, why)) {
+      this.makeRoom();
+      while (!this.capture.transition(actor, seq, t, machine, id, event, from, to, why)) this.capture.grow(2);
     }
+    this.scheduleTick();
   }
 
   flush(): Promise<void> {
-    if (this.used > 0) this.seal();
-    if (this.writtenCount === this.sealedCount) {
+    if (!this.capture.empty) this.seal();
+    if (this.writtenCount >= this.sealedCount) {
       return this.failure ? Promise.reject(this.failure.error) : Promise.resolve();
     }
-    const done = new Promise<void>((resolve, reject) => this.waiters.push({ batches: this.sealedCount, resolve, reject }));
-    if (!this.writing) void this.pump();
-    return done;
+    this.writer.hold();
+    return new Promise<void>((resolve, reject) => this.waiters.push({ batches: this.sealedCount, resolve, reject })).finally(() => this.writer.release());
   }
 
   /** Flushes, syncs the file to disk and closes it. Later appends throw ClosedError. */
@@ -135,6 +134,7 @@ export class FileLogSink implements LogSink {
     } catch (err) {
       error = { error: err };
     }
+    this.writer.forget(this.id);
     try {
       await this.handle.close();
     } catch (err) {
@@ -143,60 +143,49 @@ export class FileLogSink implements LogSink {
     if (error) throw error.error;
   }
 
+  private scheduleTick(): void {
+    if (!this.tickScheduled) {
+      this.tickScheduled = true;
+      setTimeout(this.onTick, SEAL_AFTER_MS).unref();
+    }
+  }
+
   private readonly onTick = (): void => {
     this.tickScheduled = false;
-    if (!this.writing && this.used > 0) {
-      this.seal();
-      void this.pump();
-    }
+    if (!this.capture.empty && !this.failure) this.seal();
   };
 
-  /** Hands the current batch to the writer and starts a new one with room for `room` bytes. */
-  private seal(room = 0): void {
-    this.sealed.push({ bytes: this.buffer.subarray(0, this.used), buffer: this.buffer });
+  /** Seals the current batch if it holds anything, so that the next record starts a fresh one. */
+  private makeRoom(): void {
+    if (!this.capture.empty) this.seal();
+  }
+
+  /** Hands the current batch to the writer thread and starts a new one. */
+  private arrays(): { nums: Float64Array; chars: Uint16Array } {
+    const bytes = this.batchBytes === undefined ? undefined : Math.max(this.batchBytes, 64);
+    return bytes === undefined
+      ? { nums: new Float64Array(BATCH_NUMS), chars: new Uint16Array(BATCH_CHARS) }
+      : { nums: new Float64Array(Math.ceil(bytes / 16)), chars: new Uint16Array(Math.ceil(bytes / 4)) };
+  }
+
+  /** Hands the current batch to the writer thread (which copies it) and starts the next one. */
+  private seal(): void {
+    const capture = this.capture;
     this.sealedCount++;
-    this.buffer = room > this.batchBytes ? Buffer.allocUnsafe(room) : (this.pool.pop() ?? Buffer.allocUnsafe(this.batchBytes));
-    this.used = 0;
-  }
-
-  /** The single writer: runs until nothing is left to write. Never rejects. */
-  private async pump(): Promise<void> {
-    this.writing = true;
     try {
-      for (;;) {
-        if (this.sealed.length === 0) {
-          if (this.used === 0) break;
-          this.seal();
-        }
-        const batches = this.takeSealed();
-        if (!this.failure) {
-          try {
-            await writeFully(this.handle, batches.map((batch) => batch.bytes));
-          } catch (err) {
-            // Stop writing for good: the file stays a clean prefix of the log.
-            this.failure = { error: err };
-          }
-        }
-        for (const { buffer } of batches) {
-          if (buffer.length === this.batchBytes && this.pool.length < MAX_POOLED_BUFFERS) this.pool.push(buffer);
-        }
-        this.writtenCount += batches.length;
-        this.settleWaiters();
-      }
-    } finally {
-      this.writing = false;
+      this.writer.post(this.id, this.sealedCount, capture.nums, capture.chars, capture.n, capture.c);
+    } catch (err) {
+      this.failure ??= { error: err };
+      this.writtenCount = this.sealedCount;
+      this.settleWaiters();
     }
-  }
-
-  /** The batches for one write: at least one, and no more than MAX_WRITE_BYTES unless one is larger. */
-  private takeSealed(): Batch[] {
-    let count = 0;
-    let bytes = 0;
-    while (count < this.sealed.length && (count === 0 || bytes + this.sealed[count]!.bytes.length <= MAX_WRITE_BYTES)) {
-      bytes += this.sealed[count]!.bytes.length;
-      count++;
+    if (capture.nums.length > this.standardNums) {
+      // A record bigger than a batch grew the arrays: go back to the standard size.
+      const { nums, chars } = this.arrays();
+      capture.replace(nums, chars);
+    } else {
+      capture.reset();
     }
-    return this.sealed.splice(0, count);
   }
 
   private settleWaiters(): void {
@@ -252,14 +241,4 @@ async function lastNewlineOffset(handle: FileHandle, size: number, floor: number
     end = start;
   }
   return floor;
-}
-
-async function writeFully(handle: FileHandle, buffers: Buffer[]): Promise<void> {
-  let pending = buffers.filter((buffer) => buffer.length > 0);
-  while (pending.length > 0) {
-    let { bytesWritten } = await handle.writev(pending);
-    // A short write: drop what was written and go on with the rest.
-    while (pending.length > 0 && bytesWritten >= pending[0]!.length) bytesWritten -= pending.shift()!.length;
-    if (pending.length > 0 && bytesWritten > 0) pending[0] = pending[0]!.subarray(bytesWritten);
-  }
 }

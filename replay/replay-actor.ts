@@ -39,7 +39,11 @@ export class ActorRun implements ReplayEffects {
   private tail = 0;
   private readonly sentByOp = new Map<string, number>();
 
-  constructor(readonly name: string) {}
+  /** `wrapEffects`: what the rebuilt core reports to instead of this run, given the run (see EngineOptions.effects). */
+  constructor(
+    readonly name: string,
+    private readonly wrapEffects?: (run: ReplayEffects) => ReplayEffects,
+  ) {}
 
   // ---- effects of the replayed core ---------------------------------------------------
 
@@ -69,7 +73,7 @@ export class ActorRun implements ReplayEffects {
     this.summary.role = record.role;
     this.summary.stopped = false;
     try {
-      this.host = buildHost(record, this);
+      this.host = buildHost(record, this.wrapEffects?.(this) ?? this);
     } catch (error) {
       this.host = null;
       this.halt(record.seq, `cannot rebuild the actor from its start record: ${(error as Error).message}`);

@@ -3,6 +3,7 @@
  * hosted, with effects that report transitions and count messages instead of sending them.
  */
 import { resolveConfig } from "../machines/config.js";
+import type { SchedulerToClient, SchedulerToWorker } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
@@ -12,9 +13,14 @@ import type { InputRecord, StartRecord } from "./types.js";
 
 export interface ReplayEffects {
   transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void;
-  /** The core sent a message (or asked its host to run or fetch something). */
-  sent(op: string): void;
+  /**
+   * The core sent a message (or asked its host to run or fetch something). A scheduler core
+   * also says to whom and what, for a core that goes live after its replay (a restart).
+   */
+  sent(op: string, to?: MessageTarget, message?: SchedulerToWorker | SchedulerToClient): void;
 }
+
+export type MessageTarget = { worker: string } | { client: string };
 
 export type ReplayHost = SchedulerHost | WorkerHost;
 
@@ -25,8 +31,8 @@ export class SchedulerHost {
   constructor(init: Record<string, unknown>, fx: ReplayEffects) {
     if (typeof init.config !== "object" || init.config === null) throw new Error("the scheduler's start record has no config");
     this.core = new SchedulerCore(resolveConfig(init.config, "the start record"), {
-      toWorker: (_worker, op) => fx.sent(op.op),
-      toClient: (_client, op) => fx.sent(op.op),
+      toWorker: (worker, op) => fx.sent(op.op, { worker }, op),
+      toClient: (client, op) => fx.sent(op.op, { client }, op),
       transition: (machine, id, event, from, to, why) => fx.transition(machine, id, event, from, to, why),
     });
   }

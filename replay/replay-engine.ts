@@ -3,6 +3,7 @@
  * actor filter, and collects problems. See replay.ts for the entry point.
  */
 import { ActorRun } from "./replay-actor.js";
+import type { ReplayEffects } from "./replay-cores.js";
 import type { ScanHandler } from "./replay-scan.js";
 import type { ReplayProblem, UntilKind } from "./replay-types.js";
 import type { TransitionLine } from "./transition-line.js";
@@ -11,6 +12,12 @@ import type { LogProblem, LogRecord } from "./types.js";
 export interface EngineOptions {
   actor?: string | undefined;
   until?: { kind: UntilKind; value: number } | undefined;
+  /**
+   * Effects for the cores the replay rebuilds, wrapping the replay's own (which check the
+   * transitions): a scheduler restarting from its log keeps its rebuilt core and re-points
+   * these at its live host afterwards (replay/jetstream-resume.ts).
+   */
+  effects?: (actor: string, run: ReplayEffects) => ReplayEffects;
 }
 
 export class ReplayEngine implements ScanHandler {
@@ -124,7 +131,10 @@ export class ReplayEngine implements ScanHandler {
 
   private run(actor: string): ActorRun {
     let run = this.runs.get(actor);
-    if (run === undefined) this.runs.set(actor, (run = new ActorRun(actor)));
+    if (run === undefined) {
+      const wrap = this.options.effects;
+      this.runs.set(actor, (run = new ActorRun(actor, wrap === undefined ? undefined : (fx) => wrap(actor, fx))));
+    }
     return run;
   }
 }

@@ -1,3 +1,4 @@
+import { explainReasons, type ReasonContext } from "./story-reasons.js";
 import type { LogRecord } from "./types.js";
 
 /** One line of a task's story: when, who, what happened, and why. */
@@ -6,16 +7,27 @@ export interface StoryLine {
   actor: string;
   seq: number;
   text: string;
+  /** The decision's reasons in words (placement candidates and objective values, steal costs), if any. */
+  reasons?: string[];
+  /** The reasons as the log records them. */
+  why?: Record<string, unknown>;
 }
 
-/** A task's life across the scheduler and workers, in the order the actors saw it. */
-export function storyLines(records: Iterable<LogRecord>, key: string): StoryLine[] {
+/**
+ * A task's life across the scheduler and workers, in the order the actors saw it, with the
+ * reasons of each decision. `ctx.bandwidth` (the scheduler's config) lets placement reasons
+ * show transfer estimates in seconds.
+ */
+export function storyLines(records: Iterable<LogRecord>, key: string, ctx: ReasonContext = {}): StoryLine[] {
   const lines: StoryLine[] = [];
   for (const r of records) {
     if (r.kind === "transition") {
       if (r.id !== key) continue;
-      const why = r.why === undefined ? "" : `  ${formatWhy(r.why)}`;
-      lines.push({ t: r.t, actor: r.actor, seq: r.seq, text: `${r.machine} ${r.from} -> ${r.to} (${r.event})${why}` });
+      const line: StoryLine = { t: r.t, actor: r.actor, seq: r.seq, text: `${r.machine} ${r.from} -> ${r.to} (${r.event})` };
+      const reasons = explainReasons(r, ctx);
+      if (reasons.length > 0) line.reasons = reasons;
+      if (r.why !== undefined) line.why = r.why;
+      lines.push(line);
     } else if (r.kind === "input") {
       const text = describeInput(r.event, key);
       if (text !== undefined) lines.push({ t: r.t, actor: r.actor, seq: r.seq, text });
@@ -49,20 +61,21 @@ function describeInput(event: { op: string; [k: string]: unknown }, key: string)
   return undefined;
 }
 
-function formatWhy(why: Record<string, unknown>): string {
-  return Object.entries(why)
-    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
-    .join(" ");
-}
-
 function formatSeconds(s: number): string {
   return s < 1e-3 ? `${(s * 1e6).toFixed(0)} us` : s < 1 ? `${(s * 1e3).toFixed(2)} ms` : `${s.toFixed(3)} s`;
 }
 
-/** Render story lines with times relative to the first one. */
+/** Render story lines with times relative to the first one; reasons go indented under their line. */
 export function formatStory(lines: StoryLine[]): string {
   if (lines.length === 0) return "";
   const t0 = lines[0]!.t;
   const width = Math.max(...lines.map((l) => l.actor.length));
-  return lines.map((l) => `+${(l.t - t0).toFixed(6)}s  ${l.actor.padEnd(width)}  #${l.seq}  ${l.text}`).join("\n");
+  const out: string[] = [];
+  for (const l of lines) {
+    const prefix = `+${(l.t - t0).toFixed(6)}s  ${l.actor.padEnd(width)}  `;
+    out.push(`${prefix}#${l.seq}  ${l.text}`);
+    const indent = " ".repeat(prefix.length + 4);
+    for (const reason of l.reasons ?? []) out.push(`${indent}${reason}`);
+  }
+  return out.join("\n");
 }

@@ -60,10 +60,16 @@ export type LogRecord = StartRecord | InputRecord | TransitionRecord | StopRecor
 /** Where records go. Implementations batch; `append` must be cheap and never throw on I/O. */
 export interface LogSink {
   append(record: LogRecord): void;
+  /**
+   * Optional fast path for the most common record: the same as appending
+   * { actor, seq, t, kind: "transition", machine, id, event, from, to, why? } (without
+   * `why` when it is undefined), without building the object.
+   */
+  appendTransition?(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void;
   /** Write everything appended so far. */
   flush(): Promise<void>;
   close(): Promise<void>;
-  /** Where the log lives, for messages ("run.natlog", "jetstream://..."). */
+  /** Where the log lives, for messages ("run.natlog", "nats://host:4222/<cluster>"). */
   readonly location: string;
 }
 

@@ -193,7 +193,8 @@ describe("scenario checking", () => {
     ],
     ["adding a running worker", { ...base, actions: [{ at: 1, do: "add-worker", worker: { name: "a" } }] }, "BAD_OPTION", /actions\[0\]\.worker\.name: worker a is already running/],
     ["an unknown action", { ...base, actions: [{ at: 1, do: "explode" }] }, "BAD_OPTION", /actions\[0\]\.do: must be one of "balance", "kill-worker", "add-worker"/],
-    ["a stealing pass", { ...base, actions: [{ at: 1, do: "balance" }] }, "BAD_OPTION", /actions\[0\]\.do: .*work-stealing pass: stealing passes are not available in the simulator yet/],
+    ["a stealing pass at a negative time", { ...base, actions: [{ at: -1, do: "balance" }] }, "BAD_OPTION", /actions\[0\]\.at: must be a finite number >= 0, got -1/],
+    ["a stealing pass naming a worker", { ...base, actions: [{ at: 1, do: "balance", worker: "a" }] }, "BAD_OPTION", /actions\[0\]\.worker: unknown field/],
   ];
   it.each(cases)("%s is a typed error naming the field", (_what, scenario, code, message) => {
     let caught: unknown;

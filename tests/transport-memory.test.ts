@@ -194,6 +194,27 @@ describe("MemoryBus delivery", () => {
     expect(volleys).toBeGreaterThan(10_000);
   });
 
+  it("keeps timers running while handlers publish to each other from microtasks, as actors' outboxes do", async () => {
+    const bus = new MemoryBus();
+    const a = bus.connect();
+    const b = bus.connect();
+    const LIMIT = 200_000;
+    let volleys = 0;
+    // Each publish happens in a microtask after the handler, so every drain ends with an
+    // empty queue and the next one is started by a microtask again.
+    a.subscribe("ping", () => queueMicrotask(() => void (volleys < LIMIT && (volleys++, a.publish("pong", null)))));
+    b.subscribe("pong", () => queueMicrotask(() => void (volleys < LIMIT && b.publish("ping", null))));
+    let volleysAtFirstTick: number | undefined;
+    const ticker = setInterval(() => (volleysAtFirstTick ??= volleys), 1);
+    a.publish("ping", null);
+    while (volleysAtFirstTick === undefined) await new Promise((resolve) => setTimeout(resolve, 1));
+    clearInterval(ticker);
+    volleys = LIMIT;
+    await a.flush();
+    // The timer fired while the volleys were still going, not only after they ended.
+    expect(volleysAtFirstTick).toBeLessThan(LIMIT);
+  });
+
   it("counts published, delivered and dropped messages", async () => {
     const bus = new MemoryBus();
     const conn = bus.connect();

@@ -1,13 +1,22 @@
 /**
  * One FIFO of pending deliveries for a whole bus. A single queue keeps every
  * publisher→subscriber pair in order for free. Draining starts in a microtask (so
- * delivery never happens inside `publish`) and goes on in batches; past a batch it
- * yields with setImmediate so timers and I/O still run while handlers publish
- * back and forth.
+ * delivery never happens inside `publish`) and goes on in batches.
+ *
+ * Handlers usually publish from a microtask of their own (an actor's outbox flushes at
+ * the end of its turn), so one burst of work is a chain of short drains, each started by
+ * a microtask, that never returns to the event loop: timers and I/O would wait for the
+ * whole burst. So the queue keeps a budget across drains: once a burst has delivered
+ * `batchSize` messages or run for BURST_MS, the next drain starts from setImmediate,
+ * which lets timers and I/O run, and the budget starts afresh.
  */
 import type { Msg } from "./types.js";
 
 const DEFAULT_BATCH = 4096;
+/** The longest the bus keeps the event loop from turning. */
+const BURST_MS = 10;
+/** Look at the clock once per this many deliveries. */
+const CLOCK_EVERY = 64;
 
 interface FlushWaiter {
   readonly upTo: number;
@@ -23,6 +32,11 @@ export class DeliveryQueue<Targets> {
   #enqueued = 0;
   #processed = 0;
   readonly #waiters: FlushWaiter[] = [];
+  /** Deliveries since the event loop last turned (as far as the queue knows), and when they began. */
+  #burst = 0;
+  #burstStart = 0;
+  /** A setImmediate is pending that will tell the queue the event loop turned. */
+  #watching = false;
 
   constructor(
     private readonly deliver: (msg: Msg, targets: Targets) => void,
@@ -39,7 +53,8 @@ export class DeliveryQueue<Targets> {
     this.#enqueued++;
     if (!this.#scheduled) {
       this.#scheduled = true;
-      queueMicrotask(this.#drain);
+      if (this.#overBudget()) setImmediate(this.#drain);
+      else queueMicrotask(this.#drain);
     }
   }
 
@@ -52,14 +67,21 @@ export class DeliveryQueue<Targets> {
   readonly #drain = (): void => {
     const msgs = this.#msgs;
     const targets = this.#targets;
-    let budget = this.batchSize;
-    while (this.#head < msgs.length && budget-- > 0) {
+    if (!this.#watching) {
+      // Any setImmediate runs only once the loop turns: then the burst is over.
+      this.#watching = true;
+      this.#burstStart = performance.now();
+      setImmediate(this.#turned);
+    }
+    while (this.#head < msgs.length) {
+      if (this.#overBudget()) break;
       const at = this.#head++;
       const msg = msgs[at]!;
       const target = targets[at]!;
       msgs[at] = undefined;
       targets[at] = undefined;
       this.#processed++;
+      this.#burst++;
       this.deliver(msg, target);
     }
     this.#compact();
@@ -67,6 +89,18 @@ export class DeliveryQueue<Targets> {
     if (this.#head < this.#msgs.length) setImmediate(this.#drain);
     else this.#scheduled = false;
   };
+
+  readonly #turned = (): void => {
+    this.#watching = false;
+    this.#burst = 0;
+  };
+
+  #overBudget(): boolean {
+    const burst = this.#burst;
+    if (burst === 0) return false;
+    if (burst >= this.batchSize) return true;
+    return burst % CLOCK_EVERY === 0 && performance.now() - this.#burstStart > BURST_MS;
+  }
 
   #compact(): void {
     if (this.#head === this.#msgs.length) {

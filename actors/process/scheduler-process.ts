@@ -5,22 +5,32 @@ import type { Service } from "@nats-io/services";
 import type { Config } from "../../machines/config.js";
 import { BadOptionError, NatschedError } from "../../machines/errors.js";
 import { FileLogSink } from "../../replay/file-log.js";
+import { LogGatedTransport } from "../../replay/jetstream-gate.js";
+import { JetStreamLogSink } from "../../replay/jetstream-log.js";
+import { resumeScheduler, type ResumedScheduler } from "../../replay/jetstream-resume.js";
+import type { LogSink } from "../../replay/types.js";
 import { NatsTransport } from "../../transport/nats.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import type { ResendOptions } from "../../transport/nats-resend.js";
 import { subjects } from "../../transport/subjects.js";
+import type { Transport } from "../../transport/types.js";
 import { realClock } from "../clock.js";
 import { loadConfig } from "../config-loader.js";
 import { SchedulerActor } from "../scheduler-actor.js";
 import { tasksByState } from "../scheduler-queries.js";
+import { resyncAfterRestart, type ResyncReport } from "./scheduler-resync.js";
 import { registerService } from "./services.js";
 import { answers } from "./wait-for.js";
 
 export interface SchedulerProcessOptions {
   nats: NatsConnectOptions;
   cluster: string;
-  /** Event log file; false for none. Default: a new file in the temp dir. */
-  log?: string | false;
+  /**
+   * The event log: a file path, false for none, or `{ jetstream: true }` for the cluster's
+   * log in JetStream (see docs/nats.md), which a restarted scheduler resumes from. Default:
+   * a new file in the temp dir.
+   */
+  log?: string | false | JetStreamLogChoice;
   /** Config file (default: natsched.config.* in the cwd), and settings over it. */
   /** false: no config file at all. */
   configFile?: string | false;
@@ -31,20 +41,34 @@ export interface SchedulerProcessOptions {
   onError?: (error: unknown) => void;
 }
 
+export interface JetStreamLogChoice {
+  jetstream: true;
+  /** Replicas of the log's stream when this scheduler creates it. Default 1. */
+  replicas?: number;
+}
+
 export class SchedulerProcess {
   private closing: Promise<void> | undefined;
+  /**
+   * Set when the scheduler resumed from its log: settles once every worker of the rebuilt
+   * state has answered or been declared lost (scheduler-resync.ts).
+   */
+  resynced: Promise<ResyncReport> | null = null;
 
   private constructor(
     readonly cluster: string,
     readonly transport: NatsTransport,
     readonly actor: SchedulerActor,
-    readonly log: FileLogSink | null,
+    readonly log: LogSink | null,
     private readonly service: Service | null,
+    /** What the restart re-ran, when the scheduler resumed from its log. */
+    readonly resumed: { records: number; inputs: number; completed: number } | null,
+    private readonly onError: ((error: unknown) => void) | undefined,
   ) {}
 
   static async start(opts: SchedulerProcessOptions): Promise<SchedulerProcess> {
     checkClusterName(opts.cluster);
-    const config = loadConfig({ overrides: opts.config ?? {}, ...(opts.configFile !== undefined ? { file: opts.configFile } : {}) });
+    let config = loadConfig({ overrides: opts.config ?? {}, ...(opts.configFile !== undefined ? { file: opts.configFile } : {}) });
     const s = subjects(opts.cluster);
     const transport = await NatsTransport.connect({
       name: `natsched-scheduler-${opts.cluster}`,
@@ -52,14 +76,45 @@ export class SchedulerProcess {
       ...(opts.resend !== undefined ? { resend: opts.resend } : {}),
       ...(opts.onError ? { onError: opts.onError } : {}),
     });
-    let log: FileLogSink | null = null;
+    let log: LogSink | null = null;
+    let started: SchedulerProcess | null = null;
     try {
       if (await answers(transport, s.query, { op: "status" }, 500)) {
         throw new NatschedError("BAD_OPTION", `a scheduler for cluster ${opts.cluster} is already running on this NATS server`);
       }
-      const path = opts.log ?? join(tmpdir(), `natsched-${opts.cluster}-${Date.now()}.natlog`);
-      log = path === false ? null : await FileLogSink.open(path, { meta: { cluster: opts.cluster } });
-      const actor = new SchedulerActor({ cluster: opts.cluster, transport, config, clock: realClock, log, ...(opts.onError ? { onError: opts.onError } : {}) });
+      let actorTransport: Transport = transport;
+      let firstSeq = 0;
+      let resumed: ResumedScheduler | null = null;
+      if (typeof opts.log === "object") {
+        const sink = await JetStreamLogSink.open({
+          nc: transport.nc,
+          cluster: opts.cluster,
+          ...(opts.log.replicas !== undefined ? { replicas: opts.log.replicas } : {}),
+          onError: (error) => started?.logFailed(error),
+        });
+        log = sink;
+        firstSeq = (await sink.claim("scheduler")).nextSeq;
+        resumed = await resumeScheduler(transport.nc, opts.cluster, firstSeq);
+        if (resumed !== null) {
+          for (const record of resumed.unlogged) sink.append(record);
+          firstSeq = resumed.nextSeq;
+          config = resumed.core.config;
+        }
+        actorTransport = new LogGatedTransport(transport, sink, opts.onError);
+      } else {
+        const path = opts.log ?? join(tmpdir(), `natsched-${opts.cluster}-${Date.now()}.natlog`);
+        log = path === false ? null : await FileLogSink.open(path, { meta: { cluster: opts.cluster } });
+      }
+      const actor = new SchedulerActor({
+        cluster: opts.cluster,
+        transport: actorTransport,
+        config,
+        clock: realClock,
+        log,
+        firstSeq,
+        ...(resumed !== null ? { resume: resumed } : {}),
+        ...(opts.onError ? { onError: opts.onError } : {}),
+      });
       actor.start();
       const service =
         opts.service === false
@@ -71,7 +126,22 @@ export class SchedulerProcess {
               statusSubject: `natsched.${opts.cluster}.status.scheduler`,
               stats: () => schedulerStats(opts.cluster, actor),
             });
-      return new SchedulerProcess(opts.cluster, transport, actor, log, service);
+      const summary = resumed === null ? null : { records: resumed.records, inputs: resumed.inputs, completed: resumed.unlogged.length };
+      started = new SchedulerProcess(opts.cluster, transport, actor, log, service, summary, opts.onError);
+      if (resumed !== null) {
+        const running = started;
+        started.resynced = resyncAfterRestart({
+          cluster: opts.cluster,
+          transport: actorTransport,
+          actor,
+          clock: realClock,
+          workerTtl: config.workerTtl,
+          stopped: () => running.closing !== undefined,
+          ...(opts.onError ? { onError: opts.onError } : {}),
+        });
+        started.resynced.catch((error: unknown) => opts.onError?.(error));
+      }
+      return started;
     } catch (error) {
       await log?.close().catch(() => undefined);
       await transport.close();
@@ -83,13 +153,40 @@ export class SchedulerProcess {
     return this.log?.location;
   }
 
+  /** Resolves with the error once the process has closed because its log refused a write (never otherwise). */
+  get failed(): Promise<unknown> {
+    return this.failure;
+  }
+
+  private failureResolve!: (error: unknown) => void;
+  private readonly failure = new Promise<unknown>((resolve) => (this.failureResolve = resolve));
+
+  /**
+   * The log stopped taking records (another scheduler writes this cluster's log, or
+   * JetStream refused a write): nothing this scheduler decides from now on can be stored,
+   * and its messages are held back by the log's gate, so it leaves.
+   */
+  private logFailed(error: unknown): void {
+    this.onError?.(error);
+    void this.close()
+      .catch(() => undefined)
+      .then(() => this.failureResolve(error));
+  }
+
   /** Stop serving, record the close, flush the log and leave NATS. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.service?.stop().catch(() => undefined);
       this.actor.close();
+      // Flushed before leaving NATS: a log in JetStream is written on this connection,
+      // and what the scheduler said last is held until its records are stored.
+      const flushed = await this.log?.flush().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       await this.transport.close();
       await this.log?.close();
+      if (flushed !== undefined) throw flushed;
     })();
     return this.closing;
   }

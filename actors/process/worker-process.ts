@@ -3,17 +3,22 @@ import { hostname } from "node:os";
 import type { Service } from "@nats-io/services";
 import type { Config } from "../../machines/config.js";
 import { BadOptionError } from "../../machines/errors.js";
+import { ActorRecorder } from "../recorder.js";
 import { FileLogSink } from "../../replay/file-log.js";
+import { JetStreamLogSink } from "../../replay/jetstream-log.js";
+import type { LogSink } from "../../replay/types.js";
 import { NatsTransport } from "../../transport/nats.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import type { ResendOptions } from "../../transport/nats-resend.js";
 import { subjects } from "../../transport/subjects.js";
+import type { Subscription } from "../../transport/types.js";
 import { realClock } from "../clock.js";
 import { loadConfig } from "../config-loader.js";
 import type { TaskFunctions } from "../functions.js";
 import { WorkerActor } from "../worker-actor.js";
 import { checkClusterName } from "./scheduler-process.js";
 import { registerService } from "./services.js";
+import { ReportJournal, serveResync } from "./worker-resync.js";
 import { answers, waitUntilAnswered } from "./wait-for.js";
 
 export interface WorkerProcessOptions {
@@ -25,8 +30,11 @@ export interface WorkerProcessOptions {
   resources?: Record<string, number>;
   /** Host name for `hosts` restrictions; default os.hostname(). */
   host?: string;
-  /** This worker's own event log file; default none. */
-  log?: string;
+  /**
+   * This worker's own event log: a file path, or `{ jetstream: true }` for the cluster's log
+   * in JetStream (subject natsched.<cluster>.log.worker.<name>). Default none.
+   */
+  log?: string | { jetstream: true };
   /** false: no config file at all. */
   configFile?: string | false;
   config?: Partial<Config>;
@@ -45,8 +53,9 @@ export class WorkerProcess {
   private constructor(
     readonly transport: NatsTransport,
     readonly actor: WorkerActor,
-    readonly log: FileLogSink | null,
+    readonly log: LogSink | null,
     private readonly service: Service | null,
+    private readonly resync: Subscription,
   ) {}
 
   static async start(opts: WorkerProcessOptions): Promise<WorkerProcess> {
@@ -64,8 +73,10 @@ export class WorkerProcess {
       ...(opts.resend !== undefined ? { resend: opts.resend } : {}),
       ...(opts.onError ? { onError: opts.onError } : {}),
     });
-    let log: FileLogSink | null = null;
+    let log: LogSink | null = null;
     let actor: WorkerActor | null = null;
+    // Remembers the worker's reports, for a scheduler that restarts (worker-resync.ts).
+    const journal = new ReportJournal(transport, s.scheduler);
     try {
       if (await answers(transport, s.workerData(opts.name), { op: "get-data", keys: [], who: "natsched-worker-start" }, 500)) {
         throw new BadOptionError("name", `a worker named ${opts.name} is already serving cluster ${opts.cluster}`);
@@ -74,10 +85,20 @@ export class WorkerProcess {
         ...(opts.schedulerTimeout !== undefined ? { timeoutMs: opts.schedulerTimeout } : {}),
         ...(opts.onWaiting ? { onWait: opts.onWaiting } : {}),
       });
-      log = opts.log === undefined ? null : await FileLogSink.open(opts.log, { meta: { cluster: opts.cluster, worker: opts.name } });
+      let recorder: ActorRecorder | undefined;
+      if (typeof opts.log === "object") {
+        const sink = await JetStreamLogSink.open({ nc: transport.nc, cluster: opts.cluster, ...(opts.onError ? { onError: opts.onError } : {}) });
+        log = sink;
+        // A name used before continues its log where the last incarnation left it.
+        const actorName = `worker.${opts.name}`;
+        recorder = new ActorRecorder(actorName, sink, (await sink.claim(actorName)).nextSeq);
+      } else if (opts.log !== undefined) {
+        log = await FileLogSink.open(opts.log, { meta: { cluster: opts.cluster, worker: opts.name } });
+      }
       actor = new WorkerActor({
         cluster: opts.cluster,
-        transport,
+        transport: journal,
+        ...(recorder !== undefined ? { recorder } : {}),
         name: opts.name,
         nthreads: opts.nthreads,
         host: opts.host ?? hostname(),
@@ -89,8 +110,10 @@ export class WorkerProcess {
         heartbeatInterval: config.heartbeatInterval,
         ...(opts.onError ? { onError: opts.onError } : {}),
       });
+      journal.attach(actor);
       await actor.start();
       const started = actor;
+      const resync = serveResync(transport, opts.cluster, started, journal);
       const service =
         opts.service === false
           ? null
@@ -101,7 +124,7 @@ export class WorkerProcess {
               statusSubject: `natsched.${opts.cluster}.status.worker.${opts.name}`,
               stats: () => workerStats(opts.cluster, started),
             });
-      return new WorkerProcess(transport, started, log, service);
+      return new WorkerProcess(transport, started, log, service, resync);
     } catch (error) {
       actor?.close({ abrupt: true, reason: "start failed" });
       await log?.close().catch(() => undefined);
@@ -118,7 +141,10 @@ export class WorkerProcess {
   close(reason = "shutdown"): Promise<void> {
     this.closing ??= (async () => {
       await this.service?.stop().catch(() => undefined);
+      this.resync.unsubscribe();
       this.actor.close({ reason });
+      // A log in JetStream is written on this connection: flushed before leaving NATS.
+      await this.log?.flush().catch(() => undefined);
       await this.transport.close();
       await this.log?.close();
     })();

@@ -41,7 +41,8 @@ export function formatSimResult(result: SimResult, options: FormatOptions = {}):
 
   const bytes = result.transfers.reduce((n, t) => n + t.nbytes, 0);
   lines.push(`transfers  ${result.transfers.length} (${size(bytes)})`);
-  lines.push(`steals     ${result.steals.length}`);
+  const outcomes = countBy(result.steals.map((s) => s.outcome));
+  lines.push(`steals     ${result.steals.length}${outcomes.size > 0 ? ` (${[...outcomes].map(([o, n]) => `${o} ${n}`).join(", ")})` : ""}`);
 
   const unsettled = tasks.filter(([, t]) => !SETTLED.has(t.state));
   if (unsettled.length > 0) {

@@ -1,22 +1,34 @@
 import { EventQueue } from "./event-queue.js";
+import type { NetworkFaults } from "./faults.js";
 
 /** Takes the ops one sender batched for this address in one turn. */
 export type Mailbox = (from: string, ops: unknown[]) => void;
+
+/** Sees every envelope as it is sent, with when each copy will arrive (verification). */
+export type MailTap = (from: string, to: string, ops: readonly unknown[], sentAt: number, arrivals: readonly number[]) => void;
 
 /**
  * The discrete-event core of the simulator: a virtual clock, an agenda of events, and
  * mail between actors. An event runs to completion (a "turn"); what actors sent during
  * the turn is then batched per sender and destination, like the real actors' Outbox,
- * and delivered `latency` seconds later. Nothing sleeps: the clock jumps from event to
- * event.
+ * and delivered `latency` seconds later (or when the optional fault model says). Mail
+ * goes to the mailbox open at the address when it is sent, as a subscription receives
+ * it: if that mailbox closed meanwhile (the worker died, or another incarnation took its
+ * name), the mail is lost. Nothing sleeps: the clock jumps from event to event.
  */
 export class SimKernel {
   now = 0;
+  /** Called after every event, once its mail is sent (verification observers). */
+  onTurn: (() => void) | null = null;
+  onMail: MailTap | null = null;
   private readonly agenda = new EventQueue<() => void>();
   private readonly mailboxes = new Map<string, Mailbox>();
   private readonly outgoing = new Map<string, Map<string, unknown[]>>();
 
-  constructor(readonly latency: number) {}
+  constructor(
+    readonly latency: number,
+    private readonly faults: NetworkFaults | null = null,
+  ) {}
 
   /** Run `event` at virtual time `time` (never earlier than now). */
   at(time: number, event: () => void): void {
@@ -43,19 +55,28 @@ export class SimKernel {
   /** Runs events until none is left. */
   run(): void {
     this.flush();
+    this.onTurn?.();
     for (let event = this.agenda.pop(); event !== undefined; event = this.agenda.pop()) {
       this.now = event.time;
       event.item();
       this.flush();
+      this.onTurn?.();
     }
   }
 
   private flush(): void {
     if (this.outgoing.size === 0) return;
-    const arrival = this.now + this.latency;
     for (const [from, byDestination] of this.outgoing) {
       for (const [to, ops] of byDestination) {
-        this.agenda.push(arrival, () => this.mailboxes.get(to)?.(from, ops));
+        const mailbox = this.mailboxes.get(to);
+        const arrivals = this.faults === null ? [this.now + this.latency] : this.faults.arrivals(from, to, this.now, this.latency);
+        this.onMail?.(from, to, ops, this.now, arrivals);
+        if (mailbox === undefined) continue;
+        for (const arrival of arrivals) {
+          this.agenda.push(arrival, () => {
+            if (this.mailboxes.get(to) === mailbox) mailbox(from, ops);
+          });
+        }
       }
     }
     this.outgoing.clear();

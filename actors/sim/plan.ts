@@ -3,6 +3,7 @@
  * when: workers joining, data placed, graphs submitted, workers killed.
  */
 import type { Config } from "../../machines/config.js";
+import type { NetworkFaultPlan } from "./faults.js";
 
 export interface PlannedWorker {
   name: string;
@@ -42,7 +43,8 @@ export type PlannedEvent =
   | { at: number; kind: "join"; worker: PlannedWorker }
   | { at: number; kind: "place-data"; data: PlannedData[] }
   | { at: number; kind: "submit"; submission: PlannedSubmission }
-  | { at: number; kind: "kill"; worker: string };
+  | { at: number; kind: "kill"; worker: string }
+  | { at: number; kind: "balance" };
 
 export interface Plan {
   seed: number;
@@ -51,4 +53,6 @@ export interface Plan {
   bandwidth: number;
   tasks: ReadonlyMap<string, PlannedTask>;
   timeline: PlannedEvent[];
+  /** Network faults on mail between actors, or null (none). */
+  faults: NetworkFaultPlan | null;
 }

@@ -7,6 +7,8 @@ import type { SchedulerCore } from "../../machines/scheduler/core.js";
 import type { WorkerCore } from "../../machines/worker/core.js";
 import type { TaskStateName } from "../../machines/tables.js";
 import type { LogRecord } from "../../replay/types.js";
+import type { NetworkFaultSpec } from "./faults.js";
+import type { MailTap } from "./kernel.js";
 
 export interface SimWorkerSpec {
   name: string;
@@ -46,7 +48,10 @@ export interface SimTaskSpec {
 }
 
 export type SimAction =
-  /** One work-stealing pass. Not available in the simulator yet: rejected (BAD_OPTION). */
+  /**
+   * One work-stealing pass now (Dask's `steal.balance()`), on top of the periodic and
+   * on-demand passes the simulated scheduler makes; it does nothing with workStealing false.
+   */
   | { at: number; do: "balance" }
   /** The worker vanishes without a word; the scheduler is told it is lost at once. */
   | { at: number; do: "kill-worker"; worker: string }
@@ -69,6 +74,8 @@ export interface Scenario {
   data?: SimDataSpec[];
   tasks: SimTaskSpec[];
   actions?: SimAction[];
+  /** Network faults on the mail between actors (actors/sim/faults.ts); none by default. */
+  faults?: NetworkFaultSpec;
 }
 
 export interface SimTaskResult {
@@ -92,12 +99,35 @@ export interface SimTransfer {
   end: number;
 }
 
+/** How a steal request ended. */
+export type SimStealOutcome =
+  /** The victim had not started the task: it moved to the thief. */
+  | "confirmed"
+  /** The victim was running it or done: it stayed. */
+  | "rejected"
+  /**
+   * The task left `processing.stealing` another way: it finished, erred or was released
+   * (its worker left, it was no longer needed), or the victim no longer knew it or the
+   * thief was gone by the confirm (rescheduled afresh). `abortedBy` names the event.
+   */
+  | "aborted"
+  /** No answer by the end of the run (only when messages can be lost). */
+  | "in-flight";
+
+/** One steal request, from the scheduler's transitions. */
 export interface SimSteal {
   key: string;
   victim: string;
   thief: string;
-  outcome: string;
-  at: number;
+  /** The stealable level the task was taken from (0: no dependencies). */
+  level: number;
+  requestId: string;
+  /** When the scheduler sent the request, and when it decided the outcome (-1: never). */
+  requested: number;
+  decided: number;
+  outcome: SimStealOutcome;
+  /** For an aborted request: the task machine event that took it out of processing.stealing. */
+  abortedBy?: string;
 }
 
 export interface SimResult {
@@ -105,6 +135,7 @@ export interface SimResult {
   makespan: number;
   tasks: Record<string, SimTaskResult>;
   transfers: SimTransfer[];
+  /** Every steal request, in the order the scheduler made them. */
   steals: SimSteal[];
   /** The event log, as the runtime writes it, on the virtual clock. */
   log: LogRecord[];
@@ -125,6 +156,15 @@ export interface SimOptions {
    * tests and what-if tools that need to look at the scheduler's state mid-run.
    */
   probes?: { at: number; probe: (view: SimView) => void }[];
+  /** Verification hooks (verify/): see every step and every envelope of the run. */
+  observer?: SimObserver;
+}
+
+export interface SimObserver {
+  /** After every event of the run, with the log written so far (read-only, like the view). */
+  turn?(view: SimView, log: readonly LogRecord[]): void;
+  /** Every envelope sent between actors, with when each copy will arrive. */
+  mail?: MailTap;
 }
 
 /** Output size of a task that does not give one. */

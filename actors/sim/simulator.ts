@@ -3,11 +3,12 @@ import type { TaskSpec } from "../../machines/protocol.js";
 import type { WorkerCore } from "../../machines/worker/core.js";
 import { MemoryLogSink } from "../../replay/memory-log.js";
 import { ActorRecorder } from "../recorder.js";
+import { NetworkFaults } from "./faults.js";
 import { SimKernel } from "./kernel.js";
 import { SimObservations } from "./observations.js";
 import type { Plan, PlannedData, PlannedEvent, PlannedSubmission, PlannedTask, PlannedWorker } from "./plan.js";
 import { Prng } from "./prng.js";
-import { SIM_CLIENT, SIM_FUNCTION, type Scenario, type SimOptions, type SimResult, type SimTaskResult, type SimView } from "./scenario.js";
+import { SIM_CLIENT, SIM_FUNCTION, type Scenario, type SimObserver, type SimOptions, type SimResult, type SimTaskResult, type SimView } from "./scenario.js";
 import { readNumber } from "./scenario-fields.js";
 import { SimScheduler } from "./sim-scheduler.js";
 import { SimWorker, type SimWorkerContext } from "./sim-worker.js";
@@ -24,7 +25,7 @@ export function simulate(scenario: Scenario, options: SimOptions = {}): SimResul
     if (typeof probe !== "function") throw new BadOptionError(`probes[${i}].probe`, "must be a function");
     return { at: readNumber(at, `probes[${i}].at`, { min: 0 }), probe };
   });
-  return new Simulation(plan).run(probes);
+  return new Simulation(plan).run(probes, options.observer);
 }
 
 class Simulation {
@@ -39,7 +40,7 @@ class Simulation {
   private readonly workerContext: SimWorkerContext;
 
   constructor(private readonly plan: Plan) {
-    this.kernel = new SimKernel(plan.latency);
+    this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed));
     this.prng = new Prng(plan.seed);
     this.scheduler = new SimScheduler(this.kernel, plan.config, this.log);
     this.workerContext = {
@@ -52,7 +53,10 @@ class Simulation {
     };
   }
 
-  run(probes: { at: number; probe: (view: SimView) => void }[]): SimResult {
+  run(probes: { at: number; probe: (view: SimView) => void }[], observer?: SimObserver): SimResult {
+    const turn = observer?.turn;
+    if (turn !== undefined) this.kernel.onTurn = () => turn(this.view(), this.log.records);
+    this.kernel.onMail = observer?.mail ?? null;
     this.scheduler.start();
     this.scheduler.feed({ op: "client-join", client: SIM_CLIENT, t: 0 });
     for (const event of this.plan.timeline) this.kernel.at(event.at, () => this.apply(event));
@@ -71,6 +75,9 @@ class Simulation {
         return this.submit(event.submission);
       case "kill":
         return this.kill(event.worker);
+      case "balance":
+        this.scheduler.feed({ op: "balance", t: this.kernel.now });
+        return;
     }
   }
 
@@ -79,7 +86,7 @@ class Simulation {
     const worker = new SimWorker(spec, `${spec.name}-${this.prng.hex(8)}`, this.recorderFor(spec.name), this.workerContext);
     this.workers.set(spec.name, worker);
     const { kernel } = this;
-    this.scheduler.feed({ ...worker.start(), t: kernel.now });
+    this.scheduler.receive([{ ...worker.start(), t: kernel.now }]);
     kernel.at(kernel.now + kernel.latency, () => worker.feed({ op: "registered", t: kernel.now }));
   }
 
@@ -102,22 +109,13 @@ class Simulation {
       }
     }
     for (const [name, keys] of perWorker) this.workers.get(name)!.feed({ op: "put-data", keys, t });
-    this.scheduler.feed({
-      op: "update-data",
-      client: SIM_CLIENT,
-      data: data.map(({ key, nbytes, on }) => ({ key, nbytes, workers: on })),
-      t,
-    });
+    const held = data.map(({ key, nbytes, on }) => ({ key, nbytes, workers: on }));
+    this.scheduler.receive([{ op: "update-data", client: SIM_CLIENT, data: held, t }]);
   }
 
   private submit(submission: PlannedSubmission): void {
-    this.scheduler.feed({
-      op: "update-graph",
-      client: SIM_CLIENT,
-      tasks: submission.tasks.map(taskSpec),
-      wants: submission.wants,
-      t: this.kernel.now,
-    });
+    const tasks = submission.tasks.map(taskSpec);
+    this.scheduler.receive([{ op: "update-graph", client: SIM_CLIENT, tasks, wants: submission.wants, t: this.kernel.now }]);
   }
 
   private view(): SimView {
@@ -142,8 +140,7 @@ class Simulation {
       makespan: this.observations.makespan,
       tasks,
       transfers: this.observations.transfers,
-      // The simulator runs no stealing passes yet: nothing is ever stolen.
-      steals: [],
+      steals: this.scheduler.steals.steals,
       log: this.log.records,
     };
   }

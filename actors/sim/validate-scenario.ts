@@ -6,6 +6,7 @@
 import { resolveConfig } from "../../machines/config.js";
 import { BadOptionError, GraphError } from "../../machines/errors.js";
 import { validateGraph } from "../../machines/graph/index.js";
+import { readFaults } from "./faults.js";
 import type { Plan, PlannedData, PlannedEvent, PlannedSubmission, PlannedTask, PlannedWorker } from "./plan.js";
 import { DEFAULT_LATENCY, DEFAULT_TASK_NBYTES } from "./scenario.js";
 import {
@@ -21,7 +22,7 @@ import {
   type Obj,
 } from "./scenario-fields.js";
 
-const SCENARIO_FIELDS = ["seed", "config", "network", "workers", "data", "tasks", "actions"];
+const SCENARIO_FIELDS = ["seed", "config", "network", "workers", "data", "tasks", "actions", "faults"];
 const NETWORK_FIELDS = ["bandwidth", "latency"];
 const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
@@ -52,7 +53,7 @@ export function planScenario(scenario: unknown): Plan {
   if (data.length > 0) timeline.push({ at: 0, kind: "place-data", data: mergeDuplicateKeys(data) });
   for (const [at, submission] of submissions(tasks)) timeline.push({ at, kind: "submit", submission });
   for (const { event } of actions) timeline.push(event);
-  return { seed, config, latency, bandwidth, tasks, timeline };
+  return { seed, config, latency, bandwidth, tasks, timeline, faults: readFaults(raw.faults) };
 }
 
 function readWorker(value: unknown, path: string, fields: readonly string[]): { spec: PlannedWorker; raw: Obj } {
@@ -173,7 +174,7 @@ function submissions(tasks: Map<string, PlannedTask>): [number, PlannedSubmissio
 
 interface ReadAction {
   index: number;
-  event: PlannedEvent & { kind: "join" | "kill" };
+  event: PlannedEvent & { kind: "join" | "kill" | "balance" };
 }
 
 function readAction(value: unknown, index: number): ReadAction {
@@ -185,11 +186,7 @@ function readAction(value: unknown, index: number): ReadAction {
   }
   if (kind === "balance") {
     const raw = readObject(value, path, ["at", "do"]);
-    readNumber(raw.at, `${path}.at`, { min: 0 });
-    throw new BadOptionError(
-      `${path}.do`,
-      '"balance" asks for a work-stealing pass: stealing passes are not available in the simulator yet (it runs as with workStealing: false)',
-    );
+    return { index, event: { at: readNumber(raw.at, `${path}.at`, { min: 0 }), kind: "balance" } };
   }
   const raw = readObject(value, path, ["at", "do", "worker"]);
   const at = readNumber(raw.at, `${path}.at`, { min: 0 });

@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import { NatschedError, UnknownFunctionError } from "../errors.js";
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess } from "../priority.js";
-import type { ErrorInfo, RegisterWorkerOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp } from "../protocol.js";
+import type { ComputeTaskOp, ErrorInfo, RegisterWorkerOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp } from "../protocol.js";
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
@@ -353,11 +353,14 @@ export class SchedulerCore implements PlacementContext, StealHost {
         this.recommend(ts, "runnable");
       }
     }
+    const fetchers = new Set<TaskRec>();
     for (const ts of [...ws.hasWhat]) {
       ts.whoHas.delete(ws);
       ws.hasWhat.delete(ts);
       if (ts.whoHas.size === 0 && ts.state === "memory") this.dataLost(ts, { rule: "worker-left", worker: name });
+      else this.fetchersOf(ts, fetchers);
     }
+    for (const dts of fetchers) this.resendCompute(dts);
     ws.nbytes = 0;
     this.stealing?.removeWorker(ws);
     for (const other of this.running) this.checkIdleSaturated(other);
@@ -420,7 +423,29 @@ export class SchedulerCore implements PlacementContext, StealHost {
     ts.whoHas.delete(ws);
     ws.hasWhat.delete(ts);
     ws.nbytes -= Math.max(ts.nbytes, 0);
-    if (ts.whoHas.size === 0 && ts.state === "memory") this.dataLost(ts, { rule: "missing-data", worker: holder });
+    if (ts.whoHas.size === 0 && ts.state === "memory") {
+      this.dataLost(ts, { rule: "missing-data", worker: holder });
+      return;
+    }
+    const fetchers = new Set<TaskRec>();
+    this.fetchersOf(ts, fetchers);
+    for (const dts of fetchers) this.resendCompute(dts);
+  }
+
+  /** Tasks processing on a worker that must fetch `ts` (in memory), which may only know holders that are gone. */
+  private fetchersOf(ts: TaskRec, into: Set<TaskRec>): void {
+    if (ts.state !== "memory") return;
+    for (const dts of ts.dependents) if (dts.processingOn !== null && !ts.whoHas.has(dts.processingOn)) into.add(dts);
+  }
+
+  /**
+   * Send a processing task's compute-task again, with the current holders of its inputs:
+   * the worker refreshes where to fetch them from (a holder it was told of died, or did not
+   * have it), rather than wait for ever on a transfer nobody can serve.
+   */
+  private resendCompute(ts: TaskRec): void {
+    const ws = ts.processingOn;
+    if (ws !== null) this.fx.toWorker(ws.name, this.computeTaskOp(ts, ts.bookedCost));
   }
 
   // ---- transitions ---------------------------------------------------------------------
@@ -527,7 +552,11 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.move(ts, event, { worker: ws.name, ...why });
     this.checkIdleSaturated(ws);
     this.stealing?.put(ts);
-    this.fx.toWorker(ws.name, {
+    this.fx.toWorker(ws.name, this.computeTaskOp(ts, duration));
+  }
+
+  private computeTaskOp(ts: TaskRec, duration: number): ComputeTaskOp {
+    return {
       op: "compute-task",
       key: ts.key,
       func: ts.func!,
@@ -535,7 +564,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
       deps: ts.dependencies.map((dts) => ({ key: dts.key, nbytes: dts.nbytes, holders: names(dts.whoHas) })),
       priority: ts.priority,
       duration,
-    });
+    };
   }
 
   private exitProcessing(ts: TaskRec): void {
@@ -724,7 +753,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   private failDependent(ts: TaskRec, blame: TaskRec): void {
     if (ts.state === "memory" || ts.state === "erred" || ts.state === "forgotten") return;
-    if (ts.processingOn !== null) this.exitProcessing(ts);
+    const ws = ts.processingOn;
+    if (ws !== null) {
+      this.exitProcessing(ts);
+      // Its worker must drop it too: it may be waiting on inputs that will never come.
+      this.fx.toWorker(ws.name, { op: "free-keys", keys: [ts.key] });
+    }
     this.queued.remove(ts);
     this.unrunnable.delete(ts);
     ts.exceptionBlame = blame;
@@ -776,9 +810,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
   private stealResponse(op: StealResponseOp): void {
     const stealing = this.stealing;
     const ts = this.tasks.get(op.key);
-    if (stealing === null || ts === undefined) return;
-    const info = stealing.inFlight.get(ts);
-    if (info === undefined || info.requestId !== op.requestId || info.victim.name !== op.worker || info.victim.id !== op.id) {
+    if (stealing === null) return;
+    // A key released and forgotten meanwhile (Dask: "Key released between request and confirm") is stale too.
+    const info = ts === undefined ? undefined : stealing.inFlight.get(ts);
+    if (ts === undefined || info === undefined || info.requestId !== op.requestId || info.victim.name !== op.worker || info.victim.id !== op.id) {
       stealing.metrics.stale += 1;
       return;
     }
@@ -793,10 +828,11 @@ export class SchedulerCore implements PlacementContext, StealHost {
       this.move(ts, "RELEASE", { ...why, rule: "steal-reschedule" });
       this.recommend(ts, "runnable");
     } else if (op.outcome === "reject") {
-      stealing.metrics.rejected[level]! += 1;
+      stealing.count("rejected", level);
+      ts.stealRequest = null;
       this.move(ts, "STEAL_REJECT", why);
     } else {
-      stealing.metrics.confirmed[level]! += 1;
+      stealing.count("confirmed", level);
       this.exitProcessing(ts);
       this.assign(ts, thief, why, "STEAL_CONFIRM");
     }

@@ -26,9 +26,34 @@ export interface Decision {
   why: Why;
 }
 
-const LEAST_OCCUPIED: Why = Object.freeze({ rule: "least-occupied" });
 const ONLY_CANDIDATE: Why = Object.freeze({ rule: "only-candidate" });
 const NO_CANDIDATE: Why = Object.freeze({ rule: "no-candidate" });
+
+/**
+ * The reasons keep at most this many candidates, best first (the winner is the first);
+ * `n` gives the number of candidates when there were more. Seconds are rounded to the
+ * microsecond to keep log lines short.
+ */
+export const LOGGED_CANDIDATES = 5;
+
+const micro = (seconds: number): number => Math.round(seconds * 1e6) / 1e6;
+
+/** Insert `entry` into `top` (sorted best first, at most LOGGED_CANDIDATES long). */
+function keepBest<T>(top: T[], entry: T, better: (a: T, b: T) => boolean): void {
+  let i = top.length;
+  while (i > 0 && better(entry, top[i - 1]!)) i--;
+  if (i >= LOGGED_CANDIDATES) return;
+  top.splice(i, 0, entry);
+  if (top.length > LOGGED_CANDIDATES) top.pop();
+}
+
+/** The reasons of a choice among several candidates (a single candidate needs no list, unless `always`). */
+function withCandidates(rule: string, candidates: unknown[][], n: number, extra?: Why, always = false): Why {
+  if (n <= 1 && !always) return extra === undefined ? { rule } : { rule, ...extra };
+  const why: Why = { rule, ...extra, candidates };
+  if (n > candidates.length) why.n = n;
+  return why;
+}
 
 export function hasRestrictions(ts: TaskRec): boolean {
   const r = ts.restrictions;
@@ -70,13 +95,18 @@ export function isRootish(ctx: PlacementContext, ts: TaskRec): boolean {
   return across < 5;
 }
 
-/** Estimated seconds to move the dependencies `ws` lacks. */
-export function commCost(ctx: PlacementContext, ts: TaskRec, ws: WorkerRec): number {
+/** Bytes of the dependencies `ws` lacks (estimated where a size is not known yet). */
+export function missingBytes(ctx: PlacementContext, ts: TaskRec, ws: WorkerRec): number {
   let bytes = 0;
   for (const dts of ts.dependencies) {
     if (!dts.whoHas.has(ws)) bytes += ctx.dataSize(dts);
   }
-  return bytes / ctx.config.bandwidth;
+  return bytes;
+}
+
+/** Estimated seconds to move the dependencies `ws` lacks. */
+export function commCost(ctx: PlacementContext, ts: TaskRec, ws: WorkerRec): number {
+  return missingBytes(ctx, ts, ws) / ctx.config.bandwidth;
 }
 
 /** (estimated start time, bytes stored): smaller is better, compared in that order. */
@@ -89,19 +119,35 @@ function objectiveLess(a: [number, number], b: [number, number]): boolean {
   return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
 }
 
+interface Scored {
+  ws: WorkerRec;
+  stack: number;
+  missing: number;
+  score: [number, number];
+}
+
+const scoredBetter = (a: Scored, b: Scored): boolean =>
+  objectiveLess(a.score, b.score) || (!objectiveLess(b.score, a.score) && a.ws.order < b.ws.order);
+
+/**
+ * The candidate where the task would start soonest: occupancy / nthreads + missing bytes /
+ * bandwidth, then the fewest bytes held. Reasons: `candidates` as [name, occupancy /
+ * nthreads, missing bytes, nbytes held], best first.
+ */
 function byObjective(ctx: PlacementContext, ts: TaskRec, candidates: Iterable<WorkerRec>): Decision {
-  let best: WorkerRec | null = null;
-  let bestScore: [number, number] = [Infinity, Infinity];
-  const scored: [string, number, number][] = [];
+  let best: Scored | null = null;
+  const top: Scored[] = [];
+  let n = 0;
   for (const ws of candidates) {
-    const score = workerObjective(ctx, ts, ws);
-    scored.push([ws.name, score[0], score[1]]);
-    if (best === null || objectiveLess(score, bestScore) || (!objectiveLess(bestScore, score) && ws.order < best.order)) {
-      best = ws;
-      bestScore = score;
-    }
+    n += 1;
+    const stack = ws.occupancy / ws.nthreads;
+    const missing = missingBytes(ctx, ts, ws);
+    const scored: Scored = { ws, stack, missing, score: [stack + missing / ctx.config.bandwidth, ws.nbytes] };
+    if (best === null || scoredBetter(scored, best)) best = scored;
+    keepBest(top, scored, scoredBetter);
   }
-  return { worker: best, why: { rule: "objective", candidates: scored } };
+  const listed = top.map((c) => [c.ws.name, micro(c.stack), c.missing, c.ws.nbytes]);
+  return { worker: best?.ws ?? null, why: withCandidates("objective", listed, n) };
 }
 
 /**
@@ -150,7 +196,23 @@ export function decideNonRootish(ctx: PlacementContext, ts: TaskRec): Decision {
       }
     }
   }
-  return { worker: ws, why: LEAST_OCCUPIED };
+  return { worker: ws, why: leastOccupiedWhy("least-occupied", pool, ws, (w) => w.occupancy, undefined) };
+}
+
+/**
+ * Reasons of a pick by a load figure: `candidates` as [name, load], the winner first, then
+ * the least loaded others (ties broken round-robin or by join order, so the winner need not
+ * be the first of equals).
+ */
+function leastOccupiedWhy(rule: string, pool: Iterable<WorkerRec>, chosen: WorkerRec, load: (ws: WorkerRec) => number, extra: Why | undefined, always = false): Why {
+  const top: WorkerRec[] = [chosen];
+  let n = 0;
+  const better = (a: WorkerRec, b: WorkerRec) => b !== chosen && (load(a) < load(b) || (load(a) === load(b) && a.order < b.order));
+  for (const ws of pool) {
+    n += 1;
+    if (ws !== chosen) keepBest(top, ws, better);
+  }
+  return withCandidates(rule, top.map((ws) => [ws.name, micro(load(ws))]), n, extra, always);
 }
 
 /** Queue slots a worker has: max(ceil(saturation * nthreads), 1) minus what it processes. */
@@ -158,7 +220,10 @@ export function taskSlotsAvailable(ws: WorkerRec, saturation: number): number {
   return Math.max(Math.ceil(saturation * ws.nthreads), 1) - ws.processing.size;
 }
 
-/** Dask's `decide_worker_rootish_queuing_enabled`: a worker with a free slot, or none (queue it). */
+/**
+ * Dask's `decide_worker_rootish_queuing_enabled`: a worker with a free slot, or none (queue
+ * it). Reasons: rule "rootish-queuing", `candidates` as [name, tasks processing / nthreads].
+ */
 export function decideRootishQueuing(ctx: PlacementContext): Decision {
   let best: WorkerRec | null = null;
   let bestLoad = Infinity;
@@ -169,7 +234,8 @@ export function decideRootishQueuing(ctx: PlacementContext): Decision {
       bestLoad = load;
     }
   }
-  return { worker: best, why: best === null ? NO_CANDIDATE : LEAST_OCCUPIED };
+  if (best === null) return { worker: null, why: NO_CANDIDATE };
+  return { worker: best, why: leastOccupiedWhy("rootish-queuing", ctx.idleTaskCount, best, (ws) => ws.processing.size / ws.nthreads, undefined) };
 }
 
 /**
@@ -181,10 +247,11 @@ export function decideRootishCoassign(ctx: PlacementContext, ts: TaskRec): Decis
   const tg = ts.group;
   const last = tg.lastWorker;
   let ws: WorkerRec;
+  let pool: WorkerRec[] | null = null;
   if (last !== null && tg.lastWorkerTasksLeft > 0 && last.state === "running") {
     ws = last;
   } else {
-    const pool = ctx.idle.size > 0 ? [...ctx.idle] : [...ctx.running];
+    pool = ctx.idle.size > 0 ? [...ctx.idle] : [...ctx.running];
     if (pool.length === 0) return { worker: null, why: NO_CANDIDATE };
     ws = pool[0]!;
     for (const w of pool) {
@@ -196,5 +263,8 @@ export function decideRootishCoassign(ctx: PlacementContext, ts: TaskRec): Decis
   }
   tg.lastWorker = ws;
   tg.lastWorkerTasksLeft -= 1;
-  return { worker: ws, why: { rule: "co-assign", left: tg.lastWorkerTasksLeft } };
+  // A new run of the group starts: the reasons list the workers it was chosen among (even
+  // one), as [name, occupancy / nthreads]; a continued run only says how many more follow.
+  const left = { left: tg.lastWorkerTasksLeft };
+  return { worker: ws, why: pool === null ? { rule: "co-assign", ...left } : leastOccupiedWhy("co-assign", pool, ws, (w) => w.occupancy / w.nthreads, left, true) };
 }

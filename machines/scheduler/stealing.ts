@@ -159,7 +159,12 @@ export class WorkStealing {
     add(this.inFlightOccupancy, info.thief, info.thiefDuration);
     add(this.inFlightTasks, info.victim, -1);
     add(this.inFlightTasks, info.thief, 1);
-    this.metrics.requests[info.level]! += 1;
+    this.count("requests", info.level);
+  }
+
+  /** Count a request or an outcome at its level (a task moved by hand outside the index has level -1: not counted). */
+  count(metric: "requests" | "confirmed" | "rejected", level: number): void {
+    if (level >= 0 && level < LEVELS) this.metrics[metric][level]! += 1;
   }
 
   removeInFlight(ts: TaskRec): InFlight | undefined {
@@ -240,32 +245,58 @@ export class WorkStealing {
           const commVictim = commCost(host, ts, victim);
           const compute = host.taskDuration(ts);
           if (occThief + commThief + compute > occVictim - (commVictim + compute) / 2) break;
-          const info: InFlight = {
-            victim,
-            thief,
-            victimDuration: compute + commVictim,
-            thiefDuration: compute + commThief,
-            requestId: this.nextRequestId(),
-            level,
-          };
-          this.remove(ts);
-          this.addInFlight(ts, info);
-          host.requestSteal(ts, info, {
-            victim: victim.name,
-            thief: thief.name,
-            level,
-            requestId: info.requestId,
-            compute,
-            commVictim,
-            commThief,
-            occVictim,
-            occThief,
-          });
+          this.moveTaskRequest(ts, victim, thief, level, { occVictim, occThief });
           if (!host.isUnoccupied(thief, combined(thief), this.combinedNprocessing(thief))) thieves.delete(thief);
         }
         host.checkIdleSaturated(victim, combined(victim));
       }
     }
+  }
+
+  /**
+   * Dask's `move_task_request`: ask `victim` to give `ts` up for `thief`, booking the
+   * in-flight corrections. The first request for a task wins: while one is in flight (or
+   * the task is not processing on `victim`) this does nothing and returns null; otherwise
+   * the request id. `extra` joins the reasons logged with the STEAL transition.
+   */
+  moveTaskRequest(
+    ts: TaskRec,
+    victim: WorkerRec,
+    thief: WorkerRec,
+    level = this.levelOf.get(ts) ?? this.stealTimeRatio(ts)?.level ?? -1,
+    extra: Why = {},
+  ): string | null {
+    if (this.inFlight.has(ts) || ts.processingOn !== victim || ts.state !== "processing.assigned") return null;
+    const host = this.host;
+    const compute = host.taskDuration(ts);
+    const commVictim = commCost(host, ts, victim);
+    const commThief = commCost(host, ts, thief);
+    const info: InFlight = {
+      victim,
+      thief,
+      victimDuration: compute + commVictim,
+      thiefDuration: compute + commThief,
+      requestId: this.nextRequestId(),
+      level,
+    };
+    this.remove(ts);
+    this.addInFlight(ts, info);
+    host.requestSteal(ts, info, { victim: victim.name, thief: thief.name, level, requestId: info.requestId, compute, commVictim, commThief, ...extra });
+    return info.requestId;
+  }
+
+  /**
+   * Read-only view of the in-flight corrections: per worker, the occupancy and task count
+   * the pending requests move (victims negative, thieves positive). Both are empty whenever
+   * nothing is in flight.
+   */
+  inFlightCorrections(): { occupancy: ReadonlyMap<WorkerRec, number>; tasks: ReadonlyMap<WorkerRec, number> } {
+    return { occupancy: this.inFlightOccupancy, tasks: this.inFlightTasks };
+  }
+
+  /** How many tasks the stealable index holds (all workers, all levels). */
+  get stealableCount(): number {
+    return this.levelOf.size;
   }
 
   /** Dask's `_get_thief`: the candidate where the task would start soonest. */

@@ -20,7 +20,7 @@ export function checkTaskSpecs(specs: readonly TaskSpec[]): void {
     checkNames(key, "workers", spec.workers);
     checkNames(key, "hosts", spec.hosts);
     if (spec.resources !== undefined) {
-      if (spec.resources === null || typeof spec.resources !== "object") throw new BadOptionError("resources", `task ${key}: must be an object`);
+      if (spec.resources === null || typeof spec.resources !== "object" || Array.isArray(spec.resources)) throw new BadOptionError("resources", `task ${key}: must be an object`);
       for (const [name, amount] of Object.entries(spec.resources)) {
         if (typeof amount !== "number" || !(amount >= 0)) throw new BadOptionError("resources", `task ${key}: ${name} must be a number >= 0`);
       }

@@ -2,10 +2,16 @@
  * A binary min-heap that knows where each item sits, so an item can be removed or checked
  * for membership in O(log n) / O(1). Used for the scheduler's queue of root-ish tasks and
  * for a worker's ready tasks.
+ *
+ * Each item carries its own position, under a symbol private to the heap (an item may sit
+ * in several heaps): moving an item is then a property write, where a Map of positions
+ * cost a hash update per move and dominated the scheduler's profile with 100,000 tasks
+ * queued.
  */
-export class IndexedHeap<T> {
+export class IndexedHeap<T extends object> {
   private readonly items: T[] = [];
-  private readonly index = new Map<T, number>();
+  /** Where an item sits in `items`; -1 (or absent) when it is not in this heap. */
+  private readonly slot: symbol = Symbol("heap position");
 
   constructor(private readonly less: (a: T, b: T) => boolean) {}
 
@@ -14,7 +20,7 @@ export class IndexedHeap<T> {
   }
 
   has(item: T): boolean {
-    return this.index.has(item);
+    return this.position(item) >= 0;
   }
 
   peek(): T | undefined {
@@ -22,9 +28,8 @@ export class IndexedHeap<T> {
   }
 
   push(item: T): void {
-    if (this.index.has(item)) return;
+    if (this.position(item) >= 0) return;
     this.items.push(item);
-    this.index.set(item, this.items.length - 1);
     this.up(this.items.length - 1);
   }
 
@@ -35,23 +40,28 @@ export class IndexedHeap<T> {
   }
 
   remove(item: T): boolean {
-    const i = this.index.get(item);
-    if (i === undefined) return false;
+    const i = this.position(item);
+    if (i < 0) return false;
     this.removeAt(i);
     return true;
   }
 
   /** The n smallest items in order, without removing them. O(n log n). */
   peekN(n: number): T[] {
+    const items = this.items;
+    if (n <= 0 || items.length === 0) return [];
+    if (n === 1) return [items[0]!];
+    // Best-first walk of the heap's tree: a small heap of positions (no removals, so no index).
     const out: T[] = [];
-    if (n <= 0 || this.items.length === 0) return out;
-    const frontier = new IndexedHeap<number>((a, b) => this.less(this.items[a]!, this.items[b]!));
-    frontier.push(0);
-    while (out.length < n && frontier.size > 0) {
-      const i = frontier.pop()!;
-      out.push(this.items[i]!);
-      if (2 * i + 1 < this.items.length) frontier.push(2 * i + 1);
-      if (2 * i + 2 < this.items.length) frontier.push(2 * i + 2);
+    const frontier: number[] = [0];
+    const lessAt = (a: number, b: number): boolean => this.less(items[a]!, items[b]!);
+    while (out.length < n && frontier.length > 0) {
+      const i = frontier[0]!;
+      const last = frontier.pop()!;
+      if (frontier.length > 0) siftDown(frontier, 0, last, lessAt);
+      out.push(items[i]!);
+      if (2 * i + 1 < items.length) siftUp(frontier, 2 * i + 1, lessAt);
+      if (2 * i + 2 < items.length) siftUp(frontier, 2 * i + 2, lessAt);
     }
     return out;
   }
@@ -60,34 +70,42 @@ export class IndexedHeap<T> {
     return this.items.values();
   }
 
+  private position(item: T): number {
+    const i = (item as Record<symbol, number | undefined>)[this.slot];
+    return i === undefined ? -1 : i;
+  }
+
+  private place(item: T, i: number): void {
+    this.items[i] = item;
+    (item as Record<symbol, number>)[this.slot] = i;
+  }
+
   private removeAt(i: number): void {
-    const removed = this.items[i]!;
-    const last = this.items.pop()!;
-    this.index.delete(removed);
-    if (i === this.items.length) return;
-    this.items[i] = last;
-    this.index.set(last, i);
+    const items = this.items;
+    const removed = items[i]!;
+    const last = items.pop()!;
+    (removed as Record<symbol, number>)[this.slot] = -1;
+    if (i === items.length) return;
+    this.place(last, i);
     this.down(i);
     this.up(i);
   }
 
   private up(i: number): void {
-    const { items, index, less } = this;
+    const { items, less } = this;
     const item = items[i]!;
     while (i > 0) {
       const parent = (i - 1) >> 1;
       const p = items[parent]!;
       if (!less(item, p)) break;
-      items[i] = p;
-      index.set(p, i);
+      this.place(p, i);
       i = parent;
     }
-    items[i] = item;
-    index.set(item, i);
+    this.place(item, i);
   }
 
   private down(i: number): void {
-    const { items, index, less } = this;
+    const { items, less } = this;
     const n = items.length;
     const item = items[i]!;
     for (;;) {
@@ -96,11 +114,37 @@ export class IndexedHeap<T> {
       const r = l + 1;
       const c = r < n && less(items[r]!, items[l]!) ? r : l;
       if (!less(items[c]!, item)) break;
-      items[i] = items[c]!;
-      index.set(items[i]!, i);
+      this.place(items[c]!, i);
       i = c;
     }
-    items[i] = item;
-    index.set(item, i);
+    this.place(item, i);
   }
+}
+
+/** Pushes `value` onto a plain array heap. */
+function siftUp(heap: number[], value: number, less: (a: number, b: number) => boolean): void {
+  let i = heap.length;
+  heap.push(value);
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (!less(value, heap[parent]!)) break;
+    heap[i] = heap[parent]!;
+    i = parent;
+  }
+  heap[i] = value;
+}
+
+/** Puts `value` at `i` of a plain array heap and sifts it down. */
+function siftDown(heap: number[], i: number, value: number, less: (a: number, b: number) => boolean): void {
+  const n = heap.length;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= n) break;
+    const r = l + 1;
+    const c = r < n && less(heap[r]!, heap[l]!) ? r : l;
+    if (!less(heap[c]!, value)) break;
+    heap[i] = heap[c]!;
+    i = c;
+  }
+  heap[i] = value;
 }

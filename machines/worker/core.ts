@@ -21,6 +21,8 @@ export class WTask {
   missing = 0;
   /** Peers that hold it, while it must be fetched. */
   readonly holders = new Set<string>();
+  /** When each holder was last named (the core's input count), so an older failure does not drop it. */
+  readonly holderSince = new Map<string, number>();
   nbytes = -1;
   /**
    * A compute request that came while the task was cancelled on its way from a peer
@@ -45,6 +47,9 @@ export class WorkerCore {
   private readonly ready = new IndexedHeap<WTask>((a, b) => priorityLess(a.priority, b.priority));
   private readonly fetchQueue = new IndexedHeap<WTask>((a, b) => priorityLess(a.priority, b.priority));
   private readonly inFlightFrom = new Map<string, WTask[]>();
+  /** The input count when each gather in flight was asked for. */
+  private readonly gatherAskedAt = new Map<string, number>();
+  private inputs = 0;
   executing = 0;
   now = 0;
 
@@ -59,6 +64,7 @@ export class WorkerCore {
 
   handle(input: WorkerInput): void {
     this.now = input.t;
+    this.inputs += 1;
     switch (input.op) {
       case "registered":
         this.lifecycle("START");
@@ -121,8 +127,11 @@ export class WorkerCore {
       case "memory":
         this.send({ op: "task-finished", worker: this.name, id: this.init.id, key: ts.key, nbytes: ts.nbytes, start: this.now, stop: this.now });
         return;
-      case "error":
       case "waiting":
+        // Sent again with the current holders of its inputs: one it was told of may be gone.
+        this.refreshHolders(op);
+        return;
+      case "error":
       case "ready":
       case "executing":
       case "resumed":
@@ -144,7 +153,11 @@ export class WorkerCore {
       dts.dependents.add(ts);
       if (dts.state === "memory") continue;
       ts.missing += 1;
-      for (const holder of dep.holders) if (holder !== this.name) dts.holders.add(holder);
+      for (const holder of dep.holders) {
+        if (holder === this.name) continue;
+        dts.holders.add(holder);
+        dts.holderSince.set(holder, this.inputs);
+      }
       if (dep.nbytes >= 0) dts.nbytes = dep.nbytes;
       if (dts.state === "released") {
         dts.priority = ts.priority;
@@ -155,6 +168,18 @@ export class WorkerCore {
     }
     if (ts.missing > 0) this.move(ts, "WAIT_DEPS");
     else this.makeReady(ts);
+  }
+
+  private refreshHolders(op: ComputeTaskOp): void {
+    for (const dep of op.deps) {
+      const dts = this.tasks.get(dep.key);
+      if (dts === undefined || dts.state === "memory") continue;
+      for (const holder of dep.holders) {
+        if (holder === this.name) continue;
+        dts.holders.add(holder);
+        dts.holderSince.set(holder, this.inputs);
+      }
+    }
   }
 
   private makeReady(ts: WTask): void {
@@ -265,7 +290,7 @@ export class WorkerCore {
   }
 
   private gatherDone(from: string, received: { key: string; nbytes: number }[], missing: string[]): void {
-    this.inFlightFrom.delete(from);
+    const askedAt = this.gatherEnded(from);
     const replicas: { key: string; nbytes: number }[] = [];
     for (const { key, nbytes } of received) {
       const ts = this.tasks.get(key);
@@ -289,19 +314,37 @@ export class WorkerCore {
     for (const key of missing) {
       const ts = this.tasks.get(key);
       if (ts === undefined) continue;
-      ts.holders.delete(from);
+      this.forgetHolder(ts, from, askedAt);
       this.send({ op: "missing-data", worker: this.name, id: this.init.id, key, holder: from });
       this.refetch(ts);
     }
   }
 
   private gatherFailed(from: string, keys: string[]): void {
-    this.inFlightFrom.delete(from);
-    for (const ts of this.tasks.values()) ts.holders.delete(from);
+    const askedAt = this.gatherEnded(from);
+    for (const ts of this.tasks.values()) this.forgetHolder(ts, from, askedAt);
     for (const key of keys) {
       const ts = this.tasks.get(key);
       if (ts !== undefined) this.refetch(ts);
     }
+  }
+
+  /** The gather from `from` is over; when it was asked for. */
+  private gatherEnded(from: string): number {
+    const askedAt = this.gatherAskedAt.get(from) ?? this.inputs;
+    this.inFlightFrom.delete(from);
+    this.gatherAskedAt.delete(from);
+    return askedAt;
+  }
+
+  /**
+   * `from` did not deliver: drop it as a holder of `ts`, unless the scheduler named it again
+   * after the gather was asked for (a new incarnation under the same name may hold it now).
+   */
+  private forgetHolder(ts: WTask, from: string, askedAt: number): void {
+    if ((ts.holderSince.get(from) ?? 0) > askedAt) return;
+    ts.holders.delete(from);
+    ts.holderSince.delete(from);
   }
 
   /** A transfer did not deliver `ts`: queue it again (the scheduler re-plans if no holder is left). */
@@ -414,6 +457,7 @@ export class WorkerCore {
         this.move(t, "GATHER");
       }
       this.inFlightFrom.set(holder, batch);
+      this.gatherAskedAt.set(holder, this.inputs);
       this.fx.gather(
         holder,
         batch.map((t) => t.key),

@@ -1,0 +1,198 @@
+/**
+ * A scheduler rebuilt from its log catching up with the cluster (the workers' side is
+ * worker-resync.ts). The rebuilt state is exactly what the log holds, and with output commit
+ * (replay/jetstream-gate.ts) nobody heard anything from the old process that the log does
+ * not explain. What the log may lack is what the old process received last, and what was
+ * said while no scheduler listened. So, once the new one serves:
+ *
+ * - every client is told again the outcome of each key it wants that is done (the old
+ *   process may have stored the outcome but died before its report went out);
+ * - every worker of the rebuilt state is asked what it holds and runs. Its reports of
+ *   results and failures are fed to the core as the inputs they would have been (the core
+ *   ignores what it already knows); replicas it holds come in as add-keys, results it no
+ *   longer has as missing-data. A task still processing there that the worker neither has
+ *   nor works on gets its compute-task again (it was stored but never sent), a steal in
+ *   flight its steal-request (the answer may have been lost);
+ * - a worker that does not answer within workerTtl is lost, as a silent worker would be.
+ *
+ * The inputs are recorded like any other, so the log of a restarted scheduler replays as
+ * one run.
+ */
+import { ProtocolError } from "../../machines/errors.js";
+import { PROTOCOL_VERSION, type Envelope, type SchedulerToClient, type SchedulerToWorker } from "../../machines/protocol.js";
+import type { SchedulerInput } from "../../machines/scheduler/inputs.js";
+import type { TaskRec, WorkerRec } from "../../machines/scheduler/state.js";
+import { subjects } from "../../transport/subjects.js";
+import type { Transport } from "../../transport/types.js";
+import type { Clock } from "../clock.js";
+import type { SchedulerActor } from "../scheduler-actor.js";
+import { schedulerOpProblem } from "../validate-ops.js";
+import { resyncSubject, type ResyncAnswer } from "./worker-resync.js";
+
+export interface ResyncOptions {
+  cluster: string;
+  /** The scheduler's transport (gated: what it sends waits for the log). */
+  transport: Transport;
+  actor: SchedulerActor;
+  clock: Clock;
+  /** Seconds a worker has to answer before it is lost. */
+  workerTtl: number;
+  /** Milliseconds between two requests to a worker that did not answer. Default 500. */
+  retryMs?: number;
+  /** Stop early (the scheduler is closing). */
+  stopped?: () => boolean;
+  /** Told of a worker's answer that is malformed (it is skipped). */
+  onError?: (error: unknown) => void;
+}
+
+export interface ResyncReport {
+  /** Key outcomes reported to clients again. */
+  reported: number;
+  /** Workers that answered, and those lost for not answering. */
+  answered: string[];
+  lost: string[];
+  /** Reports of results and failures the workers re-sent. */
+  reports: number;
+  /** compute-task and steal-request sent again. */
+  computeAgain: number;
+  stealAgain: number;
+}
+
+export async function resyncAfterRestart(opts: ResyncOptions): Promise<ResyncReport> {
+  const report: ResyncReport = { reported: reportToClients(opts), answered: [], lost: [], reports: 0, computeAgain: 0, stealAgain: 0 };
+  const workers = [...opts.actor.core.workers.values()].map((ws) => ({ name: ws.name, id: ws.id }));
+  await Promise.all(workers.map((w) => resyncWorker(opts, w.name, w.id, report)));
+  return report;
+}
+
+function reportToClients({ actor, transport, cluster }: ResyncOptions): number {
+  const s = subjects(cluster);
+  let reported = 0;
+  for (const [client, tasks] of actor.core.clients) {
+    const ops: SchedulerToClient[] = [];
+    for (const ts of tasks) {
+      if (ts.state === "memory") ops.push({ op: "key-in-memory", key: ts.key, nbytes: ts.nbytes, workers: names(ts.whoHas) });
+      else if (ts.state === "erred") {
+        const blame = ts.exceptionBlame ?? ts;
+        if (blame.exception !== null) ops.push({ op: "key-erred", key: ts.key, failedKey: blame.key, error: blame.exception });
+      }
+    }
+    if (ops.length === 0) continue;
+    reported += ops.length;
+    send(transport, s.client(client), ops);
+  }
+  return reported;
+}
+
+async function resyncWorker(opts: ResyncOptions, name: string, id: string, report: ResyncReport): Promise<void> {
+  const deadline = opts.clock.now() + opts.workerTtl;
+  const retryMs = opts.retryMs ?? 500;
+  for (;;) {
+    if (opts.stopped?.()) return;
+    if (opts.actor.core.workers.get(name)?.id !== id) return; // it left, or registered anew, meanwhile
+    try {
+      const answer = await opts.transport.request(resyncSubject(opts.cluster, name), { op: "resync", id }, { timeout: Math.max(retryMs, 1000) });
+      if (opts.stopped?.()) return;
+      const problem = answerProblem(answer);
+      if (problem === undefined) apply(opts, name, id, answer as ResyncAnswer, report);
+      else opts.onError?.(new ProtocolError(`scheduler: dropped the resync answer of worker ${name}: ${problem}`));
+      report.answered.push(name);
+      return;
+    } catch {
+      // Not (yet) answering: no responders, or a timeout.
+    }
+    if (opts.clock.now() >= deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, retryMs));
+  }
+  if (opts.stopped?.() || opts.actor.core.workers.get(name)?.id !== id) return;
+  feed(opts, { op: "worker-lost", name, id, reason: `did not answer the restarted scheduler within workerTtl (${opts.workerTtl}s)` });
+  report.lost.push(name);
+}
+
+function apply(opts: ResyncOptions, name: string, id: string, answer: ResyncAnswer, report: ResyncReport): void {
+  const core = opts.actor.core;
+  const ws = core.workers.get(name);
+  if (ws === undefined || ws.id !== id) return;
+  if (answer.id !== id) {
+    // A new incarnation under the same name: the one the log knows is gone (the new one registers itself).
+    feed(opts, { op: "worker-lost", name, id, reason: `restarted as ${answer.id} while the scheduler was down` });
+    return;
+  }
+  const wasProcessing = [...ws.processing];
+  const held = new Set<string>();
+  for (const op of answer.reports) {
+    const problem = schedulerOpProblem(op);
+    if (problem !== undefined || op.worker !== name || op.id !== id) {
+      opts.onError?.(new ProtocolError(`scheduler: dropped a report in the resync answer of worker ${name}: ${problem ?? "it names another worker"}`));
+      continue;
+    }
+    if (op.op === "task-finished") held.add(op.key);
+    feed(opts, op);
+    report.reports++;
+  }
+  if (answer.holding.length > 0) {
+    for (const { key } of answer.holding) held.add(key);
+    feed(opts, { op: "add-keys", worker: name, id, keys: answer.holding });
+  }
+  for (const ts of [...ws.hasWhat]) {
+    if (!held.has(ts.key)) feed(opts, { op: "missing-data", worker: name, id, key: ts.key, holder: name });
+  }
+  const active = new Set(answer.active);
+  const s = subjects(opts.cluster);
+  const again: SchedulerToWorker[] = [];
+  for (const ts of wasProcessing) {
+    if (ts.processingOn !== ws) continue; // settled by what the worker just reported
+    if (ts.state === "processing.stealing" && ts.stealRequest !== null) {
+      again.push({ op: "steal-request", key: ts.key, requestId: ts.stealRequest });
+      report.stealAgain++;
+    } else if (!active.has(ts.key)) {
+      again.push(computeTask(opts.actor, ts));
+      report.computeAgain++;
+    }
+  }
+  if (again.length > 0) send(opts.transport, s.worker(name), again);
+}
+
+/** The compute-task the core sent when it assigned `ts` (machines/scheduler/core.ts, assign). */
+function computeTask(actor: SchedulerActor, ts: TaskRec): SchedulerToWorker {
+  return {
+    op: "compute-task",
+    key: ts.key,
+    func: ts.func!,
+    args: ts.args,
+    deps: ts.dependencies.map((dts) => ({ key: dts.key, nbytes: dts.nbytes, holders: names(dts.whoHas) })),
+    priority: ts.priority,
+    duration: actor.core.taskDuration(ts),
+  };
+}
+
+/** A scheduler input before it is stamped with its time. */
+type Unstamped = SchedulerInput extends infer I ? (I extends unknown ? Omit<I, "t"> : never) : never;
+
+function feed(opts: ResyncOptions, op: Unstamped): void {
+  try {
+    opts.actor.feed({ ...op, t: opts.clock.now() } as SchedulerInput);
+  } catch (error) {
+    opts.onError?.(error);
+  }
+}
+
+function answerProblem(value: unknown): string | undefined {
+  const a = value as Partial<ResyncAnswer> | null;
+  if (typeof a !== "object" || a === null || typeof a.id !== "string") return "not an answer with an id";
+  if (!Array.isArray(a.reports) || !Array.isArray(a.active) || !Array.isArray(a.holding)) return "reports, holding and active must be arrays";
+  if (!a.active.every((k) => typeof k === "string")) return "active must list keys";
+  if (!a.holding.every((h) => typeof h === "object" && h !== null && typeof h.key === "string" && typeof h.nbytes === "number")) return "holding must list { key, nbytes }";
+  return undefined;
+}
+
+function send(transport: Transport, subject: string, ops: (SchedulerToWorker | SchedulerToClient)[]): void {
+  const envelope: Envelope<SchedulerToWorker | SchedulerToClient> = { v: PROTOCOL_VERSION, from: "scheduler", ops };
+  transport.publish(subject, envelope);
+}
+
+function names(workers: Iterable<WorkerRec>): string[] {
+  const out: string[] = [];
+  for (const ws of workers) out.push(ws.name);
+  return out;
+}

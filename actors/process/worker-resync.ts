@@ -1,0 +1,124 @@
+/**
+ * A worker's side of a scheduler restart (the scheduler's side is scheduler-resync.ts).
+ *
+ * While the scheduler process is down, what a worker reports (task-finished, task-erred)
+ * goes to a subject nobody listens on and is lost: core NATS keeps nothing, and the
+ * transport's re-send only covers the worker's own connection dropping. So the worker keeps
+ * its latest report of each task it holds (ReportJournal, a Transport wrapper that notes the
+ * reports going to the scheduler), and when the restarted scheduler asks on
+ * `natsched.<cluster>.resync.<worker>`, it answers with its incarnation id, those reports,
+ * the other keys it holds and the keys it is still working on.
+ */
+import { PROTOCOL_VERSION, type Envelope, type TaskErredOp, type TaskFinishedOp } from "../../machines/protocol.js";
+import type { MsgHandler, Payload, RequestOptions, SubscribeOptions, Subscription, Transport, WireInfo } from "../../transport/types.js";
+import type { WorkerActor } from "../worker-actor.js";
+
+export type TaskReport = TaskFinishedOp | TaskErredOp;
+
+/** The answer to a resync request. */
+export interface ResyncAnswer {
+  /** The worker's incarnation: a worker restarted under the same name has another id. */
+  id: string;
+  /** The latest report of each task it computed and still holds (in memory, or erred). */
+  reports: TaskReport[];
+  /** Other results it holds (replicas fetched from peers, scattered data). */
+  holding: { key: string; nbytes: number }[];
+  /** Tasks it is still waiting on, running or fetching: their outcome is yet to be reported. */
+  active: string[];
+}
+
+export function resyncSubject(cluster: string, worker: string): string {
+  return `natsched.${cluster}.resync.${worker}`;
+}
+
+const ACTIVE = new Set(["waiting", "ready", "executing", "fetch", "flight", "resumed"]);
+
+/** Passes everything to `inner`, noting each task-finished and task-erred sent to the scheduler. */
+export class ReportJournal implements Transport {
+  private readonly reports = new Map<string, TaskReport>();
+  private actor: WorkerActor | null = null;
+
+  constructor(
+    private readonly inner: Transport,
+    private readonly schedulerSubject: string,
+  ) {}
+
+  get closed(): boolean {
+    return this.inner.closed;
+  }
+
+  get wire(): WireInfo | undefined {
+    return this.inner.wire;
+  }
+
+  publish(subject: string, data: Payload, reply?: string): void {
+    if (subject === this.schedulerSubject) this.note(data);
+    this.inner.publish(subject, data, reply);
+  }
+
+  subscribe(subject: string, handler: MsgHandler, opts?: SubscribeOptions): Subscription {
+    return this.inner.subscribe(subject, handler, opts);
+  }
+
+  request(subject: string, data: Payload, opts?: RequestOptions): Promise<Payload> {
+    return this.inner.request(subject, data, opts);
+  }
+
+  flush(): Promise<void> {
+    return this.inner.flush();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  /** The worker whose reports these are (the actor is built on this transport, so it comes second). */
+  attach(actor: WorkerActor): void {
+    this.actor = actor;
+  }
+
+  /** What `actor` would answer to a resync request now; reports of tasks it no longer holds are forgotten. */
+  answer(actor: WorkerActor): ResyncAnswer {
+    const reports: TaskReport[] = [];
+    const holding: { key: string; nbytes: number }[] = [];
+    const active: string[] = [];
+    for (const ts of actor.core.tasks.values()) {
+      const report = this.reports.get(ts.key);
+      if (ts.state === "memory") {
+        if (report?.op === "task-finished") reports.push(report);
+        else holding.push({ key: ts.key, nbytes: ts.nbytes });
+      } else if (ts.state === "error") {
+        if (report?.op === "task-erred") reports.push(report);
+      } else if (ACTIVE.has(ts.state)) {
+        active.push(ts.key);
+      }
+    }
+    this.prune(actor);
+    return { id: actor.id, reports, holding, active };
+  }
+
+  private note(data: Payload): void {
+    const envelope = data as Envelope<{ op: string; key?: string }>;
+    if (typeof envelope !== "object" || envelope === null || envelope.v !== PROTOCOL_VERSION || !Array.isArray(envelope.ops)) return;
+    for (const op of envelope.ops) {
+      if ((op.op === "task-finished" || op.op === "task-erred") && typeof op.key === "string") this.reports.set(op.key, op as TaskReport);
+    }
+    // Reports of tasks the worker has since dropped are not worth keeping.
+    if (this.actor !== null && this.reports.size > 2 * this.actor.core.tasks.size + 1024) this.prune(this.actor);
+  }
+
+  private prune(actor: WorkerActor): void {
+    for (const key of this.reports.keys()) {
+      const state = actor.core.tasks.get(key)?.state;
+      if (state !== "memory" && state !== "error") this.reports.delete(key);
+    }
+  }
+}
+
+/** Answers the restarted scheduler's resync requests for `actor`. */
+export function serveResync(transport: Transport, cluster: string, actor: WorkerActor, journal: ReportJournal): Subscription {
+  return transport.subscribe(resyncSubject(cluster, actor.name), (msg) => {
+    if (msg.reply === undefined) return;
+    transport.publish(msg.reply, journal.answer(actor));
+  });
+}

@@ -1,0 +1,44 @@
+import { basename, dirname, join } from "node:path";
+import { BadOptionError } from "../machines/errors.js";
+import { exportSlice } from "../replay/export.js";
+import { parseFlags } from "./parse-flags.js";
+import type { Io } from "./run.js";
+
+const USAGE = `usage: natsched export <log> --around <key|time> [--out slice.natlog] [--json]
+  writes a slice of the log that replays on its own (natsched replay slice.natlog), to attach to a bug report
+  --around <key>          the actors that touched the key, each up to its last record of the key
+  --around 1763785200.25  every actor up to that time (seconds, as in the log's "t")
+  --around +2.5           every actor up to 2.5 seconds after the first record
+  --out <path>            where to write it (default: <log>.slice.natlog next to the log)
+  --json                  print the report as JSON`;
+
+/** `natsched export`: exit 0 once the slice is written, 1 if the log has no such key or time, 2 on bad usage. */
+export async function exportCommand(args: string[], io: Io): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseFlags(args, { around: { type: "string" }, out: { type: "string" }, json: { type: "boolean" } }, true);
+    if (parsed.positionals.length !== 1) throw new BadOptionError("log", "give exactly one log file");
+    if (parsed.values.around === undefined) throw new BadOptionError("--around", "give --around <key|time>");
+  } catch (error) {
+    if (!(error instanceof BadOptionError)) throw error;
+    io.err(`natsched export: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const path = parsed.positionals[0]!;
+  const out = parsed.values.out ?? join(dirname(path), `${basename(path).replace(/\.natlog$/, "")}.slice.natlog`);
+  if (out === path) throw new BadOptionError("--out", "the slice would overwrite the log it is cut from");
+  const report = await exportSlice(path, parsed.values.around!, out);
+  for (const problem of report.problems) io.err(`warning: the original log has a problem (it may carry over): ${problem.kind}: ${problem.message}`);
+  if (parsed.values.json) {
+    io.out(JSON.stringify(report, null, 2));
+    return 0;
+  }
+  const what = "key" in report.around ? `key ${report.around.key}` : `time ${report.around.time}`;
+  const share = report.totalRecords > 0 ? ` (${((100 * report.records) / report.totalRecords).toFixed(1)}%)` : "";
+  io.out(`wrote ${out}: ${report.records} of ${report.totalRecords} records${share}, around ${what}`);
+  const width = Math.max(...report.actors.map((a) => a.actor.length));
+  for (const a of report.actors) io.out(`  ${a.actor.padEnd(width)}  ${String(a.kept).padStart(8)} of ${String(a.total).padStart(8)} records, up to #${a.lastSeq}`);
+  if (report.dropped.length > 0) io.out(`  left out (never touched it${"time" in report.around ? ", or started later" : ""}): ${report.dropped.join(", ")}`);
+  io.out(`check it: natsched replay ${out}`);
+  return 0;
+}

@@ -1,0 +1,51 @@
+import { writeFile } from "node:fs/promises";
+import { BadOptionError } from "../machines/errors.js";
+import { formatWhatIf } from "../replay/what-if-format.js";
+import { whatIfLog } from "../replay/what-if.js";
+import { parseConfigOverrides } from "./config-overrides.js";
+import { parseFlags } from "./parse-flags.js";
+import type { Io } from "./run.js";
+
+const USAGE = `usage: natsched what-if <log> [--set key=value ...] [--scenario out.json] [--json]
+  re-runs the log's workload on the simulator under the recorded config and under the changed one
+  --set key=value   a config setting to change, read like NATSCHED_SCHEDULER__* values
+                    (e.g. workStealing=false, workerSaturation=inf, bandwidth=1GB)
+  --scenario <path> also write the extracted workload as a scenario (natsched simulate runs it)
+  --json            print the comparison as JSON`;
+
+/** `natsched what-if`: exit 0 after printing the comparison, 1 on an unreadable log, 2 on bad usage. */
+export async function whatIfCommand(args: string[], io: Io): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    io.out(USAGE);
+    return 0;
+  }
+  let parsed;
+  try {
+    parsed = parseFlags(args, { set: { type: "string", multiple: true }, scenario: { type: "string" }, json: { type: "boolean" } }, true);
+    if (parsed.positionals.length !== 1) throw new BadOptionError("log", "give exactly one log file");
+  } catch (error) {
+    if (!(error instanceof BadOptionError)) throw error;
+    io.err(`natsched what-if: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const path = positionals[0]!;
+  const changes = parseConfigOverrides(values.set ?? []);
+  const result = await whatIfLog(path, { changes });
+  for (const problem of result.problems) io.err(`warning: ${problem.kind}: ${problem.message}`);
+  if (values.scenario !== undefined) await writeFile(values.scenario, JSON.stringify(result.workload.scenario, null, 1) + "\n");
+  if (values.json) {
+    const { workload, problems, ...rest } = result;
+    const { summary, notes, origin } = workload;
+    io.out(JSON.stringify({ log: path, workload: { summary, notes, origin, network: workload.scenario.network }, ...rest, problems }, jsonSafe, 2));
+  } else {
+    io.out(formatWhatIf(result, path));
+    if (values.scenario !== undefined) io.out(`scenario written to ${values.scenario} (natsched simulate ${values.scenario} --set ...)`);
+  }
+  return 0;
+}
+
+/** Infinity (workerSaturation=inf) and NaN (no recorded makespan) as JSON strings rather than null. */
+function jsonSafe(_key: string, value: unknown): unknown {
+  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
+}

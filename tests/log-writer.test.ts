@@ -1,0 +1,128 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { crc32 } from "node:zlib";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { LogCapture } from "../replay/log-capture.js";
+import { logWriterProgram } from "../replay/log-format-thread.js";
+import { TAGS } from "../replay/log-writer.js";
+import { FileLogSink, readLogSync, type LogRecord } from "../replay/index.js";
+
+/** Strings with everything JSON escapes or encodes specially: quotes, controls, non-ASCII, astral and lone surrogates. */
+const text = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.string({ unit: "binary", maxLength: 12 }),
+  fc.constantFrom("", '"', "\\", "\n\t\r\b\f", "\u0000\u001f\u007f", "é€", "\u{1F600}", "\ud800", "x\udc00y", "\udbff\udfff"),
+);
+const number = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(0, -0, 1e21, 5e-324, 2 ** 31, -(2 ** 31), 2 ** 53, NaN, Infinity, -Infinity, 0.1 + 0.2));
+const json = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    number,
+    text,
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.dictionary(text, tie("value"), { maxKeys: 4 }),
+  ),
+})).value;
+const object = fc.dictionary(text, json, { maxKeys: 5 });
+
+const transition = fc
+  .tuple(text, fc.nat(), number, text, text, text, text, text)
+  .map(([actor, seq, t, machine, id, event, from, to]) => ({ actor, seq, t, kind: "transition" as const, machine, id, event, from, to }));
+const record: fc.Arbitrary<LogRecord> = fc.oneof(
+  transition,
+  fc.tuple(transition, object).map(([r, why]) => ({ ...r, why })),
+  fc.tuple(transition, object).map(([{ actor, seq, t }, event]) => ({ actor, seq, t, kind: "input" as const, event: { op: "x", ...event } })),
+  fc.tuple(transition, text, object).map(([{ actor, seq, t }, role, init]) => ({ actor, seq, t, kind: "start" as const, role, init })),
+  transition.map(({ actor, seq, t }) => ({ actor, seq, t, kind: "stop" as const })),
+  fc.tuple(transition, text).map(([{ actor, seq, t }, reason]) => ({ actor, seq, t, kind: "stop" as const, reason })),
+  // Fields in another order.
+  transition.map(({ kind, actor, seq, t, ...rest }) => ({ kind, actor, seq, t, ...rest })),
+  // Not the recorder's layout: extra fields, another order, values only JSON.stringify handles.
+  fc.tuple(transition, json).map(([r, extra]) => ({ ...r, extra }) as unknown as LogRecord),
+  fc.tuple(transition, object).map(([{ actor, seq, t, ...rest }, event]) => ({ kind: "input", actor, seq, t, event: { ...event, at: new Date(0), bytes: new Uint8Array([1, 2]) }, ...rest }) as unknown as LogRecord),
+);
+
+/** Captures the records (transitions both as objects and as fields), formats them, returns the lines. */
+function roundTrip(records: LogRecord[], batch: { nums: number; chars: number }): string[] {
+  const formatter = logWriterProgram(TAGS).formatter();
+  const capture = new LogCapture(new Float64Array(batch.nums), new Uint16Array(batch.chars));
+  const out: Buffer[] = [];
+  const seal = (): void => {
+    formatter.format(capture.nums, capture.chars, capture.n, capture.c, (bytes, start, end) => out.push(Buffer.from(bytes.subarray(start, end))));
+    capture.replace(new Float64Array(batch.nums), new Uint16Array(batch.chars));
+  };
+  records.forEach((r, i) => {
+    const recorderLayout = ["actor", "seq", "t", "kind", "machine", "id", "event", "from", "to", "why"].slice(0, Object.keys(r).length).join();
+    const take = (): boolean =>
+      r.kind === "transition" && i % 2 === 0 && Object.keys(r).join() === recorderLayout
+        ? capture.transition(r.actor, r.seq, r.t, r.machine, r.id, r.event, r.from, r.to, r.why)
+        : capture.record(r);
+    if (take()) return;
+    seal();
+    while (!take()) capture.grow(2);
+  });
+  seal();
+  const lines = Buffer.concat(out).toString("utf8").split("\n");
+  expect(lines.pop()).toBe("");
+  return lines;
+}
+
+describe("the file log's capture and writer thread", () => {
+  it("writes every record exactly as JSON.stringify does, with a valid checksum", () => {
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 12 }), fc.constantFrom({ nums: 16, chars: 16 }, { nums: 4096, chars: 4096 }), (records, batch) => {
+        const lines = roundTrip(records, batch);
+        expect(lines).toHaveLength(records.length);
+        lines.forEach((line, i) => {
+          const body = line.slice(9);
+          expect(body).toBe(JSON.stringify(records[i]));
+          expect(line.slice(0, 9)).toBe(crc32(Buffer.from(body, "utf8")).toString(16).padStart(8, "0") + " ");
+        });
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("throws what JSON.stringify throws for a record it cannot write, and keeps the batch intact", () => {
+    const capture = new LogCapture(new Float64Array(256), new Uint16Array(1024));
+    const ok: LogRecord = { actor: "a", seq: 0, t: 1, kind: "input", event: { op: "x", key: "k" } };
+    expect(capture.record(ok)).toBe(true);
+    const cyclic: Record<string, unknown> = { op: "x" };
+    cyclic.self = cyclic;
+    expect(() => capture.record({ actor: "a", seq: 1, t: 1, kind: "input", event: cyclic as never })).toThrow(TypeError);
+    expect(() => capture.record({ actor: "a", seq: 1, t: 1, kind: "input", event: { op: "x", n: 1n } as never })).toThrow(TypeError);
+    expect(capture.record({ ...ok, seq: 1, event: { op: "y", newKey: 2 } })).toBe(true);
+    const lines: string[] = [];
+    logWriterProgram(TAGS).formatter().format(capture.nums, capture.chars, capture.n, capture.c, (b, s, e) => lines.push(b.toString("utf8", s, e)));
+    expect(lines.join("").split("\n").slice(0, -1).map((l) => JSON.parse(l.slice(9)))).toEqual([ok, { ...ok, seq: 1, event: { op: "y", newKey: 2 } }]);
+  });
+
+  describe("through the writer thread", () => {
+    const dir = mkdtempSync(join(tmpdir(), "natsched-writer-"));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("keeps several logs apart and in order, batches bigger than a slot included", async () => {
+      const paths = [0, 1, 2].map((i) => join(dir, `log-${i}.natlog`));
+      const sinks = await Promise.all(paths.map((path) => FileLogSink.open(path)));
+      const expected: LogRecord[][] = [[], [], []];
+      for (let seq = 0; seq < 30_000; seq++) {
+        const i = seq % 3;
+        const r: LogRecord =
+          seq === 15_000
+            ? { actor: `a${i}`, seq: expected[i]!.length, t: seq, kind: "input", event: { op: "big", keys: Array.from({ length: 200_000 }, (_, k) => `key-${k}`) } }
+            : { actor: `a${i}`, seq: expected[i]!.length, t: seq / 7, kind: "transition", machine: "task", id: `k-${seq}`, event: "E", from: "a", to: "b" };
+        expected[i]!.push(r);
+        if (r.kind === "transition" && seq % 2 === 0) sinks[i]!.appendTransition(r.actor, r.seq, r.t, r.machine, r.id, r.event, r.from, r.to);
+        else sinks[i]!.append(r);
+      }
+      await Promise.all(sinks.map((s) => s.close()));
+      paths.forEach((path, i) => expect(readLogSync(path)).toMatchObject({ records: expected[i], problems: [] }));
+      expect(readFileSync(paths[0]!, "utf8").split("\n")[1]).toMatch(/^[0-9a-f]{8} \{"actor":"a0","seq":0,/);
+    });
+  });
+});

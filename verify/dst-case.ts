@@ -1,0 +1,331 @@
+/**
+ * Random cases for deterministic simulation testing: a scenario (cluster, graph, actions,
+ * network faults) and when to check a scheduler restart, all drawn by fast-check from one
+ * seed. Everything a case does is in its JSON: a saved case replays the same run.
+ */
+import fc from "fast-check";
+import type { NetworkFaultSpec, Scenario, SimAction, SimDataSpec, SimTaskSpec, SimWorkerSpec } from "../sim.js";
+
+export interface DstCase {
+  scenario: Scenario;
+  /**
+   * At the first step at or after this virtual time, a scheduler is rebuilt from its
+   * recorded inputs and must equal the live one (a restart that recovers from the log).
+   */
+  restartAt?: number;
+}
+
+/**
+ * Which network faults cases may have (actors/sim/faults.ts):
+ * - none;
+ * - fifo: delays that keep each sender's order (the in-process bus, and NATS between
+ *   reconnects);
+ * - reorder: also late envelopes overtaken by newer ones from the same sender (NATS
+ *   re-publishing its window after a reconnect);
+ * - duplicate: also envelopes delivered twice, which no transport hands a core.
+ */
+export type FaultProfile = "none" | "fifo" | "reorder" | "duplicate";
+export const FAULT_PROFILES: readonly FaultProfile[] = ["none", "fifo", "reorder", "duplicate"];
+
+export interface CaseOptions {
+  faults: FaultProfile;
+  /** Upper bound on the number of tasks drawn per graph part. */
+  maxTasks: number;
+}
+
+export const DEFAULT_CASE_OPTIONS: CaseOptions = { faults: "fifo", maxTasks: 40 };
+
+export const WORKER_NAMES = ["w0", "w1", "w2", "w3", "w4"];
+
+/** null with probability nilWeight / (nilWeight + 1), else a value of `arb`; shrinks to null. */
+const sometimes = <T>(arb: fc.Arbitrary<T>, nilWeight: number): fc.Arbitrary<T | null> =>
+  fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant(null), weight: nilWeight }, { arbitrary: arb, weight: 1 });
+
+/** True with probability 1/n; shrinks to false. */
+const oneIn = (n: number): fc.Arbitrary<boolean> => fc.integer({ min: 0, max: n - 1 }).map((i) => i === n - 1);
+
+interface TaskDraw {
+  duration: number;
+  nbytes: number;
+  fails: boolean;
+  restriction: { kind: "worker" | "gpu" | "host"; pick: number; strict: boolean } | null;
+  priority: number | null;
+}
+
+const taskDraw: fc.Arbitrary<TaskDraw> = fc.record({
+  duration: fc.constantFrom(0, 0.001, 0.1, 0.5, 1, 3),
+  nbytes: fc.constantFrom(8, 1000, 1e6, 5e7),
+  fails: oneIn(20),
+  restriction: sometimes(fc.record({ kind: fc.constantFrom<"worker" | "gpu" | "host">("worker", "gpu", "host"), pick: fc.nat(), strict: oneIn(3) }), 2),
+  priority: sometimes(fc.integer({ min: -2, max: 2 }), 3),
+});
+
+/** Graph shapes: deps are picked among earlier keys, so every draw is a DAG. */
+type ShapeDraw =
+  | { kind: "random"; tasks: { t: TaskDraw; deps: number[]; submitAt: number }[] }
+  | { kind: "layered"; layers: { t: TaskDraw; deps: number[] }[][] }
+  | { kind: "reduction"; leaves: TaskDraw[]; arity: number; node: TaskDraw }
+  | { kind: "fanout"; root: TaskDraw; children: TaskDraw[]; sink: TaskDraw | null }
+  | { kind: "pile"; on: number; tasks: { duration: number; deps: number[] }[] };
+
+function shapeDraw(maxTasks: number): fc.Arbitrary<ShapeDraw> {
+  const width = Math.max(1, Math.min(8, maxTasks));
+  return fc.oneof(
+    fc.record({
+      kind: fc.constant("random" as const),
+      tasks: fc.array(fc.record({ t: taskDraw, deps: fc.array(fc.nat(), { maxLength: 3 }), submitAt: fc.constantFrom(0, 0, 0, 1, 2.5) }), {
+        minLength: 1,
+        maxLength: maxTasks,
+      }),
+    }),
+    fc.record({
+      kind: fc.constant("layered" as const),
+      layers: fc.array(fc.array(fc.record({ t: taskDraw, deps: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: width }), {
+        minLength: 1,
+        maxLength: Math.max(1, Math.min(5, Math.floor(maxTasks / 2))),
+      }),
+    }),
+    fc.record({
+      kind: fc.constant("reduction" as const),
+      leaves: fc.array(taskDraw, { minLength: 2, maxLength: Math.max(2, Math.min(16, maxTasks)) }),
+      arity: fc.integer({ min: 2, max: 3 }),
+      node: taskDraw,
+    }),
+    // Work piled on one worker (a preference, not a rule): what stealing is for.
+    fc.record({
+      kind: fc.constant("pile" as const),
+      on: fc.nat(),
+      tasks: fc.array(fc.record({ duration: fc.constantFrom(0.1, 0.5, 1, 3), deps: fc.array(fc.nat(), { maxLength: 2 }) }), {
+        minLength: 2,
+        maxLength: Math.max(2, Math.min(30, maxTasks)),
+      }),
+    }),
+    fc.record({
+      kind: fc.constant("fanout" as const),
+      root: taskDraw,
+      children: fc.array(taskDraw, { minLength: 1, maxLength: Math.max(1, Math.min(20, maxTasks)) }),
+      sink: fc.option(taskDraw, { freq: 2 }),
+    }),
+  );
+}
+
+interface WorkerDraw {
+  nthreads: number;
+  host: string;
+  gpu: boolean;
+  joinAt: number;
+}
+
+const workerDraw: fc.Arbitrary<WorkerDraw> = fc.record({
+  nthreads: fc.integer({ min: 1, max: 4 }),
+  host: fc.constantFrom("h0", "h1"),
+  gpu: oneIn(3),
+  joinAt: fc.constantFrom(0, 0, 0, 0, 0.5, 2),
+});
+
+interface KillDraw {
+  at: number;
+  worker: number;
+  /** Seconds until a new incarnation joins, or null: it stays dead. */
+  back: number | null;
+}
+
+const killDraw: fc.Arbitrary<KillDraw> = fc.record({
+  at: fc.constantFrom(0.05, 0.3, 1, 1.7, 4),
+  worker: fc.nat(),
+  back: fc.option(fc.constantFrom(0, 0.01, 1), { freq: 2 }),
+});
+
+function faultsDraw(profile: FaultProfile): fc.Arbitrary<NetworkFaultSpec | null> {
+  if (profile === "none") return fc.constant(null);
+  const spec = fc.record({
+    delay: fc.constantFrom(0.1, 0.3, 0.7),
+    reorder: profile === "fifo" ? fc.constant(0) : fc.constantFrom(0.05, 0.2),
+    duplicate: profile === "duplicate" ? fc.constantFrom(0.05, 0.2) : fc.constant(0),
+    maxDelay: fc.constantFrom(0.005, 0.05, 0.5),
+  });
+  return fc.option(spec, { freq: 3 });
+}
+
+interface CaseDraw {
+  seed: number;
+  workers: WorkerDraw[];
+  shape: ShapeDraw;
+  data: { nbytes: number; on: number[] }[];
+  kills: KillDraw[];
+  balances: number[];
+  stealing: boolean;
+  workerSaturation: number | "inf";
+  allowedFailures: number;
+  latency: number;
+  bandwidth: number;
+  faults: NetworkFaultSpec | null;
+  restartAt: number | null;
+}
+
+export function dstCaseArb(options: CaseOptions = DEFAULT_CASE_OPTIONS): fc.Arbitrary<DstCase> {
+  const draw: fc.Arbitrary<CaseDraw> = fc.record({
+    seed: fc.nat(),
+    workers: fc.array(workerDraw, { minLength: 1, maxLength: WORKER_NAMES.length }),
+    shape: shapeDraw(options.maxTasks),
+    data: fc.array(fc.record({ nbytes: fc.constantFrom(8, 1e6, 5e7), on: fc.uniqueArray(fc.nat({ max: WORKER_NAMES.length - 1 }), { minLength: 1, maxLength: 2 }) }), {
+      maxLength: 2,
+    }),
+    kills: fc.array(killDraw, { maxLength: 3 }),
+    balances: fc.array(fc.constantFrom(0.2, 1, 2.5), { maxLength: 2 }),
+    stealing: fc.boolean(),
+    workerSaturation: fc.constantFrom<number | "inf">(1, 1.1, 2, "inf"),
+    allowedFailures: fc.constantFrom(100, 100, 100, 1, 0),
+    latency: fc.constantFrom(0, 0.001, 0.01, 0.05),
+    bandwidth: fc.constantFrom(1e6, 1e8, 1e9),
+    faults: faultsDraw(options.faults),
+    restartAt: fc.option(fc.constantFrom(0.1, 0.5, 1.3, 3, 8), { freq: 2 }),
+  });
+  return draw.map(buildCase);
+}
+
+function buildCase(d: CaseDraw): DstCase {
+  const workers: SimWorkerSpec[] = d.workers.map((w, i) => ({
+    name: WORKER_NAMES[i]!,
+    nthreads: w.nthreads,
+    host: w.host,
+    ...(w.gpu ? { resources: { GPU: 1 } } : {}),
+    ...(w.joinAt > 0 ? { joinAt: w.joinAt } : {}),
+  }));
+  const atStart = new Set(workers.filter((w) => (w.joinAt ?? 0) === 0).map((w) => w.name));
+  const data: SimDataSpec[] = [];
+  d.data.forEach((datum, i) => {
+    const on = [...new Set(datum.on.map((p) => WORKER_NAMES[p % workers.length]!))].filter((w) => atStart.has(w));
+    if (on.length > 0) data.push({ key: `data-${i}`, nbytes: datum.nbytes, on });
+  });
+  const tasks = buildTasks(d.shape, data, workers.length);
+  const scenario: Scenario = {
+    seed: d.seed,
+    config: {
+      workStealing: d.stealing,
+      workerSaturation: d.workerSaturation as number,
+      allowedFailures: d.allowedFailures,
+    },
+    network: { latency: d.latency, bandwidth: d.bandwidth },
+    workers,
+    tasks,
+    ...(data.length > 0 ? { data } : {}),
+  };
+  const actions = buildActions(d, workers);
+  if (actions.length > 0) scenario.actions = actions;
+  if (d.faults !== null) scenario.faults = d.faults;
+  return d.restartAt === null ? { scenario } : { scenario, restartAt: d.restartAt };
+}
+
+function buildTasks(shape: ShapeDraw, data: SimDataSpec[], nWorkers: number): SimTaskSpec[] {
+  const specs: SimTaskSpec[] = [];
+  const add = (key: string, t: TaskDraw, deps: string[], submitAt = 0): void => {
+    const spec: SimTaskSpec = { key, duration: t.duration, nbytes: t.nbytes };
+    const unique = [...new Set(deps)];
+    if (unique.length > 0) spec.deps = unique;
+    if (submitAt > 0) spec.submitAt = submitAt;
+    if (t.fails) spec.error = "boom";
+    if (t.priority !== null) spec.priority = t.priority;
+    const r = t.restriction;
+    if (r !== null) {
+      // One past the cluster's names: a worker that never exists.
+      if (r.kind === "worker") spec.workers = [WORKER_NAMES[r.pick % (nWorkers + 1)] ?? "nowhere"];
+      else if (r.kind === "gpu") spec.resources = { GPU: 1 };
+      else spec.hosts = [r.pick % 2 === 0 ? "h0" : "h1"];
+      spec.allowOtherWorkers = !r.strict;
+    }
+    specs.push(spec);
+  };
+  switch (shape.kind) {
+    case "random":
+      shape.tasks.forEach(({ t, deps, submitAt }, i) => {
+        const candidates = [...data.map((x) => x.key), ...specs.filter((s) => (s.submitAt ?? 0) <= submitAt).map((s) => s.key)];
+        add(
+          `inc-${i}`,
+          t,
+          candidates.length === 0 ? [] : deps.map((p) => candidates[p % candidates.length]!),
+          submitAt,
+        );
+      });
+      break;
+    case "layered": {
+      let previous: string[] = data.map((x) => x.key);
+      shape.layers.forEach((layer, l) => {
+        const keys: string[] = [];
+        layer.forEach(({ t, deps }, i) => {
+          const key = `${l === 0 ? "load" : "map"}-${l}-${i}`;
+          add(key, t, previous.length === 0 ? [] : deps.map((p) => previous[p % previous.length]!));
+          keys.push(key);
+        });
+        previous = keys;
+      });
+      break;
+    }
+    case "reduction": {
+      let level = shape.leaves.map((t, i) => {
+        add(`leaf-${i}`, t, []);
+        return `leaf-${i}`;
+      });
+      let depth = 0;
+      while (level.length > 1) {
+        const next: string[] = [];
+        for (let i = 0; i < level.length; i += shape.arity) {
+          const key = `sum-${depth}-${i / shape.arity}`;
+          add(key, shape.node, level.slice(i, i + shape.arity));
+          next.push(key);
+        }
+        level = next;
+        depth += 1;
+      }
+      break;
+    }
+    case "pile": {
+      const on = WORKER_NAMES[shape.on % nWorkers]!;
+      shape.tasks.forEach(({ duration, deps }, i) => {
+        const earlier = specs.map((s) => s.key);
+        const spec: SimTaskSpec = { key: `pile-${i}`, duration, nbytes: 1000, workers: [on], allowOtherWorkers: true };
+        const picked = earlier.length === 0 ? [] : [...new Set(deps.map((p) => earlier[p % earlier.length]!))];
+        if (picked.length > 0) spec.deps = picked;
+        specs.push(spec);
+      });
+      break;
+    }
+    case "fanout":
+      add("root-0", shape.root, data.length > 0 ? [data[0]!.key] : []);
+      shape.children.forEach((t, i) => add(`child-${i}`, t, ["root-0"]));
+      if (shape.sink !== null) add("total-0", shape.sink, shape.children.map((_, i) => `child-${i}`));
+      break;
+  }
+  return specs;
+}
+
+/** Kills (and comebacks) that are valid in time order, then balance passes. */
+function buildActions(d: CaseDraw, workers: SimWorkerSpec[]): SimAction[] {
+  const actions: SimAction[] = [];
+  const aliveFrom = new Map(workers.map((w) => [w.name, w.joinAt ?? 0] as const));
+  for (const kill of [...d.kills].sort((a, b) => a.at - b.at)) {
+    const spec = workers[kill.worker % workers.length]!;
+    const from = aliveFrom.get(spec.name);
+    if (from === undefined || from > kill.at) continue;
+    aliveFrom.delete(spec.name);
+    actions.push({ at: kill.at, do: "kill-worker", worker: spec.name });
+    if (kill.back !== null) {
+      const { joinAt: _joinAt, ...again } = spec;
+      actions.push({ at: kill.at + kill.back, do: "add-worker", worker: again });
+      aliveFrom.set(spec.name, kill.at + kill.back);
+    }
+  }
+  if (d.stealing) for (const at of d.balances) actions.push({ at, do: "balance" });
+  return actions;
+}
+
+/** Workers alive when the run ends (after every kill and comeback). */
+export function survivors(scenario: Scenario): SimWorkerSpec[] {
+  const alive = new Map(scenario.workers.map((w) => [w.name, w] as const));
+  const ordered = (scenario.actions ?? []).map((a, i) => ({ a, i })).sort((x, y) => x.a.at - y.a.at || x.i - y.i);
+  for (const { a } of ordered) {
+    if (a.do === "kill-worker") alive.delete(a.worker);
+    else if (a.do === "add-worker") alive.set(a.worker.name, a.worker);
+  }
+  return [...alive.values()];
+}

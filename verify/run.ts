@@ -1,0 +1,114 @@
+/**
+ * Verification campaigns: `npm run verify -- [options]`. Prints one JSON summary on stdout
+ * (progress on stderr) and exits 1 if anything failed.
+ *
+ *   --runs N           random DST cases (default 1000)
+ *   --seed S           fast-check seed (default: random, printed in the summary)
+ *   --faults P         none | fifo | reorder | duplicate (default fifo; see verify/dst-case.ts)
+ *   --max-tasks M      tasks drawn per graph (default 40)
+ *   --max-failures K   stop after K distinct failures (default 3)
+ *   --fixtures DIR     where shrunk failing cases are saved (default tests/fixtures/dst)
+ *   --no-fixtures      do not save them (the saved ones are still replayed)
+ *   --no-model         skip the model-based check of the machine definitions
+ *   --no-replay-fixtures  skip replaying the saved fixtures
+ */
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { runCampaign } from "./campaign.js";
+import { FAULT_PROFILES, type FaultProfile } from "./dst-case.js";
+import { judgeFixture, loadFixtures } from "./fixtures.js";
+import { checkModels } from "./model.js";
+import { runCase } from "./run-case.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+function integer(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) fail(`--${name} must be a whole number >= 0, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`verify: ${message}\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: {
+        runs: { type: "string" },
+        seed: { type: "string" },
+        faults: { type: "string" },
+        "max-tasks": { type: "string" },
+        "max-failures": { type: "string" },
+        fixtures: { type: "string" },
+        "no-fixtures": { type: "boolean" },
+        "no-model": { type: "boolean" },
+        "no-replay-fixtures": { type: "boolean" },
+      },
+      strict: true,
+    });
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  const o = parsed.values;
+  const faults = (o.faults ?? "fifo") as FaultProfile;
+  if (!FAULT_PROFILES.includes(faults)) fail(`--faults must be one of ${FAULT_PROFILES.join(", ")}, got ${JSON.stringify(o.faults)}`);
+  const runs = integer(o.runs, "runs", 1000);
+  const seed = integer(o.seed, "seed", Math.floor(Math.random() * 2 ** 31));
+  const fixtureDir = o.fixtures ?? join(ROOT, "tests/fixtures/dst");
+  const fixturesDir = o["no-fixtures"] ? null : fixtureDir;
+
+  const model = o["no-model"] ? null : (await checkModels()).map((r) => ({
+    machine: r.machine,
+    states: `${r.reached.length}/${r.states.length}`,
+    edges: `${r.covered.length}/${r.edges.length}`,
+    definitionTransitions: `${r.definitionCovered.length}/${r.definition.length}`,
+    paths: r.paths,
+    ok: r.violations.length === 0 && r.reached.length === r.states.length && r.covered.length === r.edges.length && r.definitionCovered.length === r.definition.length && r.tableOnly.length === 0 && r.modelOnly.length === 0,
+    violations: r.violations,
+  }));
+
+  const fixtures: { path: string; invariant: string; ok: boolean; detail: string }[] = [];
+  if (!o["no-replay-fixtures"]) {
+    for (const { path, fixture } of loadFixtures(fixtureDir)) {
+      const report = await runCase(fixture.case);
+      const { ok, detail } = judgeFixture(fixture, report.violations);
+      fixtures.push({ path: relative(ROOT, path), invariant: fixture.invariant, ok, detail });
+    }
+  }
+
+  let lastShown = 0;
+  const campaign = await runCampaign({
+    runs,
+    seed,
+    faults,
+    maxTasks: integer(o["max-tasks"], "max-tasks", 40),
+    maxFailures: integer(o["max-failures"], "max-failures", 3),
+    fixturesDir,
+    progress: (done, total) => {
+      if (done - lastShown >= Math.max(1, Math.floor(total / 10)) || done === total) {
+        lastShown = done;
+        process.stderr.write(`verify: ${done}/${total} cases\n`);
+      }
+    },
+  });
+  const summary = {
+    ok: campaign.ok && (model ?? []).every((m) => m.ok) && fixtures.every((f) => f.ok),
+    campaign: {
+      ...campaign,
+      failures: campaign.failures.map(({ case: _case, fixture, ...rest }) => ({ ...rest, fixture: fixture === null ? null : relative(ROOT, fixture) })),
+    },
+    model,
+    fixtures,
+    rerun: `npm run verify -- --runs ${runs} --seed ${seed} --faults ${faults}`,
+  };
+  process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  process.exit(summary.ok ? 0 : 1);
+}
+
+await main();

@@ -1,0 +1,17 @@
+import { createTestModel, getAdjacencyMap, getShortestPaths, getSimplePaths } from "xstate/graph";
+import { taskMachine } from "../machines/tables.js";
+import { stateKey } from "../machines/compile.js";
+const events = taskMachine.events.filter((e: string) => !e.startsWith("xstate.")).map((type: string) => ({ type }));
+console.log(events.length);
+const adj = getAdjacencyMap(taskMachine as any, { events, serializeState: (s: any) => stateKey(s.value) } as any);
+for (const [k, v] of Object.entries(adj).slice(0, 2)) console.log(k, Object.entries((v as any).transitions).map(([e, t]: any) => `${e}->${stateKey(t.state.value)}`));
+const sp = getShortestPaths(taskMachine as any, { events } as any);
+console.log("shortest", sp.length, sp.map((p: any) => stateKey(p.state.value) + ":" + p.steps.map((s: any) => s.event.type).join(",")));
+const simple = getSimplePaths(taskMachine as any, { events } as any);
+console.log("simple", simple.length);
+const model = createTestModel(taskMachine as any, { events } as any);
+const paths = model.getShortestPaths();
+console.log(paths.length, paths[0]!.description, Object.keys(paths[0]!));
+const root: any = taskMachine.root;
+const walk = (n: any) => { for (const [ev, ts] of n.transitions) console.log(n.id, ev, ts.map((t: any) => t.target?.map((x: any) => x.id))); for (const c of Object.values(n.states)) walk(c); };
+walk(root);
