@@ -13,14 +13,15 @@
  * `JSON.stringify(record)`.
  *
  * Stream layout (all tags and counts are doubles in `nums`; text is code units in `chars`):
- *   TRANSITION actor seq t machine id-len event from to has-why   chars: id; then why if has-why
+ *   TRANSITION actor seq t machine id event from to has-why   then why if has-why
  *   INPUT actor seq t        then the event value
  *   START actor seq t role-len   chars: role; then the init value
  *   STOP actor seq t reason-len  (-1: no reason) chars: reason
  *   RAW len                  chars: the record's JSON
  *   where actor, machine, event, from, to (and object keys) are string refs: an id >= 0, or
  *   INLINE len + chars, or DEFINE id len + chars followed by the id (the first use)
- *   values: NULL | TRUE | FALSE | NUMBER x | STRING len (chars) | ARRAY n v... | OBJECT n (key-ref v)...
+ *   values: NULL | TRUE | FALSE | NUMBER x | STRING len (chars) | REF ref | ARRAY n v... | OBJECT n (key-ref v)...
+ *   The transition's id is a ref too (to the recent-values ring).
  */
 import type { LogRecord } from "./types.js";
 
@@ -36,13 +37,25 @@ export const V_NUMBER = 13;
 export const V_STRING = 14;
 export const V_ARRAY = 15;
 export const V_OBJECT = 16;
+/** A string value sent as a ref to the recent-strings ring (see `recent`). */
+export const V_REF = 17;
 /** A string ref that is not interned: its length and code units follow. */
 export const INLINE = -1;
 /** A string ref that interns a new string: its id, length and code units follow, then the ref itself. */
 export const DEFINE = -2;
 
-/** Interned strings per log; past this, new strings are sent inline. */
+/** Interned names per log (ids 0...); past this, new names are sent inline. */
 const MAX_INTERNED = 65_536;
+/**
+ * Recent values (task keys, worker names...) are interned in a ring of this many ids,
+ * from MAX_INTERNED on: a key appears in a dozen records of its task, mostly close
+ * together, and a ref costs a lookup where the text costs a copy. A slot is reused for
+ * the next new value; the thread's table follows the redefinitions in stream order.
+ */
+const RECENT = 16_384;
+/** Values shorter than this are cheaper to copy than to look up. */
+const RECENT_MIN_LENGTH = 8;
+const RECENT_MAX_LENGTH = 256;
 /** Nesting deeper than this is left to JSON.stringify (which also reports cycles). */
 const MAX_DEPTH = 32;
 
@@ -57,8 +70,13 @@ export class LogCapture {
   n = 0;
   c = 0;
   private readonly ids = new Map<string, number>();
-  /** Strings interned since the record being captured began: forgotten again if it is rolled back. */
+  /** Names and values interned since the record being captured began: forgotten again if it is rolled back. */
   private readonly fresh: string[] = [];
+  private readonly freshRecent: string[] = [];
+  /** The recent-values ring: string -> id, and id - MAX_INTERNED -> string. */
+  private readonly recentIds = new Map<string, number>();
+  private readonly recentSlots: (string | undefined)[] = new Array<string | undefined>(RECENT).fill(undefined);
+  private recentNext = 0;
 
   constructor(nums: Float64Array, chars: Uint16Array) {
     this.nums = nums;
@@ -89,7 +107,7 @@ export class LogCapture {
   transition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): boolean {
     const n0 = this.n;
     const c0 = this.c;
-    if (this.fresh.length !== 0) this.fresh.length = 0;
+    this.forgetFresh();
     let outcome = this.transitionBody(actor, seq, t, machine, id, event, from, to, why);
     if (outcome === UNSUPPORTED) {
       this.rollback(n0, c0);
@@ -109,7 +127,7 @@ export class LogCapture {
   record(record: LogRecord): boolean {
     const n0 = this.n;
     const c0 = this.c;
-    if (this.fresh.length !== 0) this.fresh.length = 0;
+    this.forgetFresh();
     let outcome = this.recordBody(record);
     if (outcome === UNSUPPORTED) {
       this.rollback(n0, c0);
@@ -132,11 +150,24 @@ export class LogCapture {
     this.chars = chars;
   }
 
+  private forgetFresh(): void {
+    if (this.fresh.length !== 0) this.fresh.length = 0;
+    if (this.freshRecent.length !== 0) this.freshRecent.length = 0;
+  }
+
   private rollback(n0: number, c0: number): void {
     this.n = n0;
     this.c = c0;
     for (const s of this.fresh) this.ids.delete(s);
     this.fresh.length = 0;
+    // A recent value defined by the rolled-back record: its slot may not be referred to
+    // again before it is redefined.
+    for (const s of this.freshRecent) {
+      const id = this.recentIds.get(s)!;
+      this.recentIds.delete(s);
+      this.recentSlots[id - MAX_INTERNED] = undefined;
+    }
+    this.freshRecent.length = 0;
   }
 
   private transitionBody(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): Outcome {
@@ -147,9 +178,7 @@ export class LogCapture {
     this.nums[this.n++] = seq;
     this.nums[this.n++] = t;
     if (this.ref(machine) !== OK) return FULL;
-    if (this.n + 1 > this.nums.length || this.c + id.length > this.chars.length) return FULL;
-    this.nums[this.n++] = id.length;
-    this.text(id);
+    if (this.recentRef(id) !== OK) return FULL;
     if (this.ref(event) !== OK || this.ref(from) !== OK || this.ref(to) !== OK) return FULL;
     if (this.n + 1 > this.nums.length) return FULL;
     this.nums[this.n++] = why === undefined ? 0 : 1;
@@ -231,6 +260,30 @@ export class LogCapture {
     return OK;
   }
 
+  /** A value in the recent-values ring: its id, (re)defined in the stream when it is not there. */
+  private recentRef(s: string): Outcome {
+    let id = this.recentIds.get(s);
+    if (id === undefined) {
+      if (this.n + 4 > this.nums.length || this.c + s.length > this.chars.length) return FULL;
+      const slot = this.recentNext;
+      this.recentNext = (slot + 1) % RECENT;
+      const evicted = this.recentSlots[slot];
+      if (evicted !== undefined) this.recentIds.delete(evicted);
+      this.recentSlots[slot] = s;
+      id = MAX_INTERNED + slot;
+      this.recentIds.set(s, id);
+      this.freshRecent.push(s);
+      this.nums[this.n++] = DEFINE;
+      this.nums[this.n++] = id;
+      this.nums[this.n++] = s.length;
+      this.text(s);
+    } else if (this.n + 1 > this.nums.length) {
+      return FULL;
+    }
+    this.nums[this.n++] = id;
+    return OK;
+  }
+
   private value(v: unknown, depth: number): Outcome {
     const nums = this.nums;
     if (this.n + 2 > nums.length) return FULL;
@@ -240,6 +293,10 @@ export class LogCapture {
         nums[this.n++] = v;
         return OK;
       case "string":
+        if (v.length >= RECENT_MIN_LENGTH && v.length <= RECENT_MAX_LENGTH) {
+          nums[this.n++] = V_REF;
+          return this.recentRef(v);
+        }
         if (this.c + v.length > this.chars.length) return FULL;
         nums[this.n++] = V_STRING;
         nums[this.n++] = v.length;

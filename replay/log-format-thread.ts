@@ -22,6 +22,7 @@ export interface StreamTags {
   V_STRING: number;
   V_ARRAY: number;
   V_OBJECT: number;
+  V_REF: number;
   INLINE: number;
   DEFINE: number;
 }
@@ -165,7 +166,7 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
           this.bytes(KIND_TRANSITION);
           this.ref();
           this.bytes(ID);
-          this.string(this.nums[this.i++]!);
+          this.ref();
           this.bytes(EVENT);
           this.ref();
           this.bytes(FROM);
@@ -315,6 +316,9 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
           return;
         case T.V_STRING:
           this.string(this.nums[this.i++]!);
+          return;
+        case T.V_REF:
+          this.ref();
           return;
         case T.V_NULL:
           this.bytes(NULL);

@@ -94,6 +94,12 @@ describe("root-ish detection (Scheduler.is_rootish)", () => {
     const data = Array.from({ length: 5 }, (_, i) => ({ key: `dep-${i}`, nbytes: 10, on: ["a"] }));
     expect(rootish(roots(5, { deps: ["dep-0", "dep-1", "dep-2", "dep-3", "dep-4"] }), "root-0", data)).toBe(false);
   });
+  it("a group that feeds itself counts itself among its dependency groups (Dask's TaskState.add_dependency)", () => {
+    // x-1 .. x-9 each depend on the previous x: one dependency group (x), of 10 tasks, >= 5.
+    const chain: SimTaskSpec[] = Array.from({ length: 10 }, (_, i) => ({ key: `x-${i}`, duration: 1, ...(i > 0 ? { deps: [`x-${i - 1}`] } : {}) }));
+    expect(rootish(chain, "x-0")).toBe(false);
+    expect(rootish(chain, "x-5")).toBe(false);
+  });
   it("a restricted task never is", () => {
     expect(rootish(roots(5, { workers: ["a", "b"] }), "root-0")).toBe(false);
     expect(rootish(roots(5, { resources: { GPU: 1 } }), "root-0")).toBe(false);

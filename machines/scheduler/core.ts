@@ -242,7 +242,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
       const dts = this.tasks.get(depKey)!;
       ts.dependencies.push(dts);
       dts.dependents.add(ts);
-      if (dts.group !== ts.group) ts.group.dependencies.add(dts.group);
+      ts.group.dependencies.add(dts.group); // its own group too, as Dask does: a group feeding itself is not root-ish
       (dts.waiters ??= new Set()).add(ts);
     }
   }
