@@ -186,7 +186,7 @@ export class Client {
     if (!Array.isArray(args)) throw new BadOptionError("args", "must be an array");
     checkSubmitOptions(options);
     const encoded = encodeArgs(args, (v) => this.refOf(v));
-    const key = options.key ?? (options.pure === false ? `${func}-${randomHex(16)}` : `${func}-${tokenize(func, encoded.args)}`);
+    const key = options.key ?? (options.pure === false ? randomKey(func, 16) : `${func}-${tokenize(func, encoded.args)}`);
     const spec: TaskSpec = { key, func, args: encoded.args, deps: encoded.deps, ...specOptions(options) };
     const future = new Future<T>(key, this);
     this.sendGraph([spec], [key]);
@@ -205,7 +205,7 @@ export class Client {
     for (const item of items) {
       // A primitive argument encodes as itself (the common case: map over numbers or strings).
       const encoded = item === null || (typeof item !== "object" && typeof item !== "function") ? { args: [item], deps: [] } : encodeArgs([item], (v) => this.refOf(v));
-      const key = explicitKeys?.[i] ?? (rest.pure === false ? `${func}-${randomHex(16)}` : `${func}-${tokenize(func, encoded.args)}`);
+      const key = explicitKeys?.[i] ?? (rest.pure === false ? randomKey(func, 16) : `${func}-${tokenize(func, encoded.args)}`);
       specs.push(plain ? { key, func, args: encoded.args, deps: encoded.deps } : { key, func, args: encoded.args, deps: encoded.deps, ...specOptions(rest) });
       futures.push(new Future<T>(key, this));
       i++;
@@ -587,13 +587,41 @@ export class Client {
 const RANDOM_POOL = Buffer.alloc(4096);
 let randomUsed = RANDOM_POOL.length;
 
-function randomHex(bytes: number): string {
+function randomBytesAt(bytes: number): number {
   if (randomUsed + bytes > RANDOM_POOL.length) {
     randomFillSync(RANDOM_POOL);
     randomUsed = 0;
   }
   randomUsed += bytes;
-  return RANDOM_POOL.toString("hex", randomUsed - bytes, randomUsed);
+  return randomUsed - bytes;
+}
+
+function randomHex(bytes: number): string {
+  const at = randomBytesAt(bytes);
+  return RANDOM_POOL.toString("hex", at, at + bytes);
+}
+
+const KEY_SCRATCH = Buffer.alloc(256);
+const HEX_DIGITS = Buffer.from("0123456789abcdef", "latin1");
+
+/**
+ * `${prefix}-${randomHex(bytes)}`, built as one flat string: a concatenation would be a
+ * rope, which every later character-by-character read (the event log's capture, hashing)
+ * pays for again.
+ */
+function randomKey(prefix: string, bytes: number): string {
+  if (prefix.length * 3 + 1 + 2 * bytes > KEY_SCRATCH.length) return `${prefix}-${randomHex(bytes)}`;
+  let p = KEY_SCRATCH.write(prefix, 0, "latin1");
+  // Only an ASCII prefix is copied faithfully this way.
+  for (let i = 0; i < p; i++) if (KEY_SCRATCH[i]! > 0x7f || prefix.charCodeAt(i) > 0x7f) return `${prefix}-${randomHex(bytes)}`;
+  KEY_SCRATCH[p++] = 0x2d;
+  const at = randomBytesAt(bytes);
+  for (let i = at; i < at + bytes; i++) {
+    const b = RANDOM_POOL[i]!;
+    KEY_SCRATCH[p++] = HEX_DIGITS[b >> 4]!;
+    KEY_SCRATCH[p++] = HEX_DIGITS[b & 15]!;
+  }
+  return KEY_SCRATCH.toString("latin1", 0, p);
 }
 
 function typeName(value: unknown): string {

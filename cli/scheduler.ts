@@ -47,7 +47,7 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
       io.out(`natsched scheduler: resynced: ${r.answered.length} worker(s) answered${r.lost.length > 0 ? `, lost: ${r.lost.join(", ")}` : ""}; ${r.reports} report(s) re-sent, ${r.computeAgain} task(s) sent again`),
     );
   }
-  if (scheduler.log instanceof JetStreamLogSink) io.out(`natsched scheduler: durability: ${durabilityNote(scheduler.transport.nc, replicasOf(values["log-replicas"]))}`);
+  if (scheduler.log instanceof JetStreamLogSink) io.out(`natsched scheduler: durability: ${durabilityNote(scheduler.transport.nc, scheduler.log.replicas)}`);
   const outcome = await Promise.race([untilShutdown(() => scheduler.close()).then((signal) => ({ signal })), scheduler.failed.then((error) => ({ error }))]);
   if ("error" in outcome) {
     io.err(`natsched scheduler: stopped: its event log refused a write: ${(outcome.error as Error)?.message ?? String(outcome.error)}`);

@@ -79,7 +79,7 @@ export class JetStreamLogSink implements LogSink {
     const jsm = await logStreamManager(opts.nc);
     const info = await ensureLogStream(jsm, opts.cluster, opts);
     const maxMsg = info.config.max_msg_size !== undefined && info.config.max_msg_size > 0 ? info.config.max_msg_size : Infinity;
-    return new JetStreamLogSink(opts, jsm, maxMsg);
+    return new JetStreamLogSink(opts, jsm, maxMsg, info.config.num_replicas ?? 1);
   }
 
   readonly location: string;
@@ -99,6 +99,8 @@ export class JetStreamLogSink implements LogSink {
     private readonly opts: JetStreamLogSinkOptions,
     private readonly jsm: JetStreamManager,
     private readonly maxMsgSize: number,
+    /** Replicas of the log's stream. */
+    readonly replicas: number,
   ) {
     this.js = jetstream(opts.nc, { timeout: opts.ackTimeout ?? 5000 });
     this.stream = logStreamName(opts.cluster);

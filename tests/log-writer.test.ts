@@ -106,16 +106,17 @@ describe("the file log's capture and writer thread", () => {
     const dir = mkdtempSync(join(tmpdir(), "natsched-writer-"));
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-    it("keeps several logs apart and in order, batches bigger than a slot included", async () => {
+    it("keeps several logs apart and in order, batches bigger than a slot and more keys than the capture keeps interned included", async () => {
       const paths = [0, 1, 2].map((i) => join(dir, `log-${i}.natlog`));
       const sinks = await Promise.all(paths.map((path) => FileLogSink.open(path)));
       const expected: LogRecord[][] = [[], [], []];
-      for (let seq = 0; seq < 30_000; seq++) {
+      for (let seq = 0; seq < 75_000; seq++) {
         const i = seq % 3;
         const r: LogRecord =
-          seq === 15_000
+          seq === 45_000
             ? { actor: `a${i}`, seq: expected[i]!.length, t: seq, kind: "input", event: { op: "big", keys: Array.from({ length: 200_000 }, (_, k) => `key-${k}`) } }
-            : { actor: `a${i}`, seq: expected[i]!.length, t: seq / 7, kind: "transition", machine: "task", id: `k-${seq}`, event: "E", from: "a", to: "b" };
+            : // Keys come back after many others, as a task's key does between its first and last record.
+              { actor: `a${i}`, seq: expected[i]!.length, t: seq / 7, kind: "transition", machine: "task", id: `key-${seq % 2 === 0 ? seq : seq - 50_001}`, event: "E", from: "a", to: "b" };
         expected[i]!.push(r);
         if (r.kind === "transition" && seq % 2 === 0) sinks[i]!.appendTransition(r.actor, r.seq, r.t, r.machine, r.id, r.event, r.from, r.to);
         else sinks[i]!.append(r);

@@ -107,8 +107,8 @@ describe("transition lines read in place", () => {
     expect(reject(JSON.stringify({ ...base, why: { worker: "a" } }))).toBe(false);
     expect(reject(JSON.stringify({ ...base, extra: 1 }))).toBe(true);
     expect(reject(JSON.stringify({ ...base, why: { worker: "a" }, extra: 1 }))).toBe(true);
-    expect(reject(JSON.stringify({ seq: 3, ...base }))).toBe(true); // seq first
-    expect(reject(JSON.stringify({ to: "memory", ...base }))).toBe(true);
+    expect(reject(JSON.stringify({ seq: 3, ...(base as Record<string, unknown>) }))).toBe(true); // seq first
+    expect(reject(JSON.stringify({ to: "memory", ...(base as Record<string, unknown>) }))).toBe(true);
     expect(reject(JSON.stringify(base).replace('"x"', '"\\u0078"'))).toBe(true);
     expect(reject(JSON.stringify({ ...base, seq: 1e21 }))).toBe(true);
     expect(reject(JSON.stringify(base).replace('"seq":3', '"seq":03'))).toBe(true);

@@ -63,8 +63,8 @@ describe("a rewritten transition", () => {
     );
     const task = d.state!.find((s) => s.machine === "task" && s.id === genuine.id)!;
     expect(task.changes).toContainEqual({ path: "state", before: genuine.from, after: "memory" });
-    expect(task.changes).toContainEqual({ path: "processingOn", before: (input as { event: { worker: string } }).event.worker, after: null });
-    expect((task.after as { whoHas: string[] }).whoHas).toEqual([(input as { event: { worker: string } }).event.worker]);
+    expect(task.changes).toContainEqual({ path: "processingOn", before: (input as unknown as { event: { worker: string } }).event.worker, after: null });
+    expect((task.after as { whoHas: string[] }).whoHas).toEqual([(input as unknown as { event: { worker: string } }).event.worker]);
     // Replay of that actor stops there; the others are verified to the end.
     expect(result.actors["scheduler"]!.transitions).toBe(records.filter((r) => r.actor === "scheduler" && isTransition(r) && r.seq < genuine.seq).length);
     expect(result.actors["scheduler"]!.lastSeq).toBe(genuine.seq - 1);

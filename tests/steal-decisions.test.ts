@@ -281,7 +281,7 @@ describe("restrictions", () => {
     // (the seed: "If a task has been specifically restricted ... then we do not steal").
     const result = simulate({
       workers: [{ name: "wa", host: "127.0.0.1", resources: { A: 2, C: 1 } }],
-      tasks: [learn(0.1, { workers: ["wa"] }), ...range(100).map((i) => ({ key: `slowinc-${i}`, duration: 0.2, ...restriction, submitAt: 0.2 }))],
+      tasks: [learn(0.1, { workers: ["wa"] }), ...range(100).map((i) => ({ key: `slowinc-${i}`, duration: 0.2, ...(restriction as Partial<SimTaskSpec>), submitAt: 0.2 }))],
       actions: [{ at: 0.5, do: "add-worker", worker: { name: "wc", ...newcomer } }],
     });
     expect(ranCount(result)).toEqual({ wa: 101 });

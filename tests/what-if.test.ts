@@ -104,7 +104,7 @@ describe("what-if on a run with a slow prefix pinned on one worker", () => {
     expect(result.ratio).toBeLessThan(1.4);
     expect(original.unfinished).toBe(0);
     expect(original.workers.a!.tasks + original.workers.b!.tasks).toBe(SLOW + 1);
-    const busy = (m: typeof original) => Object.values(m.workers).reduce((n, w) => n + w.busy, 0);
+    const busy = (m: { workers: Record<string, { busy: number }> }) => Object.values(m.workers).reduce((n, w) => n + w.busy, 0);
     expect(Math.abs(busy(original) - busy(recorded))).toBeLessThan(1e-5 * (SLOW + 1));
 
     // Without stealing the pinned tasks stay on a: nothing is stolen or moved, b idles.

@@ -173,7 +173,7 @@ describe("every message of a real run on NATS", () => {
     // A client with nothing but a NATS connection, as in tests/nats-wire.test.ts.
     const me = "plain-1";
     const reports: { op: string; key: string }[] = [];
-    raw.subscribe(`natsched.${CLUSTER}.client.${me}`, { callback: (_e, m) => reports.push(...(m.json<{ ops: { op: string; key: string }[] }>().ops)) });
+    raw.subscribe(`natsched.${CLUSTER}.client.${me}`, { callback: (_e, m) => void reports.push(...(m.json<{ ops: { op: string; key: string }[] }>().ops)) });
     const toScheduler = async (body: unknown) => (await raw.request(`natsched.${CLUSTER}.scheduler`, JSON.stringify(body), { timeout: 5000 })).json<{ replies: { ok: boolean }[] }>();
     const graph = { op: "update-graph", client: me, tasks: [{ key: "px", func: "inc", args: [1], deps: [] }], wants: ["px"] };
     expect((await toScheduler({ v: 1, from: me, ops: [{ op: "client-join", client: me }, graph] })).replies).toEqual([{ ok: true }, { ok: true }]);

@@ -69,25 +69,29 @@ type ShapeDraw =
   | { kind: "pile"; on: number; tasks: { duration: number; deps: number[] }[] };
 
 function shapeDraw(maxTasks: number): fc.Arbitrary<ShapeDraw> {
-  const width = Math.max(1, Math.min(8, maxTasks));
+  // Beyond the default 40 tasks, lists are drawn longer too (fast-check keeps them short otherwise).
+  const size: fc.SizeForArbitrary | undefined = maxTasks > 40 ? "medium" : undefined;
+  const cap = (small: number): number => Math.max(1, Math.min(maxTasks, Math.max(small, Math.floor(maxTasks / 2))));
+  const width = Math.max(1, Math.min(maxTasks, Math.max(8, Math.floor(maxTasks / 5))));
   return fc.oneof(
     fc.record({
       kind: fc.constant("random" as const),
       tasks: fc.array(fc.record({ t: taskDraw, deps: fc.array(fc.nat(), { maxLength: 3 }), submitAt: fc.constantFrom(0, 0, 0, 1, 2.5) }), {
         minLength: 1,
         maxLength: maxTasks,
+        size,
       }),
     }),
     fc.record({
       kind: fc.constant("layered" as const),
-      layers: fc.array(fc.array(fc.record({ t: taskDraw, deps: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: width }), {
+      layers: fc.array(fc.array(fc.record({ t: taskDraw, deps: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: width, size }), {
         minLength: 1,
         maxLength: Math.max(1, Math.min(5, Math.floor(maxTasks / 2))),
       }),
     }),
     fc.record({
       kind: fc.constant("reduction" as const),
-      leaves: fc.array(taskDraw, { minLength: 2, maxLength: Math.max(2, Math.min(16, maxTasks)) }),
+      leaves: fc.array(taskDraw, { minLength: 2, maxLength: Math.max(2, cap(16)), size }),
       arity: fc.integer({ min: 2, max: 3 }),
       node: taskDraw,
     }),
@@ -97,13 +101,14 @@ function shapeDraw(maxTasks: number): fc.Arbitrary<ShapeDraw> {
       on: fc.nat(),
       tasks: fc.array(fc.record({ duration: fc.constantFrom(0.1, 0.5, 1, 3), deps: fc.array(fc.nat(), { maxLength: 2 }) }), {
         minLength: 2,
-        maxLength: Math.max(2, Math.min(30, maxTasks)),
+        maxLength: Math.max(2, cap(30)),
+        size,
       }),
     }),
     fc.record({
       kind: fc.constant("fanout" as const),
       root: taskDraw,
-      children: fc.array(taskDraw, { minLength: 1, maxLength: Math.max(1, Math.min(20, maxTasks)) }),
+      children: fc.array(taskDraw, { minLength: 1, maxLength: cap(20), size }),
       sink: fc.option(taskDraw, { freq: 2 }),
     }),
   );

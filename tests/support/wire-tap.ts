@@ -32,8 +32,8 @@ export class WireTap {
 
   static async start(servers: string, cluster: string): Promise<WireTap> {
     const tap = new WireTap(await connect({ servers, name: "wire-tap" }), cluster);
-    tap.nc.subscribe(`natsched.${cluster}.>`, { callback: (error, msg) => error === null && tap.take(msg) });
-    tap.nc.subscribe("_INBOX.>", { callback: (error, msg) => error === null && tap.take(msg) });
+    tap.nc.subscribe(`natsched.${cluster}.>`, { callback: (error, msg) => void (error === null && tap.take(msg)) });
+    tap.nc.subscribe("_INBOX.>", { callback: (error, msg) => void (error === null && tap.take(msg)) });
     await tap.nc.flush();
     return tap;
   }
