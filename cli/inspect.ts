@@ -1,10 +1,10 @@
 import { BadOptionError } from "../machines/errors.js";
-import { readLogSync } from "../replay/reader.js";
+import { openLogAt } from "../replay/jetstream-open.js";
 import { Timeline, type EntityView } from "../replay/timeline.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-const USAGE = `usage: natsched inspect <log> [--at <n|+seconds|actor:seq>] [--key <key>] [--actor <name>]
+const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--at <n|+seconds|actor:seq>] [--key <key>] [--actor <name>]
   --at 120          after the log's first 120 records (default: the end)
   --at +2.5         after the records of the first 2.5 seconds
   --at scheduler:40 after the scheduler's record #40
@@ -23,7 +23,7 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
     return 2;
   }
   const { values, positionals } = parsed;
-  const log = readLogSync(positionals[0]!);
+  const log = await (await openLogAt(positionals[0]!)).readAll();
   for (const problem of log.problems) io.err(`log problem: ${problem.message}`);
   const timeline = Timeline.fromRecords(log.records);
   if (values.at !== undefined) timeline.seek(resolvePosition(timeline, values.at));

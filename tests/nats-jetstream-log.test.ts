@@ -264,6 +264,9 @@ describe("the log tools on a JetStream log", () => {
     expect(story.code).toBe(0);
     expect(story.out).toMatch(/story of total/);
     expect(story.out).toMatch(/processing.* -> memory/);
+    const inspected = await cli(["inspect", at(cluster), "--key", "total"]);
+    expect(inspected.code).toBe(0);
+    expect(inspected.out).toMatch(/scheduler\s+task\s+total\s+(memory|forgotten)/);
     const reader = await openLogAt(at(cluster));
     expect(reader.path).toBe(at(cluster));
   });
