@@ -1,5 +1,5 @@
 import { randomFillSync } from "node:crypto";
-import { BadOptionError, ClosedError, NatschedError, TimeoutError } from "../machines/errors.js";
+import { BadOptionError, ClosedError, NatschedError, ProtocolError, TimeoutError } from "../machines/errors.js";
 import { tokenize } from "../machines/graph/index.js";
 import {
   PROTOCOL_VERSION,
@@ -13,7 +13,7 @@ import {
 } from "../machines/protocol.js";
 import type { SchedulerReply } from "../machines/scheduler/inputs.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
-import type { Msg, Subscription, Transport } from "../transport/types.js";
+import type { Msg, Payload, Subscription, Transport } from "../transport/types.js";
 import { encodeArgs } from "./args.js";
 import { fetchData, putData } from "./data-plane/fetch.js";
 import { graphToSpecs, type Graph } from "./graph-spec.js";
@@ -525,13 +525,38 @@ export class Client {
     if (ops.length === 0) return;
     const envelope: Envelope<ClientToScheduler> = { v: PROTOCOL_VERSION, from: this.id, ops };
     const offset = ops.length - batch.length;
-    this.opts.transport.request(this.subjects.scheduler, envelope, { timeout: this.requestTimeout }).then(
+    this.requestScheduler(envelope).then(
       (data) => {
         const replies = (data as { replies?: SchedulerReply[] }).replies ?? [];
         batch.forEach((p, i) => p.resolve(replies[offset + i] ?? { ok: false, error: { name: "ProtocolError", message: "no reply" } }));
       },
       (error: Error) => batch.forEach((p) => p.reject(error)),
     );
+  }
+
+  /**
+   * The scheduler's answer to `envelope`. While no scheduler serves (one restarting: the
+   * request gets "no responders", so it was delivered to nobody and is safe to send again),
+   * it is sent again with backoff, until `requestTimeout` from the first try; then it fails
+   * with TimeoutError. Any other failure is the caller's.
+   */
+  private async requestScheduler(envelope: Envelope<ClientToScheduler>): Promise<Payload> {
+    const transport = this.opts.transport;
+    const deadline = Date.now() + this.requestTimeout;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await transport.request(this.subjects.scheduler, envelope, { timeout: Math.max(1, deadline - Date.now()) });
+      } catch (error) {
+        // A closing client's last word (client-leave) is not worth waiting for.
+        if (this.closedFlag || !(error instanceof ProtocolError && /no responders/.test(error.message))) throw error;
+        const backoff = Math.min(50 * 2 ** attempt, 1000);
+        if (Date.now() + backoff >= deadline) {
+          throw new TimeoutError(`no scheduler of cluster ${JSON.stringify(this.opts.cluster)} answered within ${this.requestTimeout} ms (no responders on ${this.subjects.scheduler})`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, backoff));
+        if (this.closedFlag || transport.closed) throw new ClosedError("client");
+      }
+    }
   }
 
   private receive(msg: Msg): void {

@@ -143,12 +143,19 @@ export class LocalCluster {
     return this.transports[0]!.flush();
   }
 
-  /** Retire a worker cleanly: the scheduler moves its work and data needs elsewhere. */
-  async removeWorker(name: string): Promise<void> {
+  /**
+   * Retire a worker gracefully (Dask's retire_workers): the scheduler places its tasks
+   * elsewhere and copies the data only it holds to other workers, then tells it to close.
+   * Resolves once it closed; after `timeout` ms (default 30 s) it is closed anyway, and
+   * what was not handed over by then is lost (recomputed when needed, if it can be).
+   */
+  async removeWorker(name: string, opts: { timeout?: number } = {}): Promise<void> {
     const worker = this.workers.get(name);
     if (worker === undefined) throw new BadOptionError("worker", `no worker named ${name}`);
+    const timeout = opts.timeout ?? 30_000;
+    if (!Number.isFinite(timeout) || timeout < 0) throw new BadOptionError("timeout", "must be a number of milliseconds >= 0");
     this.workers.delete(name);
-    worker.close({ reason: "removed" });
+    if (!(await worker.retire("removed", timeout))) worker.close({ reason: "removed (retirement timed out)" });
     await this.flush();
   }
 

@@ -1,3 +1,4 @@
+import { NullLogSink } from "../replay/memory-log.js";
 import type { InputRecord, LogSink } from "../replay/types.js";
 
 /**
@@ -8,13 +9,16 @@ export class ActorRecorder {
   private seq: number;
   /** The time of the input being handled: transitions inherit it. */
   private t = 0;
+  /** Null when nothing is kept: a NullLogSink needs no records built for it. */
+  private readonly sink: LogSink | null;
 
   /** `firstSeq`: where the actor's log continues, when it already has records (a restart writing to JetStream). */
   constructor(
     readonly actor: string,
-    private readonly sink: LogSink | null,
+    sink: LogSink | null,
     firstSeq = 0,
   ) {
+    this.sink = sink instanceof NullLogSink ? null : sink;
     this.seq = firstSeq;
   }
 

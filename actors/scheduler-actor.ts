@@ -12,6 +12,7 @@ import { Outbox } from "./outbox.js";
 import { answerQuery } from "./scheduler-queries.js";
 import { ActorRecorder } from "./recorder.js";
 import { envelopeProblem, schedulerOpProblem } from "./validate-ops.js";
+import { withTime } from "./with-time.js";
 
 export interface SchedulerActorOptions {
   cluster: string;
@@ -122,7 +123,7 @@ export class SchedulerActor {
       this.touch(op, t);
       if (isLivenessOp(op)) continue;
       try {
-        replies.push(this.feed({ ...op, t } as SchedulerInput));
+        replies.push(this.feed(withTime(op, t) as SchedulerInput));
       } catch (error) {
         this.opts.onError?.(error);
         replies.push({ ok: false, error: { name: "InternalError", message: String((error as Error)?.message ?? error) } });

@@ -58,6 +58,7 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
   "steal-response": { worker: str, id: str, key: str, requestId: str, outcome: oneOf("confirm", "reject"), state: str },
   "add-keys": { worker: str, id: str, keys: arrayOf(keySize) },
   "missing-data": { worker: str, id: str, key: str, holder: str },
+  "retire-worker": { name: str, id: optional(str), reason: optional(str) },
   heartbeat: { name: str, id: str },
 };
 
@@ -72,6 +73,8 @@ const WORKER_OPS: Readonly<Record<string, OpShape>> = {
   },
   "free-keys": { keys: strings },
   "steal-request": { key: str, requestId: str },
+  "acquire-replicas": { keys: arrayOf(shape({ key: str, nbytes: num, holders: strings })) },
+  "close-worker": { reason: str },
 };
 
 /** Why `value` is not a version-1 envelope (docs/schemas/envelope.schema.json); undefined if it is. */

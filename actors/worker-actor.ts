@@ -21,6 +21,7 @@ import { Outbox } from "./outbox.js";
 import { ActorRecorder } from "./recorder.js";
 import { sizeof } from "./sizeof.js";
 import { workerOpProblem } from "./validate-ops.js";
+import { withTime } from "./with-time.js";
 
 export interface WorkerActorOptions {
   cluster: string;
@@ -65,6 +66,7 @@ export class WorkerActor {
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   private dataServer: DataServer | null = null;
   private closed = false;
+  private readonly onClosed: (() => void)[] = [];
 
   constructor(private readonly opts: WorkerActorOptions) {
     this.id = opts.id ?? `${opts.name}-${Math.random().toString(16).slice(2, 10)}`;
@@ -149,11 +151,39 @@ export class WorkerActor {
         continue;
       }
       try {
-        this.feed({ ...op, t: this.opts.clock.now() } as WorkerInput);
+        this.feed(withTime(op, this.opts.clock.now()) as WorkerInput);
       } catch (error) {
         this.opts.onError?.(error);
       }
+      // The scheduler ended this worker's retirement: its data is safe elsewhere.
+      if (op.op === "close-worker") {
+        this.close({ reason: op.reason });
+        return;
+      }
     }
+  }
+
+  /**
+   * Ask the scheduler to retire this worker gracefully (retire-worker); resolves once it
+   * said close-worker and the worker closed, or after `timeoutMs` (the caller then closes it).
+   */
+  retire(reason: string, timeoutMs: number): Promise<boolean> {
+    if (this.closed) return Promise.resolve(true);
+    this.outbox.send(this.subjects.scheduler, { op: "retire-worker", name: this.name, id: this.id, reason });
+    this.outbox.flush();
+    return this.closedWithin(timeoutMs);
+  }
+
+  /** Resolves true once the worker is closed, false if `timeoutMs` passes first. */
+  closedWithin(timeoutMs: number): Promise<boolean> {
+    if (this.closed) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.onClosed.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
   }
 
   /** Answers peers and clients on the data subject; across a wire values are serialized and chunked. */
@@ -239,6 +269,7 @@ export class WorkerActor {
     this.subscriptions.length = 0;
     this.store.clear();
     this.recorder.stop(t, opts.reason);
+    for (const notify of this.onClosed.splice(0)) notify();
   }
 }
 

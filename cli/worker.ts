@@ -56,7 +56,7 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
     onWaiting: () => io.out(`natsched worker ${name}: waiting for the scheduler of cluster ${cluster}`),
   });
   io.out(`natsched worker ${name}: registered with cluster ${cluster} on ${worker.transport.nc.getServer()}`);
-  const signal = await untilShutdown((received) => worker.close(received));
+  const signal = await untilShutdown((received) => worker.retire(received));
   io.out(`natsched worker ${name}: ${signal}, unregistered`);
   return 0;
 }

@@ -165,6 +165,19 @@ export interface MissingDataOp {
   holder: string;
 }
 
+/**
+ * Retire a worker gracefully (Dask's retire_workers): it takes no new work, what it
+ * processes is placed elsewhere, keys only it holds are copied to other workers, then the
+ * scheduler tells it to close (close-worker). Sent by a worker about itself (SIGTERM), or
+ * fed by a host; without `id` it names the current incarnation.
+ */
+export interface RetireWorkerOp {
+  op: "retire-worker";
+  name: string;
+  id?: string;
+  reason?: string;
+}
+
 /** A worker's "still here", every heartbeatInterval; like heartbeat-client, for the host only. */
 export interface WorkerHeartbeatOp {
   op: "heartbeat";
@@ -182,7 +195,8 @@ export type WorkerToScheduler =
   | TaskErredOp
   | StealResponseOp
   | AddKeysOp
-  | MissingDataOp;
+  | MissingDataOp
+  | RetireWorkerOp;
 
 // ---- scheduler -> worker -------------------------------------------------------------
 
@@ -215,7 +229,19 @@ export interface StealRequestOp {
   requestId: string;
 }
 
-export type SchedulerToWorker = ComputeTaskOp | FreeKeysOp | StealRequestOp;
+/** Copy these keys from their holders (a retiring worker's data), then report them with add-keys. */
+export interface AcquireReplicasOp {
+  op: "acquire-replicas";
+  keys: DepInfo[];
+}
+
+/** Retirement is over (its data handed over, or nothing could be): unregister and leave. */
+export interface CloseWorkerOp {
+  op: "close-worker";
+  reason: string;
+}
+
+export type SchedulerToWorker = ComputeTaskOp | FreeKeysOp | StealRequestOp | AcquireReplicasOp | CloseWorkerOp;
 
 // ---- scheduler -> client -------------------------------------------------------------
 

@@ -54,7 +54,7 @@ const MAX_INTERNED = 65_536;
  */
 const RECENT = 16_384;
 /** Values shorter than this are cheaper to copy than to look up. */
-const RECENT_MIN_LENGTH = 8;
+const RECENT_MIN_LENGTH = 16;
 const RECENT_MAX_LENGTH = 256;
 /** Nesting deeper than this is left to JSON.stringify (which also reports cycles). */
 const MAX_DEPTH = 32;

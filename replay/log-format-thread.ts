@@ -95,7 +95,7 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
 
   class Formatter implements LineFormatter {
     /** JSON (quotes included) of each interned string, by id. */
-    private readonly strings: Buffer[] = [];
+    private readonly strings: Uint8Array[] = [];
     private out = Buffer.allocUnsafe(1 << 20);
     private p = 0;
     private lineStart = 0;
@@ -104,6 +104,10 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
     private i = 0;
     private j = 0;
     private emit: Emit = () => undefined;
+    private readonly numbers = new Float64Array([NaN, NaN]);
+    private readonly numberText = [new Uint8Array(32), new Uint8Array(32)];
+    private readonly numberLength = new Int32Array(2);
+    private nextNumber = 0;
 
     format(nums: Float64Array, chars: Uint16Array, n: number, _c: number, emit: Emit): void {
       this.nums = nums;
@@ -136,7 +140,7 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
       this.out = bigger;
     }
 
-    private bytes(b: Buffer): void {
+    private bytes(b: Uint8Array): void {
       this.room(b.length);
       const out = this.out;
       const p = this.p;
@@ -225,7 +229,9 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
         this.room(length * 6 + 2); // so that string() below moves nothing
         const start = this.p;
         this.string(length);
-        this.strings[defined] = Buffer.from(this.out.subarray(start, this.p));
+        const bytes = new Uint8Array(this.p - start);
+        this.out.copy(bytes, 0, start, this.p);
+        this.strings[defined] = bytes;
         this.p = start;
         id = this.nums[this.i++]!;
       }
@@ -303,8 +309,21 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
         this.bytes(NULL);
         return;
       }
-      const text = String(x);
-      for (let k = 0; k < text.length; k++) out[p++] = text.charCodeAt(k);
+      // The records of one input share its time (and the input's event repeats it): the
+      // text of the last two numbers is kept, so one conversion serves them all.
+      let slot = x === this.numbers[0] ? 0 : x === this.numbers[1] ? 1 : -1;
+      if (slot < 0) {
+        slot = this.nextNumber;
+        this.nextNumber ^= 1;
+        const text = String(x);
+        const cache = this.numberText[slot]!;
+        for (let k = 0; k < text.length; k++) cache[k] = text.charCodeAt(k);
+        this.numberLength[slot] = text.length;
+        this.numbers[slot] = x;
+      }
+      const cached = this.numberText[slot]!;
+      const length = this.numberLength[slot]!;
+      for (let k = 0; k < length; k++) out[p++] = cached[k]!;
       this.p = p;
     }
 

@@ -2,10 +2,13 @@
 import { describe, expect, it, vi } from "vitest";
 import { DedupFilter } from "../transport/nats-dedup.js";
 import { parseFragmentHeader, Reassembler, splitFragments } from "../transport/nats-fragments.js";
+import { headers, type Msg as NatsMsg } from "@nats-io/transport-node";
+import { Inbound, PREV_HEADER, SEQ_HEADER, type WholeMessage } from "../transport/nats-inbound.js";
+import { SenderOrder } from "../transport/nats-order.js";
 import { ResendBuffer, type SentMessage } from "../transport/nats-resend.js";
 
 function message(n: number, at: number, size = 10): SentMessage {
-  return { subject: "s", reply: undefined, bytes: new Uint8Array(size), binary: false, tag: `x.${n}`, fragment: "", at };
+  return { subject: "s", reply: undefined, bytes: new Uint8Array(size), binary: false, tag: `x.${n}`, prev: n - 1, fragment: "", at };
 }
 
 describe("DedupFilter", () => {
@@ -99,5 +102,154 @@ describe("ResendBuffer", () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(resent).toEqual(["x.4", "x.5"]);
     buffer.close();
+  });
+});
+
+describe("SenderOrder", () => {
+  function order(opts: { maxWaitMs?: number; maxHeld?: number } = {}) {
+    const delivered: string[] = [];
+    const gaps: string[] = [];
+    const o = new SenderOrder<string>(opts, (item) => delivered.push(item), (why) => gaps.push(why));
+    const offer = (sender: string, subject: string, n: number, prev: number) => o.offer(sender, subject, n, prev, `${sender}${n}`, (item) => item);
+    return { o, delivered, gaps, offer };
+  }
+
+  it("holds a message that overtook a missing earlier one until the gap fills, then delivers in order", () => {
+    const { o, delivered, gaps, offer } = order();
+    offer("a", "s", 1, 0);
+    offer("a", "s", 4, 3);
+    offer("a", "s", 7, 4);
+    expect(delivered).toEqual(["a1"]);
+    expect(o.holding).toBe(2);
+    offer("a", "s", 3, 1);
+    expect(delivered).toEqual(["a1", "a3", "a4", "a7"]);
+    expect(o.holding).toBe(0);
+    expect(gaps).toEqual([]);
+    o.close();
+  });
+
+  it("orders each (sender, subject) on its own: one stream's gap does not hold another's", () => {
+    const { o, delivered, offer } = order();
+    offer("a", "s", 1, 0);
+    offer("a", "t", 2, 0);
+    offer("b", "s", 1, 0);
+    offer("a", "s", 5, 3);
+    offer("a", "t", 4, 2);
+    offer("b", "s", 2, 1);
+    expect(delivered).toEqual(["a1", "a2", "b1", "a4", "b2"]);
+    offer("a", "s", 3, 1);
+    expect(delivered).toEqual(["a1", "a2", "b1", "a4", "b2", "a3", "a5"]);
+    o.close();
+  });
+
+  it("takes the first message of a sender as its start, and delivers a message with no predecessor at once", () => {
+    const { o, delivered, gaps, offer } = order();
+    offer("a", "s", 40, 37);
+    offer("a", "s", 41, 40);
+    offer("b", "s", 9, 0);
+    expect(delivered).toEqual(["a40", "a41", "b9"]);
+    expect(gaps).toEqual([]);
+    o.close();
+  });
+
+  it("delivers a late message (after later ones) rather than losing it, and reports it", () => {
+    const { o, delivered, gaps, offer } = order();
+    offer("a", "s", 2, 1);
+    offer("a", "s", 1, 0);
+    expect(delivered).toEqual(["a2", "a1"]);
+    expect(gaps).toEqual([expect.stringMatching(/a\.1 on s arrived after later ones/)]);
+    o.close();
+  });
+
+  it("gives up on a gap after maxWaitMs: delivers what waited, in order, and reports the missing message", () => {
+    vi.useFakeTimers();
+    try {
+      const { o, delivered, gaps, offer } = order({ maxWaitMs: 1000 });
+      offer("a", "s", 1, 0);
+      offer("a", "s", 6, 5);
+      offer("a", "s", 3, 2);
+      offer("a", "s", 4, 3);
+      vi.advanceTimersByTime(999);
+      expect(delivered).toEqual(["a1"]);
+      vi.advanceTimersByTime(1);
+      expect(delivered).toEqual(["a1", "a3", "a4", "a6"]);
+      expect(gaps).toHaveLength(1);
+      expect(gaps[0]).toMatch(/waited 1000 ms for missing message\(s\) a\.2, a\.5 on s; delivered 3 later/);
+      offer("a", "s", 7, 6);
+      expect(delivered.at(-1)).toBe("a7");
+      o.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("waits maxWaitMs again after a gap fills while another remains", () => {
+    vi.useFakeTimers();
+    try {
+      const { o, delivered, offer } = order({ maxWaitMs: 1000 });
+      offer("a", "s", 1, 0);
+      offer("a", "s", 3, 2);
+      offer("a", "s", 5, 4);
+      vi.advanceTimersByTime(800);
+      offer("a", "s", 2, 1);
+      expect(delivered).toEqual(["a1", "a2", "a3"]);
+      vi.advanceTimersByTime(800);
+      expect(delivered).toEqual(["a1", "a2", "a3"]);
+      offer("a", "s", 4, 3);
+      expect(delivered).toEqual(["a1", "a2", "a3", "a4", "a5"]);
+      o.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("delivers anyway once more than maxHeld messages wait", () => {
+    const { o, delivered, gaps, offer } = order({ maxHeld: 3 });
+    offer("a", "s", 1, 0);
+    for (let n = 3; n <= 6; n++) offer("a", "s", n, n - 1);
+    expect(delivered).toEqual(["a1", "a3", "a4", "a5", "a6"]);
+    expect(gaps).toEqual([expect.stringMatching(/more than 3 messages waited for missing message\(s\) a\.2/)]);
+    expect(o.holding).toBe(0);
+    o.close();
+  });
+
+  it("keeps a copy of what it holds, and drops held messages on close", () => {
+    const delivered: Uint8Array[] = [];
+    const o = new SenderOrder<Uint8Array>({}, (item) => delivered.push(item), () => undefined);
+    const buffer = new Uint8Array([1, 2, 3]);
+    o.offer("a", "s", 1, 0, buffer, (b) => Buffer.from(b));
+    o.offer("a", "s", 3, 2, buffer, (b) => Buffer.from(b));
+    buffer[0] = 9;
+    o.offer("a", "s", 2, 1, buffer, (b) => Buffer.from(b));
+    expect(delivered.map((b) => [...b])).toEqual([[9, 2, 3], [9, 2, 3], [1, 2, 3]]);
+    o.offer("a", "s", 5, 4, buffer, (b) => b);
+    o.close();
+    expect(o.holding).toBe(0);
+    expect(delivered).toHaveLength(3);
+  });
+});
+
+describe("Inbound", () => {
+  function natsMsg(subject: string, body: string, h: Record<string, string>): NatsMsg {
+    const hdrs = headers();
+    for (const [k, v] of Object.entries(h)) hdrs.set(k, v);
+    return { subject, reply: "", data: new TextEncoder().encode(body), headers: hdrs } as unknown as NatsMsg;
+  }
+
+  it("drops copies, restores per-sender order, and reassembles fragments that were re-sent out of order", () => {
+    const got: WholeMessage[] = [];
+    const drops: string[] = [];
+    const inbound = new Inbound({ dedup: true, order: {}, maxMessageBytes: 1000, fragmentTimeoutMs: 1000, onDrop: (why) => drops.push(why) }, (w) => got.push(w));
+    const text = (w: WholeMessage) => new TextDecoder().decode(w.body);
+    inbound.push(natsMsg("s", "m1", { [SEQ_HEADER]: "a.1" }));
+    inbound.push(natsMsg("s", "m4", { [SEQ_HEADER]: "a.4", [PREV_HEADER]: "3" }));
+    inbound.push(natsMsg("s", "lo", { [SEQ_HEADER]: "a.3", [PREV_HEADER]: "2", "Natsched-Frag": "f/1/2" }));
+    expect(got.map(text)).toEqual(["m1"]);
+    inbound.push(natsMsg("s", "m1", { [SEQ_HEADER]: "a.1" }));
+    inbound.push(natsMsg("s", "hel", { [SEQ_HEADER]: "a.2", [PREV_HEADER]: "1", "Natsched-Frag": "f/0/2" }));
+    inbound.push(natsMsg("s", "hel", { [SEQ_HEADER]: "a.2", [PREV_HEADER]: "1", "Natsched-Frag": "f/0/2" }));
+    expect(got.map(text)).toEqual(["m1", "hello", "m4"]);
+    expect(drops).toEqual([]);
+    inbound.close();
   });
 });

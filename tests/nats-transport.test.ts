@@ -217,5 +217,7 @@ describe("NatsTransport", () => {
     while (seen.length < n && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(new Set(seen).size).toBe(seen.length);
     expect([...seen].sort((x, y) => x - y)).toEqual([...Array(n).keys()]);
+    // ...and in the order sent: a re-sent message does not land after newer ones.
+    expect(seen).toEqual([...Array(n).keys()]);
   });
 });

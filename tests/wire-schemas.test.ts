@@ -210,8 +210,10 @@ describe("every message of a real run on NATS", () => {
     }
     await toScheduler({ v: 1, from: me, ops: [{ op: "client-leave", client: me }] });
 
+    // w2 retires while the client still holds results only it has: they are copied to w1
+    // (acquire-replicas, add-keys), then it is told to close (close-worker) and unregisters.
+    await workers.pop()!.retire("test");
     await client.close();
-    await workers.pop()!.close(); // w2 unregisters
     await sleep(100);
     await tap.close();
   }, 60_000);

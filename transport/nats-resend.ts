@@ -5,6 +5,8 @@
  * the outage window again (twice, so peers that come back late get it too); receivers drop
  * the copies they already have (DedupFilter, by the `Natsched-Seq` header).
  */
+export const DEFAULT_RESEND_DELAYS_MS: readonly number[] = [1500, 5000];
+
 export interface ResendOptions {
   /** Milliseconds of messages kept from before a disconnect was noticed. Default 2000. */
   retainMs?: number;
@@ -21,6 +23,8 @@ export interface SentMessage {
   binary: boolean;
   /** `<sender>.<n>`, unique per message of this connection; "" when re-sending is off. */
   tag: string;
+  /** The n of this connection's previous message on the same subject, 0 when none (Natsched-Prev). */
+  prev: number;
   /** The Natsched-Frag header value of a fragment, else "". */
   fragment: string;
   at: number;
@@ -44,7 +48,7 @@ export class ResendBuffer {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.retainMs = opts.retainMs ?? 2000;
-    this.delaysMs = [...(opts.delaysMs ?? [1500, 5000])].sort((a, b) => a - b);
+    this.delaysMs = [...(opts.delaysMs ?? DEFAULT_RESEND_DELAYS_MS)].sort((a, b) => a - b);
     this.maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
     this.sweeper = setInterval(() => this.trim(), this.retainMs);
     this.sweeper.unref();

@@ -7,16 +7,19 @@
  * - `flush()` resolves once the server has every message published so far (a round trip),
  *   which for this connection's own subscriptions also means delivered;
  * - across a server restart, messages of the outage window are re-sent and de-duplicated
- *   (nats-resend.ts), so a run survives it.
+ *   (nats-resend.ts), so a run survives it;
+ * - each sender's messages on a subject are delivered in the order sent, also across a
+ *   re-send (nats-order.ts): one that overtakes a missing earlier one waits, for a bounded time.
  */
-import { createInbox, headers as natsHeaders, nuid, type Msg as NatsMsg, type MsgHdrs, type NatsConnection, type Subscription as NatsSub } from "@nats-io/transport-node";
+import { createInbox, headers as natsHeaders, nuid, type MsgHdrs, type NatsConnection, type Subscription as NatsSub } from "@nats-io/transport-node";
 import { BadOptionError, ClosedError, PayloadTooLargeError, ProtocolError, TimeoutError } from "../machines/errors.js";
 import { BYTES_ENCODING, decodePayload, encodePayload, ENCODING_HEADER } from "./nats-codec.js";
 import { connectNats, type NatsConnectOptions } from "./nats-connect.js";
 import { fromNatsError } from "./nats-errors.js";
 import { FRAGMENT_HEADER, fragmentHeader, splitFragments } from "./nats-fragments.js";
-import { Inbound, SEQ_HEADER, type WholeMessage } from "./nats-inbound.js";
-import { ResendBuffer, type ResendOptions, type SentMessage } from "./nats-resend.js";
+import { Inbound, PREV_HEADER, SEQ_HEADER, type WholeMessage } from "./nats-inbound.js";
+import type { OrderOptions } from "./nats-order.js";
+import { DEFAULT_RESEND_DELAYS_MS, ResendBuffer, type ResendOptions, type SentMessage } from "./nats-resend.js";
 import { assertValidPattern, assertValidSubject } from "./subject-match.js";
 import type { Msg, MsgHandler, Payload, RequestOptions, SubscribeOptions, Subscription, Transport, WireInfo } from "./types.js";
 
@@ -27,6 +30,11 @@ export interface NatsTransportOptions {
   onError?: (error: unknown, msg?: Msg) => void;
   /** Re-send the outage window after a reconnect; `false` turns it (and the per-message header) off. */
   resend?: ResendOptions | false;
+  /**
+   * Hold a message that overtook a missing earlier one of its sender until the gap fills
+   * (nats-order.ts); needs `resend`. `false` delivers in arrival order.
+   */
+  order?: OrderOptions | false;
   /** Prefix of reply subjects; must match the connection's permissions. Default "_INBOX". */
   inboxPrefix?: string;
   /** Largest message sent (as fragments when above max_payload). Default 256 MiB; 0 refuses anything above max_payload. */
@@ -34,6 +42,10 @@ export interface NatsTransportOptions {
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
+/** Most subjects whose last sent message is remembered (for the Natsched-Prev header); the least recent go first. */
+const MAX_PREV_SUBJECTS = 4096;
+/** How much longer than its own last re-send delay a receiver waits for a missing message. */
+const ORDER_SLACK_MS = 3000;
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 const CLOSE_FLUSH_MS = 2000;
 const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
@@ -77,6 +89,8 @@ export class NatsTransport implements Transport {
   readonly #inboxPrefix: string;
   #inbox: NatsSub | null = null;
   #seq = 0;
+  /** Per subject, the n of the last message sent on it (least recently used first). */
+  readonly #lastOnSubject = new Map<string, number>();
   #fragmented = 0;
   #requests = 0;
   #closed = false;
@@ -113,15 +127,19 @@ export class NatsTransport implements Transport {
     if (queue !== undefined && (queue.length === 0 || /\s/.test(queue))) {
       throw new BadOptionError("queue", `invalid queue group ${JSON.stringify(queue)}: must be non-empty without whitespace`);
     }
-    const inbound = this.#inbound();
+    // A queue group member sees only some of a sender's messages: it cannot wait for the others.
+    const inbound = this.#inbound(queue === undefined, (whole) => this.#dispatch(whole, handler));
     const sub = this.nc.subscribe(subject, {
       ...(queue !== undefined ? { queue } : {}),
       callback: (error, msg) => {
         if (error !== null) this.#report(fromNatsError(error, `subscription ${subject}`));
-        else this.#dispatch(msg, inbound.accept(msg), handler);
+        else inbound.push(msg);
       },
     });
-    const wrapped = new NatsSubscription(subject, sub, (s) => this.#subscriptions.delete(s));
+    const wrapped = new NatsSubscription(subject, sub, (s) => {
+      inbound.close();
+      this.#subscriptions.delete(s);
+    });
     this.#subscriptions.add(wrapped);
     return wrapped;
   }
@@ -178,7 +196,7 @@ export class NatsTransport implements Transport {
     const { bytes, binary } = encoded;
     const limit = this.#maxPayload();
     if (bytes.length <= limit - HEADER_ROOM) {
-      this.#emit({ subject, reply, bytes, binary, tag: "", fragment: "", at: 0 });
+      this.#emit({ subject, reply, bytes, binary, tag: "", prev: 0, fragment: "", at: 0 });
       return;
     }
     const maxMessage = this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -187,17 +205,27 @@ export class NatsTransport implements Transport {
     }
     const id = `${this.#sender}.${(++this.#fragmented).toString(36)}`;
     const parts = splitFragments(bytes, limit - HEADER_ROOM);
-    parts.forEach((part, i) => this.#emit({ subject, reply, bytes: part, binary, tag: "", fragment: fragmentHeader(id, i, parts.length), at: 0 }));
+    parts.forEach((part, i) => this.#emit({ subject, reply, bytes: part, binary, tag: "", prev: 0, fragment: fragmentHeader(id, i, parts.length), at: 0 }));
   }
 
   /** Send one message, tagged and kept for re-sending when that is on. */
   #emit(message: SentMessage): void {
     if (this.#resend !== null) {
-      message.tag = `${this.#sender}.${++this.#seq}`;
+      const n = ++this.#seq;
+      message.tag = `${this.#sender}.${n}`;
+      message.prev = this.#lastOnSubject.get(message.subject) ?? 0;
+      this.#rememberLast(message.subject, n);
       message.at = performance.now();
     }
     this.#send(message);
     this.#resend?.record(message);
+  }
+
+  #rememberLast(subject: string, n: number): void {
+    const lastOnSubject = this.#lastOnSubject;
+    lastOnSubject.delete(subject);
+    lastOnSubject.set(subject, n);
+    if (lastOnSubject.size > MAX_PREV_SUBJECTS) lastOnSubject.delete(lastOnSubject.keys().next().value!);
   }
 
   #send(message: SentMessage): void {
@@ -206,6 +234,7 @@ export class NatsTransport implements Transport {
       hdrs = natsHeaders();
       if (message.binary) hdrs.set(ENCODING_HEADER, BYTES_ENCODING);
       if (message.tag !== "") hdrs.set(SEQ_HEADER, message.tag);
+      if (message.prev !== 0) hdrs.set(PREV_HEADER, String(message.prev));
       if (message.fragment !== "") hdrs.set(FRAGMENT_HEADER, message.fragment);
     }
     try {
@@ -218,16 +247,15 @@ export class NatsTransport implements Transport {
     }
   }
 
-  #dispatch(msg: NatsMsg, whole: WholeMessage | undefined, handler: MsgHandler): void {
-    if (whole === undefined) return;
+  #dispatch(whole: WholeMessage, handler: MsgHandler): void {
     let data: Payload;
     try {
-      data = decodePayload(msg.subject, whole.body, whole.binary);
+      data = decodePayload(whole.subject, whole.body, whole.binary);
     } catch (error) {
       this.#report(error);
       return;
     }
-    const delivered: Msg = msg.reply ? { subject: msg.subject, data, reply: msg.reply } : { subject: msg.subject, data };
+    const delivered: Msg = whole.reply !== undefined ? { subject: whole.subject, data, reply: whole.reply } : { subject: whole.subject, data };
     try {
       const result: unknown = handler(delivered);
       if (isPromiseLike(result)) result.then(undefined, (error: unknown) => this.#report(error, delivered));
@@ -238,8 +266,16 @@ export class NatsTransport implements Transport {
 
   #ensureInbox(): void {
     if (this.#inbox !== null) return;
-    const inbound = this.#inbound();
     const prefixLength = this.#inboxPrefix.length + 1;
+    // One reply per subject: nothing to put in order.
+    const inbound = this.#inbound(false, (whole) => {
+      const token = whole.subject.slice(prefixLength);
+      try {
+        this.#settle(token, undefined, decodePayload(whole.subject, whole.body, whole.binary));
+      } catch (error) {
+        this.#settle(token, error);
+      }
+    });
     this.#inbox = this.nc.subscribe(`${this.#inboxPrefix}.*`, {
       callback: (error, msg) => {
         if (error !== null) return;
@@ -251,25 +287,27 @@ export class NatsTransport implements Transport {
           if (!this.#resend?.recovering) this.#settle(token, new ProtocolError(`no responders for request on ${pending.subject}`));
           return;
         }
-        const whole = inbound.accept(msg);
-        if (whole === undefined) return;
-        try {
-          this.#settle(token, undefined, decodePayload(msg.subject, whole.body, whole.binary));
-        } catch (error) {
-          this.#settle(token, error);
-        }
+        inbound.push(msg);
       },
     });
   }
 
-  #inbound(): Inbound {
-    return new Inbound({
-      dedup: this.#resend !== null,
-      maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-      fragmentTimeoutMs: FRAGMENT_TIMEOUT_MS,
-      onDrop: (why) => this.#report(new ProtocolError(why)),
-    });
+  #inbound(ordered: boolean, deliver: (whole: WholeMessage) => void): Inbound {
+    const { order, resend } = this.options;
+    // Long enough for a missing message to come with its sender's last re-send (assumed configured like ours).
+    const maxWaitMs = Math.max(0, ...(resend ? resend.delaysMs ?? DEFAULT_RESEND_DELAYS_MS : DEFAULT_RESEND_DELAYS_MS)) + ORDER_SLACK_MS;
+    return new Inbound(
+      {
+        dedup: this.#resend !== null,
+        order: ordered && order !== false ? { maxWaitMs, ...order } : false,
+        maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        fragmentTimeoutMs: FRAGMENT_TIMEOUT_MS,
+        onDrop: (why) => this.#report(new ProtocolError(why)),
+      },
+      deliver,
+    );
   }
+
 
   #settle(token: string, error: unknown, data?: Payload): void {
     const pending = this.#pending.get(token);

@@ -8,7 +8,7 @@ export interface ConnectClientOptions extends NatsConnectOptions, Pick<NatsTrans
   cluster: string;
   /** Client id; random by default. */
   id?: string;
-  /** Milliseconds to wait for the scheduler to answer a request. Default 30000. */
+  /** Milliseconds to wait for the scheduler to answer a request, retries while none serves included. Default 30000. */
   requestTimeout?: number;
 }
 
@@ -30,7 +30,7 @@ class NatsClient extends Client {
   }
 }
 
-/** Connect to NATS, join the cluster's scheduler (rejects if none answers), and return the client. */
+/** Connect to NATS, join the cluster's scheduler (waiting up to `requestTimeout` for one to serve; TimeoutError if none does), and return the client. */
 export async function connectClient(opts: ConnectClientOptions): Promise<Client> {
   checkClusterName(opts.cluster);
   const transport = await NatsTransport.connect({ name: `natsched-client-${opts.cluster}`, ...opts });

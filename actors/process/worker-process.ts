@@ -137,6 +137,16 @@ export class WorkerProcess {
     return this.actor.name;
   }
 
+  /**
+   * Leave gracefully (what SIGTERM does): ask the scheduler to retire this worker, so the
+   * data only it holds is copied to other workers first, and wait until it says close, at
+   * most `timeoutMs` (default 5 s, under the shutdown's forced exit); then close.
+   */
+  async retire(reason = "shutdown", timeoutMs = 5_000): Promise<void> {
+    if (this.closing === undefined) await this.actor.retire(reason, timeoutMs);
+    await this.close(reason);
+  }
+
   /** Unregister from the scheduler, stop serving, leave NATS. Idempotent. */
   close(reason = "shutdown"): Promise<void> {
     this.closing ??= (async () => {

@@ -6,7 +6,7 @@ import type { Config } from "../../machines/config.js";
 import type { SchedulerCore } from "../../machines/scheduler/core.js";
 import type { WorkerCore } from "../../machines/worker/core.js";
 import type { TaskStateName } from "../../machines/tables.js";
-import type { LogRecord } from "../../replay/types.js";
+import type { LogRecord, LogSink } from "../../replay/types.js";
 import type { NetworkFaultSpec } from "./faults.js";
 import type { MailTap } from "./kernel.js";
 
@@ -158,6 +158,13 @@ export interface SimOptions {
   probes?: { at: number; probe: (view: SimView) => void }[];
   /** Verification hooks (verify/): see every step and every envelope of the run. */
   observer?: SimObserver;
+  /**
+   * Where the run's records go. By default they are kept in memory and returned as
+   * `result.log`; a LogSink (a FileLogSink streams them to a replayable file) or `false`
+   * (not kept at all) leaves `result.log` empty, for runs too large to hold their log in
+   * memory (a million tasks make 14 million records).
+   */
+  log?: LogSink | false;
 }
 
 export interface SimObserver {

@@ -1,7 +1,8 @@
 import { BadOptionError } from "../../machines/errors.js";
 import type { TaskSpec } from "../../machines/protocol.js";
 import type { WorkerCore } from "../../machines/worker/core.js";
-import { MemoryLogSink } from "../../replay/memory-log.js";
+import { MemoryLogSink, NullLogSink } from "../../replay/memory-log.js";
+import type { LogRecord, LogSink } from "../../replay/types.js";
 import { ActorRecorder } from "../recorder.js";
 import { NetworkFaults } from "./faults.js";
 import { SimKernel } from "./kernel.js";
@@ -25,13 +26,13 @@ export function simulate(scenario: Scenario, options: SimOptions = {}): SimResul
     if (typeof probe !== "function") throw new BadOptionError(`probes[${i}].probe`, "must be a function");
     return { at: readNumber(at, `probes[${i}].at`, { min: 0 }), probe };
   });
-  return new Simulation(plan).run(probes, options.observer);
+  const log = options.log === undefined ? new MemoryLogSink({ location: "simulation", copy: false }) : options.log === false ? new NullLogSink() : options.log;
+  return new Simulation(plan, log).run(probes, options.observer);
 }
 
 class Simulation {
   private readonly kernel: SimKernel;
   private readonly prng: Prng;
-  private readonly log = new MemoryLogSink({ location: "simulation", copy: false });
   private readonly observations = new SimObservations();
   private readonly scheduler: SimScheduler;
   private readonly workers = new Map<string, SimWorker>();
@@ -39,7 +40,10 @@ class Simulation {
   private readonly recorders = new Map<string, ActorRecorder>();
   private readonly workerContext: SimWorkerContext;
 
-  constructor(private readonly plan: Plan) {
+  constructor(
+    private readonly plan: Plan,
+    private readonly log: LogSink,
+  ) {
     this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed));
     this.prng = new Prng(plan.seed);
     this.scheduler = new SimScheduler(this.kernel, plan.config, this.log);
@@ -55,7 +59,7 @@ class Simulation {
 
   run(probes: { at: number; probe: (view: SimView) => void }[], observer?: SimObserver): SimResult {
     const turn = observer?.turn;
-    if (turn !== undefined) this.kernel.onTurn = () => turn(this.view(), this.log.records);
+    if (turn !== undefined) this.kernel.onTurn = () => turn(this.view(), this.records());
     this.kernel.onMail = observer?.mail ?? null;
     this.scheduler.start();
     this.scheduler.feed({ op: "client-join", client: SIM_CLIENT, t: 0 });
@@ -141,8 +145,13 @@ class Simulation {
       tasks,
       transfers: this.observations.transfers,
       steals: this.scheduler.steals.steals,
-      log: this.log.records,
+      log: this.records(),
     };
+  }
+
+  /** The records kept in memory (none when the log went elsewhere). */
+  private records(): LogRecord[] {
+    return this.log instanceof MemoryLogSink ? this.log.records : [];
   }
 }
 

@@ -17,7 +17,8 @@ import {
   type PlacementContext,
   type Why,
 } from "./placement.js";
-import { GroupRec, PrefixRec, TaskRec, WorkerRec } from "./state.js";
+import { GroupRec, PrefixRec, QUEUED_AT, TaskRec, WorkerRec } from "./state.js";
+import { Retirements } from "./retirement.js";
 import { WorkStealing, type InFlight, type StealHost } from "./stealing.js";
 import { checkTaskSpecs } from "./validate-specs.js";
 import type { SchedulerEffects, SchedulerInput, SchedulerReply, WorkerLostOp } from "./inputs.js";
@@ -40,7 +41,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   readonly idle = new Set<WorkerRec>();
   readonly saturated = new Set<WorkerRec>();
   readonly idleTaskCount = new Set<WorkerRec>();
-  readonly queued = new IndexedHeap<TaskRec>((a, b) => priorityLess(a.priority, b.priority));
+  readonly queued = new IndexedHeap<TaskRec>((a, b) => priorityLess(a.priority, b.priority), QUEUED_AT);
   readonly unrunnable = new Set<TaskRec>();
   readonly prefixes = new Map<string, PrefixRec>();
   readonly groups = new Map<string, GroupRec>();
@@ -54,12 +55,15 @@ export class SchedulerCore implements PlacementContext, StealHost {
   private readonly recommendations: [TaskRec, Target][] = [];
   /** Work stealing, when the config turns it on. */
   readonly stealing: WorkStealing | null;
+  /** Workers retiring gracefully: their data being handed over (retire-worker). */
+  readonly retirements: Retirements;
 
   constructor(
     readonly config: Config,
     private readonly fx: SchedulerEffects,
   ) {
     this.stealing = config.workStealing ? new WorkStealing(this, config) : null;
+    this.retirements = new Retirements(this, (worker, op) => this.fx.toWorker(worker, op));
   }
 
   /** Whether a balancing pass could move anything now (hosts feed `balance` when it does). */
@@ -113,6 +117,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
       case "worker-lost":
         this.removeWorker(input.name, input.id, true, input.reason);
         break;
+      case "retire-worker":
+        this.retireWorker(input.name, input.id, input.reason ?? "retired");
+        break;
       case "task-finished":
         this.taskFinished(input.worker, input.id, input.key, input.nbytes, input.stop - input.start);
         break;
@@ -134,6 +141,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     }
     this.drain();
     this.queueSlotsMaybeOpened();
+    this.retirements.progress();
     return OK;
   }
 
@@ -319,6 +327,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     for (const ts of [...this.unrunnable].sort(byPriority)) this.recommend(ts, "runnable");
     this.drain();
     this.queueSlotsMaybeOpened();
+    this.retirements.progress();
     return OK;
   }
 
@@ -328,16 +337,51 @@ export class SchedulerCore implements PlacementContext, StealHost {
     return ws !== undefined && ws.id === id ? ws : undefined;
   }
 
-  private removeWorker(name: string, id: string, unexpected: boolean, reason: string): void {
-    const ws = this.liveWorker(name, id);
-    if (ws === undefined) return;
-    this.workerLifecycle(ws, "CLOSED", { reason });
-    this.workers.delete(name);
+  /**
+   * Graceful retirement (Dask's retire_workers), asked by the worker itself or its host.
+   * The worker leaves placement and stealing at once (lifecycle `closing`); every task
+   * processing there, executing ones included, is placed afresh and freed on it (what it
+   * is running finishes there and is dropped, as after a steal); the keys only it holds
+   * are copied to running workers (Retirements), and close-worker follows. An unknown,
+   * stale or already closing worker is ignored.
+   */
+  private retireWorker(name: string, id: string | undefined, reason: string): void {
+    const ws = id === undefined ? this.workers.get(name) : this.liveWorker(name, id);
+    if (ws === undefined || ws.state === "closing" || ws.state === "closed") return;
+    const placed = this.running.includes(ws);
+    this.workerLifecycle(ws, "CLOSE", { reason, rule: "retire" });
+    if (placed) this.leavePlacement(ws);
+    const freed: string[] = [];
+    for (const ts of [...ws.processing]) {
+      this.exitProcessing(ts);
+      this.move(ts, "RELEASE", { rule: "worker-retiring", worker: name });
+      this.recommend(ts, "runnable");
+      freed.push(ts.key);
+    }
+    if (freed.length > 0) this.fx.toWorker(name, { op: "free-keys", keys: freed });
+    this.retirements.begin(ws, reason);
+    for (const other of this.running) this.checkIdleSaturated(other);
+  }
+
+  /** Out of the sets placement and stealing choose from. */
+  private leavePlacement(ws: WorkerRec): void {
     this.running.splice(this.running.indexOf(ws), 1);
     this.idle.delete(ws);
     this.saturated.delete(ws);
     this.idleTaskCount.delete(ws);
     this.totalNthreads -= ws.nthreads;
+  }
+
+  private removeWorker(name: string, id: string, unexpected: boolean, reason: string): void {
+    const ws = this.liveWorker(name, id);
+    if (ws === undefined) return;
+    // A retiring worker already left placement; if it goes before its handover is done,
+    // what only it held is lost as with any other worker.
+    const placed = this.running.includes(ws);
+    this.retirements.workerGone(ws);
+    this.workerLifecycle(ws, "CLOSED", { reason });
+    this.workers.delete(name);
+    if (placed) this.leavePlacement(ws);
     for (const ts of [...ws.processing]) {
       this.exitProcessing(ts);
       if (unexpected) ts.suspicious += 1;

@@ -23,8 +23,12 @@ export class GroupRec {
   constructor(readonly name: string) {}
 }
 
+/** A task's position in the scheduler's heap of queued tasks (see IndexedHeap). */
+export const QUEUED_AT = Symbol("position among the queued tasks");
+
 export class TaskRec {
   state: TaskStateName = "released";
+  [QUEUED_AT] = -1;
   readonly dependencies: TaskRec[] = [];
   readonly dependents = new Set<TaskRec>();
   /** Dependencies not in memory yet (while waiting). */

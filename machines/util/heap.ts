@@ -3,17 +3,20 @@
  * for membership in O(log n) / O(1). Used for the scheduler's queue of root-ish tasks and
  * for a worker's ready tasks.
  *
- * Each item carries its own position, under a symbol private to the heap (an item may sit
- * in several heaps): moving an item is then a property write, where a Map of positions
- * cost a hash update per move and dominated the scheduler's profile with 100,000 tasks
- * queued.
+ * Each item carries its own position, under a symbol of the heap's (an item may sit in
+ * several heaps): moving an item is then a property write, where a Map of positions cost
+ * a hash update per move and dominated the scheduler's profile with 100,000 tasks queued.
+ * Item classes should declare that property (`[SLOT] = -1`) and pass the symbol: items
+ * then keep one hidden class whether or not they were ever in the heap.
  */
 export class IndexedHeap<T extends object> {
   private readonly items: T[] = [];
-  /** Where an item sits in `items`; -1 (or absent) when it is not in this heap. */
-  private readonly slot: symbol = Symbol("heap position");
 
-  constructor(private readonly less: (a: T, b: T) => boolean) {}
+  /** `slot`: the property holding an item's position (-1 or absent: not in this heap); by default one of the heap's own. */
+  constructor(
+    private readonly less: (a: T, b: T) => boolean,
+    private readonly slot: symbol = Symbol("heap position"),
+  ) {}
 
   get size(): number {
     return this.items.length;

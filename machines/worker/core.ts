@@ -1,18 +1,26 @@
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
 import type { WorkerTaskEvent } from "../definitions/worker-task.js";
 import { priorityLess, type Priority } from "../priority.js";
-import type { ComputeTaskOp, ErrorInfo, WorkerToScheduler } from "../protocol.js";
+import type { ComputeTaskOp, DepInfo, ErrorInfo, WorkerToScheduler } from "../protocol.js";
 import { WORKER, WORKER_TASK, type WorkerStateName, type WorkerTaskStateName } from "../tables.js";
 import { IndexedHeap } from "../util/heap.js";
 import type { WorkerEffects, WorkerInit, WorkerInput } from "./inputs.js";
 
+/** A task's positions in the worker's heaps of ready and to-fetch tasks (see IndexedHeap). */
+const READY_AT = Symbol("position among the ready tasks");
+const FETCH_AT = Symbol("position among the tasks to fetch");
+
 export class WTask {
   state: WorkerTaskStateName = "released";
+  [READY_AT] = -1;
+  [FETCH_AT] = -1;
   func: string | null = null;
   args: unknown[] = [];
   priority: Priority = [0, 0, 0];
   /** The scheduler asked this worker to compute it (not only to fetch it). */
   requested = false;
+  /** The scheduler asked for a copy (acquire-replicas): kept in the fetch queue even with no local dependent. */
+  acquire = false;
   /** The scheduler said free-keys; the result stays only while a task here still needs it. */
   freed = false;
   readonly dependencies: WTask[] = [];
@@ -44,8 +52,8 @@ const MAX_KEYS_PER_GATHER = 64;
 export class WorkerCore {
   state: WorkerStateName = WORKER.initial;
   readonly tasks = new Map<string, WTask>();
-  private readonly ready = new IndexedHeap<WTask>((a, b) => priorityLess(a.priority, b.priority));
-  private readonly fetchQueue = new IndexedHeap<WTask>((a, b) => priorityLess(a.priority, b.priority));
+  private readonly ready = new IndexedHeap<WTask>((a, b) => priorityLess(a.priority, b.priority), READY_AT);
+  private readonly fetchQueue = new IndexedHeap<WTask>((a, b) => priorityLess(a.priority, b.priority), FETCH_AT);
   private readonly inFlightFrom = new Map<string, WTask[]>();
   /** The input count when each gather in flight was asked for. */
   private readonly gatherAskedAt = new Map<string, number>();
@@ -76,7 +84,11 @@ export class WorkerCore {
         this.lifecycle("RESUME");
         break;
       case "close":
+      case "close-worker":
         this.lifecycle("CLOSE");
+        break;
+      case "acquire-replicas":
+        this.acquireReplicas(input.keys);
         break;
       case "compute-task":
         this.computeTask(input);
@@ -170,6 +182,41 @@ export class WorkerCore {
     else this.makeReady(ts);
   }
 
+  /**
+   * Copy keys from their holders without computing anything (Dask's acquire-replicas, used
+   * to move a retiring worker's data): they go through fetch and flight like dependencies,
+   * and gatherDone reports them with add-keys. Keys already here are reported at once.
+   */
+  private acquireReplicas(keys: DepInfo[]): void {
+    const here: { key: string; nbytes: number }[] = [];
+    for (const dep of keys) {
+      const ts = this.ensureTask(dep.key);
+      if (ts.state === "memory") {
+        ts.freed = false;
+        here.push({ key: ts.key, nbytes: ts.nbytes });
+        continue;
+      }
+      for (const holder of dep.holders) {
+        if (holder === this.name) continue;
+        ts.holders.add(holder);
+        ts.holderSince.set(holder, this.inputs);
+      }
+      if (dep.nbytes >= 0) ts.nbytes = dep.nbytes;
+      if (ts.state === "released") {
+        ts.acquire = true;
+        ts.freed = false;
+        this.move(ts, "FETCH");
+        this.fetchQueue.push(ts);
+      } else if (ts.state === "fetch" || ts.state === "flight") {
+        // Already on its way for a task here: it is reported with add-keys when it lands.
+        ts.acquire = true;
+      }
+      // Waiting, ready, executing, cancelled or resumed: computed here (or being dropped);
+      // the scheduler picks another recipient or learns of it from task-finished.
+    }
+    if (here.length > 0) this.send({ op: "add-keys", worker: this.name, id: this.init.id, keys: here });
+  }
+
   private refreshHolders(op: ComputeTaskOp): void {
     for (const dep of op.deps) {
       const dts = this.tasks.get(dep.key);
@@ -191,6 +238,7 @@ export class WorkerCore {
     const ts = this.tasks.get(key);
     if (ts === undefined) return;
     ts.requested = false;
+    ts.acquire = false;
     ts.freed = true;
     if (this.neededLocally(ts)) return;
     this.release(ts);
@@ -240,11 +288,11 @@ export class WorkerCore {
     const stack = [root];
     while (stack.length > 0) {
       const ts = stack.pop()!;
-      if (ts.state !== "released" || ts.requested || ts.dependents.size > 0) continue;
+      if (ts.state !== "released" || ts.requested || ts.acquire || ts.dependents.size > 0) continue;
       this.tasks.delete(ts.key);
       for (const dts of ts.dependencies) {
         dts.dependents.delete(ts);
-        if (dts.requested || dts.dependents.size > 0) continue;
+        if (dts.requested || dts.acquire || dts.dependents.size > 0) continue;
         // A replica in memory stays until the scheduler frees it: it counts it as here.
         if ((dts.state === "memory" && dts.freed) || dts.state === "fetch") {
           this.release(dts);

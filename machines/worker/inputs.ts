@@ -1,4 +1,4 @@
-import type { ComputeTaskOp, ErrorInfo, FreeKeysOp, StealRequestOp, WorkerToScheduler } from "../protocol.js";
+import type { ErrorInfo, SchedulerToWorker, WorkerToScheduler } from "../protocol.js";
 
 export interface WorkerInit {
   name: string;
@@ -21,7 +21,7 @@ export type WorkerLocalOp =
   | { op: "execute-done"; key: string; nbytes: number; start: number; stop: number }
   | { op: "execute-failed"; key: string; error: ErrorInfo; start: number; stop: number };
 
-export type WorkerInput = (ComputeTaskOp | FreeKeysOp | StealRequestOp | WorkerLocalOp) & { t: number };
+export type WorkerInput = (SchedulerToWorker | WorkerLocalOp) & { t: number };
 
 /** What the worker core asks its host to do. */
 export interface WorkerEffects {

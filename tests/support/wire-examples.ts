@@ -46,6 +46,7 @@ export const SCHEDULER_OPS: Record<string, Record<string, unknown>> = {
   "steal-response": { op: "steal-response", worker: "w1", id: "w1-abc", key: "x", requestId: "r1", outcome: "confirm", state: "ready" },
   "add-keys": { op: "add-keys", worker: "w1", id: "w1-abc", keys: [{ key: "x", nbytes: 8 }] },
   "missing-data": { op: "missing-data", worker: "w1", id: "w1-abc", key: "x", holder: "w2" },
+  "retire-worker": { op: "retire-worker", name: "w1", id: "w1-abc", reason: "SIGTERM" },
   heartbeat: { op: "heartbeat", name: "w1", id: "w1-abc" },
 };
 
@@ -61,6 +62,8 @@ export const WORKER_OPS: Record<string, Record<string, unknown>> = {
   },
   "free-keys": { op: "free-keys", keys: ["x"] },
   "steal-request": { op: "steal-request", key: "x", requestId: "r1" },
+  "acquire-replicas": { op: "acquire-replicas", keys: [{ key: "x", nbytes: 8, holders: ["w2"] }] },
+  "close-worker": { op: "close-worker", reason: "retired" },
 };
 
 /** Values that stand in for a field, of every JSON type and some edge cases. */
