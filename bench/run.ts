@@ -208,7 +208,7 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
       const big = ["--max-old-space-size=16384"];
       add("W6", `W6 memory, ${memLeaves} leaves`, { kind: "W6-memory", leaves: memLeaves, fanin: 2 }, big);
       add("W6", `W6 embedded, ${runLeaves} leaves`, { kind: "W6-embedded", leaves: runLeaves, fanin: 2, reps: 1 }, big);
-      add("W6", `W6 simulator, ${simLeaves} leaves`, { kind: "W6-sim", leaves: simLeaves, fanin: 2 }, big);
+      for (const log of ["memory", "dropped"] as const) add("W6", `W6 simulator, ${simLeaves} leaves, log ${log}`, { kind: "W6-sim", leaves: simLeaves, fanin: 2, log }, big);
     }
     if (has("R1")) add("R1", "R1 replay", { kind: "R1", n: q ? 2_000 : 10_000, treeLeaves: q ? 2_000 : 10_000, reps }, ["--max-old-space-size=8192"]);
   }

@@ -23,7 +23,7 @@ export type Case = (
   | { kind: "W5"; mode: "map" | "submit"; nLong: number; nShort: number; longMs: number; shortMs: number; seed: number; stealing: boolean; log: boolean; reps: number }
   | { kind: "W6-memory"; leaves: number; fanin: number }
   | { kind: "W6-embedded"; leaves: number; fanin: number; reps: number }
-  | { kind: "W6-sim"; leaves: number; fanin: number }
+  | { kind: "W6-sim"; leaves: number; fanin: number; log: "memory" | "dropped" }
   | { kind: "R1"; n: number; treeLeaves: number; reps: number }
 ) & { transport?: TransportName };
 
@@ -502,13 +502,14 @@ async function w6Sim(c: Extract<Case, { kind: "W6-sim" }>): Promise<Row[]> {
     return spec[0] === "one" ? { key, duration: 0.0001, nbytes: 8 } : { key, deps: spec.slice(1) as string[], duration: 0.0001, nbytes: 8 };
   });
   const t0 = performance.now();
-  const result = simulate({ workers: [{ name: "worker-0", nthreads: 1 }, { name: "worker-1", nthreads: 1 }], tasks });
+  // The log kept in memory (the default, result.log) or not kept (`log: false`, for scale runs).
+  const result = simulate({ workers: [{ name: "worker-0", nthreads: 1 }, { name: "worker-1", nthreads: 1 }], tasks }, c.log === "dropped" ? { log: false } : {});
   const real = (performance.now() - t0) / 1000;
   return [
     {
-      id: `W6.sim.n${n}`,
+      id: `W6.sim.log-${c.log}.n${n}`,
       workload: "W6",
-      label: `W6 ${n}-task fan-in-${c.fanin} tree through the simulator (2x1 workers)`,
+      label: `W6 ${n}-task fan-in-${c.fanin} tree through the simulator (2x1 workers), log ${c.log === "dropped" ? "not kept" : "kept in memory"}`,
       unit: "s",
       higherIsBetter: false,
       value: stats([real]),

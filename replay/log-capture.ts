@@ -37,7 +37,7 @@ export const V_NUMBER = 13;
 export const V_STRING = 14;
 export const V_ARRAY = 15;
 export const V_OBJECT = 16;
-/** A string value sent as a ref to the recent-strings ring (see `recent`). */
+/** A string value sent as a ref to the recent-values ring (see RECENT). */
 export const V_REF = 17;
 /** A string ref that is not interned: its length and code units follow. */
 export const INLINE = -1;
@@ -46,6 +46,8 @@ export const DEFINE = -2;
 
 /** Interned names per log (ids 0...); past this, new names are sent inline. */
 const MAX_INTERNED = 65_536;
+/** The first id of the recent-values ring. */
+export const RECENT_FROM = MAX_INTERNED;
 /**
  * Recent values (task keys, worker names...) are interned in a ring of this many ids,
  * from MAX_INTERNED on: a key appears in a dozen records of its task, mostly close
@@ -77,6 +79,11 @@ export class LogCapture {
   private readonly recentIds = new Map<string, number>();
   private readonly recentSlots: (string | undefined)[] = new Array<string | undefined>(RECENT).fill(undefined);
   private recentNext = 0;
+  /** The names of the latest transition (the next one is mostly by the same actor, of the same machine). */
+  private lastActor = "";
+  private lastActorId = -1;
+  private lastMachine = "";
+  private lastMachineId = -1;
 
   constructor(nums: Float64Array, chars: Uint16Array) {
     this.nums = nums;
@@ -102,7 +109,7 @@ export class LogCapture {
 
   /**
    * Captures a transition given as fields. False if the batch has no room for it (nothing
-   * of it is kept): swap in a fresh batch and try again.
+   * of it is kept): seal the batch and try again in an empty one, growing it if need be.
    */
   transition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): boolean {
     const n0 = this.n;
@@ -171,6 +178,35 @@ export class LogCapture {
   }
 
   private transitionBody(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): Outcome {
+    // The common case in one go: every name already interned and room to spare.
+    const nums = this.nums;
+    const n = this.n;
+    if (n + 16 <= nums.length && why === undefined) {
+      const actorId = actor === this.lastActor ? this.lastActorId : this.ids.get(actor);
+      const machineId = machine === this.lastMachine ? this.lastMachineId : this.ids.get(machine);
+      const idId = this.recentIds.get(id);
+      const eventId = this.ids.get(event);
+      const fromId = this.ids.get(from);
+      const toId = this.ids.get(to);
+      if (actorId !== undefined && machineId !== undefined && idId !== undefined && eventId !== undefined && fromId !== undefined && toId !== undefined) {
+        nums[n] = TRANSITION;
+        nums[n + 1] = actorId;
+        nums[n + 2] = seq;
+        nums[n + 3] = t;
+        nums[n + 4] = machineId;
+        nums[n + 5] = idId;
+        nums[n + 6] = eventId;
+        nums[n + 7] = fromId;
+        nums[n + 8] = toId;
+        nums[n + 9] = 0;
+        this.n = n + 10;
+        this.lastActor = actor;
+        this.lastActorId = actorId;
+        this.lastMachine = machine;
+        this.lastMachineId = machineId;
+        return OK;
+      }
+    }
     if (this.n + 8 > this.nums.length) return FULL;
     this.nums[this.n++] = TRANSITION;
     if (this.ref(actor) !== OK) return FULL;

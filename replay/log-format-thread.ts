@@ -25,6 +25,8 @@ export interface StreamTags {
   V_REF: number;
   INLINE: number;
   DEFINE: number;
+  /** The first id of the recent-values ring. */
+  RECENT_FROM: number;
 }
 
 /** Appends a finished stretch of lines to the log. */
@@ -66,6 +68,13 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
   const SHORT_ESCAPE = new Uint8Array(0x60);
   for (const [code, letter] of [[0x08, "b"], [0x09, "t"], [0x0a, "n"], [0x0c, "f"], [0x0d, "r"], [0x22, '"'], [0x5c, "\\"]] as const) SHORT_ESCAPE[code] = letter.charCodeAt(0);
   const PREFIX = 9; // 8 hex digits and a space
+  /** The text of this many recent doubles is kept, up to NUMBER_TEXT bytes each. */
+  const NUMBER_SLOTS = 64;
+  const NUMBER_TEXT = 32;
+  const BITS_F64 = new Float64Array(1);
+  const BITS_I32 = new Int32Array(BITS_F64.buffer);
+  /** "00".."99", two bytes each. */
+  const PAIRS = latin1(Array.from({ length: 100 }, (_, n) => String(n).padStart(2, "0")).join(""));
 
   const CRC = new Int32Array(256 * 8);
   for (let n = 0; n < 256; n++) {
@@ -104,10 +113,17 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
     private i = 0;
     private j = 0;
     private emit: Emit = () => undefined;
-    private readonly numbers = new Float64Array([NaN, NaN]);
-    private readonly numberText = [new Uint8Array(32), new Uint8Array(32)];
-    private readonly numberLength = new Int32Array(2);
-    private nextNumber = 0;
+    private readonly numbers = new Float64Array(NUMBER_SLOTS).fill(NaN);
+    private readonly numberText = new Uint8Array(NUMBER_SLOTS * NUMBER_TEXT);
+    private readonly numberLength = new Int32Array(NUMBER_SLOTS);
+    /** Pre-encoded pieces of transition lines, by interned id (see transition()). */
+    private readonly heads: (Uint8Array | undefined)[] = [];
+    private readonly middles: (Uint8Array | undefined)[] = [];
+    private readonly tails = new Map<number, Uint8Array>();
+    private lastRef = -1;
+
+    /** `recentFrom`: the first id of the capture's recent-values ring (ids from there on are reused). */
+    constructor(private readonly recentFrom: number) {}
 
     format(nums: Float64Array, chars: Uint16Array, n: number, _c: number, emit: Emit): void {
       this.nums = nums;
@@ -154,34 +170,19 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
       this.room(PREFIX);
       this.lineStart = this.p;
       this.p += PREFIX;
-      if (kind === T.RAW) {
+      if (kind === T.TRANSITION) {
+        this.transition();
+      } else if (kind === T.RAW) {
         const length = this.nums[this.i++]!;
         const text = this.text(length);
         this.room(text.length * 3);
         this.p += this.out.write(text, this.p, "utf8");
       } else {
-        this.bytes(OPEN_ACTOR);
-        this.ref();
-        this.bytes(SEQ);
+        this.bytes(this.head());
         this.number(this.nums[this.i++]!);
         this.bytes(TIME);
         this.number(this.nums[this.i++]!);
-        if (kind === T.TRANSITION) {
-          this.bytes(KIND_TRANSITION);
-          this.ref();
-          this.bytes(ID);
-          this.ref();
-          this.bytes(EVENT);
-          this.ref();
-          this.bytes(FROM);
-          this.ref();
-          this.bytes(TO);
-          this.ref();
-          if (this.nums[this.i++] === 1) {
-            this.bytes(WHY);
-            this.value();
-          }
-        } else if (kind === T.INPUT) {
+        if (kind === T.INPUT) {
           this.bytes(KIND_INPUT);
           this.value();
         } else if (kind === T.START) {
@@ -210,6 +211,105 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
       this.room(1);
       this.out[this.p++] = 0x0a;
       this.lineStart = this.p;
+    }
+
+    /**
+     * A transition line from pre-encoded pieces: `{"actor":A,"seq":` per actor,
+     * `,"kind":"transition","machine":M,"id":` per machine and `,"event":E,"from":F,"to":T`
+     * per (event, from, to) are kept once made (interned names never change meaning), so
+     * a line is a handful of copies, two numbers and its checksum.
+     */
+    private transition(): void {
+      const head = this.head();
+      const seq = this.nums[this.i++]!;
+      const t = this.nums[this.i++]!;
+      const machine = this.refJson();
+      const machineId = this.lastRef;
+      const key = this.refJson();
+      const event = this.refJson();
+      const eventId = this.lastRef;
+      const from = this.refJson();
+      const fromId = this.lastRef;
+      const to = this.refJson();
+      const toId = this.lastRef;
+      const why = this.nums[this.i++] === 1;
+      let middle = machineId >= 0 ? this.middles[machineId] : undefined;
+      if (middle === undefined) {
+        middle = concat(KIND_TRANSITION, machine, ID);
+        if (machineId >= 0) this.middles[machineId] = middle;
+      }
+      const cacheable = eventId >= 0 && fromId >= 0 && toId >= 0;
+      const tailKey = (eventId * 131_072 + fromId) * 131_072 + toId;
+      let tail = cacheable ? this.tails.get(tailKey) : undefined;
+      if (tail === undefined) {
+        tail = concat(EVENT, event, FROM, from, TO, to);
+        if (cacheable) this.tails.set(tailKey, tail);
+      }
+      this.room(head.length + middle.length + key.length + tail.length + 2 * 25 + TIME.length + 1);
+      this.copy(head);
+      this.number(seq);
+      this.copy(TIME);
+      this.number(t);
+      this.copy(middle);
+      this.copy(key);
+      this.copy(tail);
+      if (why) {
+        this.bytes(WHY);
+        this.value();
+      }
+      this.room(1);
+      this.out[this.p++] = 0x7d;
+    }
+
+    /** `{"actor":<actor>,"seq":` for the actor ref that comes next, made once per actor. */
+    private head(): Uint8Array {
+      const actor = this.refJson();
+      const actorId = this.lastRef;
+      let head = actorId >= 0 ? this.heads[actorId] : undefined;
+      if (head === undefined) {
+        head = concat(OPEN_ACTOR, actor, SEQ);
+        if (actorId >= 0) this.heads[actorId] = head;
+      }
+      return head;
+    }
+
+    /** Copies bytes the caller has made room for. */
+    private copy(b: Uint8Array): void {
+      const out = this.out;
+      const p = this.p;
+      if (b.length > 10) out.set(b, p);
+      else for (let k = 0; k < b.length; k++) out[p + k] = b[k]!;
+      this.p = p + b.length;
+    }
+
+    /**
+     * A string ref's JSON bytes, without writing them; `lastRef` tells whether they are an
+     * interned name's (its id) or not (-1: inline, or a recent value whose id is reused).
+     */
+    private refJson(): Uint8Array {
+      let id = this.nums[this.i++]!;
+      if (id === T.DEFINE) {
+        const defined = this.nums[this.i++]!;
+        this.strings[defined] = this.encoded(this.nums[this.i++]!);
+        id = this.nums[this.i++]!;
+      }
+      if (id === T.INLINE) {
+        this.lastRef = -1;
+        return this.encoded(this.nums[this.i++]!);
+      }
+      this.lastRef = id < this.recentFrom ? id : -1;
+      return this.strings[id]!;
+    }
+
+    /** The next `length` code units as JSON string bytes of their own. */
+    private encoded(length: number): Uint8Array {
+      this.room(length * 6 + 2); // so that string() below moves nothing
+      const start = this.p;
+      this.string(length);
+      const bytes = new Uint8Array(this.p - start);
+      this.out.copy(bytes, 0, start, this.p);
+      this.p = start;
+      return bytes;
     }
 
     private text(length: number): string {
@@ -295,12 +395,20 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
           this.p = p + 1;
           return;
         }
-        let digits = 1;
-        for (let v = x; v >= 10; v = (v / 10) | 0) digits++;
+        const digits = x < 100 ? 2 : x < 1e3 ? 3 : x < 1e4 ? 4 : x < 1e5 ? 5 : x < 1e6 ? 6 : x < 1e7 ? 7 : x < 1e8 ? 8 : x < 1e9 ? 9 : 10;
         let v = x;
-        for (let k = p + digits - 1; k >= p; k--) {
-          out[k] = 0x30 + (v % 10);
-          v = (v / 10) | 0;
+        let k = p + digits;
+        while (v >= 100) {
+          const pair = (v % 100) * 2;
+          v = (v / 100) | 0;
+          out[--k] = PAIRS[pair + 1]!;
+          out[--k] = PAIRS[pair]!;
+        }
+        if (v >= 10) {
+          out[--k] = PAIRS[v * 2 + 1]!;
+          out[--k] = PAIRS[v * 2]!;
+        } else {
+          out[--k] = 0x30 + v;
         }
         this.p = p + digits;
         return;
@@ -309,21 +417,21 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
         this.bytes(NULL);
         return;
       }
-      // The records of one input share its time (and the input's event repeats it): the
-      // text of the last two numbers is kept, so one conversion serves them all.
-      let slot = x === this.numbers[0] ? 0 : x === this.numbers[1] ? 1 : -1;
-      if (slot < 0) {
-        slot = this.nextNumber;
-        this.nextNumber ^= 1;
+      // Times repeat: the records of one input share its time, its event repeats it, and a
+      // task's start and stop reach the scheduler's log in the worker's words. Number#toString
+      // of a double is slow, so the text of recent doubles is kept (direct-mapped by their bits).
+      BITS_F64[0] = x;
+      const slot = (BITS_I32[0]! ^ BITS_I32[1]! ^ (BITS_I32[1]! >>> 12)) & (NUMBER_SLOTS - 1);
+      const at = slot * NUMBER_TEXT;
+      const cache = this.numberText;
+      if (this.numbers[slot] !== x) {
         const text = String(x);
-        const cache = this.numberText[slot]!;
-        for (let k = 0; k < text.length; k++) cache[k] = text.charCodeAt(k);
+        for (let k = 0; k < text.length; k++) cache[at + k] = text.charCodeAt(k);
         this.numberLength[slot] = text.length;
         this.numbers[slot] = x;
       }
-      const cached = this.numberText[slot]!;
       const length = this.numberLength[slot]!;
-      for (let k = 0; k < length; k++) out[p++] = cached[k]!;
+      for (let k = 0; k < length; k++) out[p++] = cache[at + k]!;
       this.p = p;
     }
 
@@ -387,6 +495,18 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
     }
   }
 
+  function concat(...parts: Uint8Array[]): Uint8Array {
+    let length = 0;
+    for (const part of parts) length += part.length;
+    const all = new Uint8Array(length);
+    let at = 0;
+    for (const part of parts) {
+      all.set(part, at);
+      at += part.length;
+    }
+    return all;
+  }
+
   function escape(out: Buffer, p: number, c: number): number {
     out[p++] = 0x5c;
     const short = c < 0x60 ? SHORT_ESCAPE[c]! : 0;
@@ -425,7 +545,7 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
     type Message = { type: string; log: number; fd?: number; seq?: number; slot?: number; nums?: Float64Array; chars?: Uint16Array; n?: number; c?: number };
     port.on("message", (message: Message) => {
       if (message.type === "open") {
-        logs.set(message.log, { fd: message.fd!, formatter: new Formatter(), failed: false });
+        logs.set(message.log, { fd: message.fd!, formatter: new Formatter(T.RECENT_FROM), failed: false });
       } else if (message.type === "forget") {
         logs.delete(message.log);
       } else if (message.type === "batch") {
@@ -453,5 +573,5 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
     });
   }
 
-  return { formatter: () => new Formatter(), serve };
+  return { formatter: () => new Formatter(T.RECENT_FROM), serve };
 }

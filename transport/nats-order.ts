@@ -34,7 +34,8 @@ const IDLE_STREAM_MS = 10 * 60_000;
 const SWEEP_EVERY = 10_000;
 
 export class SenderOrder<T> {
-  private readonly streams = new Map<string, Stream<T>>();
+  /** By sender, then subject. */
+  private readonly streams = new Map<string, Map<string, Stream<T>>>();
   private readonly maxWaitMs: number;
   private readonly maxHeld: number;
   private offered = 0;
@@ -51,7 +52,7 @@ export class SenderOrder<T> {
   /** Messages currently held back, over every stream. */
   get holding(): number {
     let count = 0;
-    for (const s of this.streams.values()) count += s.held.size;
+    for (const bySubject of this.streams.values()) for (const s of bySubject.values()) count += s.held.size;
     return count;
   }
 
@@ -60,13 +61,14 @@ export class SenderOrder<T> {
    * held: a NATS message's body is a view into the client's read buffer).
    */
   offer(sender: string, subject: string, n: number, prev: number, item: T, keep: (item: T) => T): void {
-    const key = `${sender} ${subject}`;
     const now = Date.now();
     if (++this.offered % SWEEP_EVERY === 0) this.sweep(now);
-    const s = this.streams.get(key);
+    let bySubject = this.streams.get(sender);
+    if (bySubject === undefined) this.streams.set(sender, (bySubject = new Map()));
+    const s = bySubject.get(subject);
     if (s === undefined) {
       // First message of this sender seen here: whatever came before was not ours to wait for.
-      this.streams.set(key, { last: n, held: new Map(), timer: undefined, lastAt: now });
+      bySubject.set(subject, { last: n, held: new Map(), timer: undefined, lastAt: now });
       this.deliver(item);
       return;
     }
@@ -93,7 +95,7 @@ export class SenderOrder<T> {
 
   /** Forget every stream; held messages are dropped (their subscription is gone). */
   close(): void {
-    for (const s of this.streams.values()) if (s.timer !== undefined) clearTimeout(s.timer);
+    for (const bySubject of this.streams.values()) for (const s of bySubject.values()) if (s.timer !== undefined) clearTimeout(s.timer);
     this.streams.clear();
   }
 
@@ -133,6 +135,9 @@ export class SenderOrder<T> {
   }
 
   private sweep(now: number): void {
-    for (const [key, s] of this.streams) if (s.held.size === 0 && now - s.lastAt > IDLE_STREAM_MS) this.streams.delete(key);
+    for (const [sender, bySubject] of this.streams) {
+      for (const [subject, s] of bySubject) if (s.held.size === 0 && now - s.lastAt > IDLE_STREAM_MS) bySubject.delete(subject);
+      if (bySubject.size === 0) this.streams.delete(sender);
+    }
   }
 }

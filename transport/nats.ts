@@ -42,8 +42,10 @@ export interface NatsTransportOptions {
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
-/** Most subjects whose last sent message is remembered (for the Natsched-Prev header); the least recent go first. */
-const MAX_PREV_SUBJECTS = 4096;
+/** Most subjects whose last sent message is remembered (for the Natsched-Prev header). */
+const MAX_PREV_SUBJECTS = 16_384;
+/** nats.js's default inbox prefix (a custom one's replies are remembered like other subjects, within the cap). */
+const REPLY_SUBJECT_PREFIX = "_INBOX.";
 /** How much longer than its own last re-send delay a receiver waits for a missing message. */
 const ORDER_SLACK_MS = 3000;
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -89,7 +91,7 @@ export class NatsTransport implements Transport {
   readonly #inboxPrefix: string;
   #inbox: NatsSub | null = null;
   #seq = 0;
-  /** Per subject, the n of the last message sent on it (least recently used first). */
+  /** Per subject, the n of the last message sent on it. */
   readonly #lastOnSubject = new Map<string, number>();
   #fragmented = 0;
   #requests = 0;
@@ -213,8 +215,11 @@ export class NatsTransport implements Transport {
     if (this.#resend !== null) {
       const n = ++this.#seq;
       message.tag = `${this.#sender}.${n}`;
-      message.prev = this.#lastOnSubject.get(message.subject) ?? 0;
-      this.#rememberLast(message.subject, n);
+      // A reply goes once to its inbox: nothing to order it after, nor to remember.
+      if (!message.subject.startsWith(REPLY_SUBJECT_PREFIX)) {
+        message.prev = this.#lastOnSubject.get(message.subject) ?? 0;
+        this.#rememberLast(message.subject, n);
+      }
       message.at = performance.now();
     }
     this.#send(message);
@@ -222,10 +227,10 @@ export class NatsTransport implements Transport {
   }
 
   #rememberLast(subject: string, n: number): void {
-    const lastOnSubject = this.#lastOnSubject;
-    lastOnSubject.delete(subject);
-    lastOnSubject.set(subject, n);
-    if (lastOnSubject.size > MAX_PREV_SUBJECTS) lastOnSubject.delete(lastOnSubject.keys().next().value!);
+    // Past the cap (many distinct subjects), start over: the next message on each subject
+    // then goes without Natsched-Prev, and is delivered as it arrives.
+    if (this.#lastOnSubject.size >= MAX_PREV_SUBJECTS && !this.#lastOnSubject.has(subject)) this.#lastOnSubject.clear();
+    this.#lastOnSubject.set(subject, n);
   }
 
   #send(message: SentMessage): void {

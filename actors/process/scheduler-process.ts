@@ -21,6 +21,7 @@ import { tasksByState } from "../scheduler-queries.js";
 import { resyncAfterRestart, type ResyncReport } from "./scheduler-resync.js";
 import { registerService } from "./services.js";
 import { answers } from "./wait-for.js";
+import { announceNewRun } from "./worker-resync.js";
 
 export interface SchedulerProcessOptions {
   nats: NatsConnectOptions;
@@ -54,6 +55,8 @@ export class SchedulerProcess {
    * state has answered or been declared lost (scheduler-resync.ts).
    */
   resynced: Promise<ResyncReport> | null = null;
+  /** Stops announcing a new run to the workers of the last one (worker-resync.ts). */
+  private stopAnnouncing: () => void = () => undefined;
 
   private constructor(
     readonly cluster: string,
@@ -140,6 +143,9 @@ export class SchedulerProcess {
           ...(opts.onError ? { onError: opts.onError } : {}),
         });
         started.resynced.catch((error: unknown) => opts.onError?.(error));
+      } else {
+        // A new run: workers of a run before (stopped cleanly, or without a log in JetStream) register again.
+        started.stopAnnouncing = announceNewRun(transport, opts.cluster, opts.onError);
       }
       return started;
     } catch (error) {
@@ -176,6 +182,7 @@ export class SchedulerProcess {
   /** Stop serving, record the close, flush the log and leave NATS. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.stopAnnouncing();
       await this.service?.stop().catch(() => undefined);
       this.actor.close();
       // Flushed before leaving NATS: a log in JetStream is written on this connection,

@@ -14,11 +14,11 @@ import { subjects } from "../../transport/subjects.js";
 import type { Subscription } from "../../transport/types.js";
 import { realClock } from "../clock.js";
 import { loadConfig } from "../config-loader.js";
-import type { TaskFunctions } from "../functions.js";
+import { withBuiltins, type TaskFunctions } from "../functions.js";
 import { WorkerActor } from "../worker-actor.js";
 import { checkClusterName } from "./scheduler-process.js";
 import { registerService } from "./services.js";
-import { ReportJournal, serveResync } from "./worker-resync.js";
+import { followNewRuns, ReportJournal, serveResync } from "./worker-resync.js";
 import { answers, waitUntilAnswered } from "./wait-for.js";
 
 export interface WorkerProcessOptions {
@@ -45,6 +45,8 @@ export interface WorkerProcessOptions {
   onError?: (error: unknown) => void;
   /** Told once while the worker waits for the scheduler to appear. */
   onWaiting?: () => void;
+  /** Told each time the worker registered again, with a scheduler that started a new run. */
+  onReregistered?: () => void;
 }
 
 export class WorkerProcess {
@@ -55,7 +57,8 @@ export class WorkerProcess {
     readonly actor: WorkerActor,
     readonly log: LogSink | null,
     private readonly service: Service | null,
-    private readonly resync: Subscription,
+    /** Serving resync requests, and following new runs of the scheduler (worker-resync.ts). */
+    private readonly resync: Subscription[],
   ) {}
 
   static async start(opts: WorkerProcessOptions): Promise<WorkerProcess> {
@@ -113,7 +116,13 @@ export class WorkerProcess {
       journal.attach(actor);
       await actor.start();
       const started = actor;
-      const resync = serveResync(transport, opts.cluster, started, journal);
+      const host = opts.host ?? hostname();
+      const info = { nthreads: opts.nthreads, host, resources: opts.resources ?? {}, functions: Object.keys(withBuiltins(opts.functions)) };
+      const onError = opts.onError ?? ((error: unknown) => console.error(`natsched worker ${opts.name}:`, error));
+      const resync = [
+        serveResync(transport, opts.cluster, started, journal),
+        followNewRuns(transport, opts.cluster, started, info, () => opts.onReregistered?.(), onError),
+      ];
       const service =
         opts.service === false
           ? null
@@ -151,7 +160,7 @@ export class WorkerProcess {
   close(reason = "shutdown"): Promise<void> {
     this.closing ??= (async () => {
       await this.service?.stop().catch(() => undefined);
-      this.resync.unsubscribe();
+      for (const sub of this.resync) sub.unsubscribe();
       this.actor.close({ reason });
       // A log in JetStream is written on this connection: flushed before leaving NATS.
       await this.log?.flush().catch(() => undefined);

@@ -8,8 +8,13 @@
  * reports going to the scheduler), and when the restarted scheduler asks on
  * `natsched.<cluster>.resync.<worker>`, it answers with its incarnation id, those reports,
  * the other keys it holds and the keys it is still working on.
+ *
+ * A scheduler that starts a new run instead (the last one stopped cleanly, or kept no log in
+ * JetStream) knows no worker: it announces itself on `natsched.<cluster>.announce.scheduler`,
+ * and each worker registers with it again, with what it holds (followNewRuns).
  */
-import { PROTOCOL_VERSION, type Envelope, type TaskErredOp, type TaskFinishedOp } from "../../machines/protocol.js";
+import { ProtocolError } from "../../machines/errors.js";
+import { PROTOCOL_VERSION, type Envelope, type RegisterWorkerOp, type TaskErredOp, type TaskFinishedOp, type WorkerInfo } from "../../machines/protocol.js";
 import type { MsgHandler, Payload, RequestOptions, SubscribeOptions, Subscription, Transport, WireInfo } from "../../transport/types.js";
 import type { WorkerActor } from "../worker-actor.js";
 
@@ -120,5 +125,59 @@ export function serveResync(transport: Transport, cluster: string, actor: Worker
   return transport.subscribe(resyncSubject(cluster, actor.name), (msg) => {
     if (msg.reply === undefined) return;
     transport.publish(msg.reply, journal.answer(actor));
+  });
+}
+
+export function announceSubject(cluster: string): string {
+  return `natsched.${cluster}.announce.scheduler`;
+}
+
+/** A new run is announced now and again after these delays (ms), for workers whose connection was down. */
+const ANNOUNCE_AGAIN_MS = [1000, 4000];
+
+/** The scheduler's side: say a new run started (no worker is registered with it yet). Returns a stop. */
+export function announceNewRun(transport: Transport, cluster: string, onError?: (error: unknown) => void): () => void {
+  const announce = () => {
+    try {
+      if (!transport.closed) transport.publish(announceSubject(cluster), { v: PROTOCOL_VERSION, op: "scheduler-started" });
+    } catch (error) {
+      onError?.(error);
+    }
+  };
+  announce();
+  const timers = ANNOUNCE_AGAIN_MS.map((ms) => setTimeout(announce, ms));
+  for (const timer of timers) timer.unref();
+  return () => timers.forEach((timer) => clearTimeout(timer));
+}
+
+/**
+ * The worker's side: register `actor` again with each scheduler that announces a new run,
+ * with the keys it holds. A scheduler that knows the worker already (same name and
+ * incarnation) just says ok, so a repeated announcement does no harm.
+ */
+export function followNewRuns(
+  transport: Transport,
+  cluster: string,
+  actor: WorkerActor,
+  info: Omit<WorkerInfo, "name" | "id">,
+  onRegistered: () => void,
+  onError: (error: unknown) => void,
+): Subscription {
+  const scheduler = `natsched.${cluster}.scheduler`;
+  let registering = false;
+  return transport.subscribe(announceSubject(cluster), () => {
+    if (registering || transport.closed) return;
+    registering = true;
+    const op: RegisterWorkerOp = { op: "register-worker", name: actor.name, id: actor.id, ...info, holding: actor.core.holding() };
+    const envelope: Envelope<RegisterWorkerOp> = { v: PROTOCOL_VERSION, from: `worker.${actor.name}`, ops: [op] };
+    transport
+      .request(scheduler, envelope, { timeout: 10_000 })
+      .then((data) => {
+        const answer = (data as { replies?: { ok: boolean; error?: { message?: string } }[] }).replies?.[0];
+        if (!answer?.ok) throw new ProtocolError(`worker ${actor.name}: registration with the new scheduler refused: ${answer?.error?.message ?? "no answer"}`);
+        onRegistered();
+      })
+      .catch(onError)
+      .finally(() => (registering = false));
   });
 }

@@ -82,6 +82,7 @@ export class WireTap {
     if (rest[0] === "scheduler" || rest[0] === "query" || rest[0] === "worker") return rest[0];
     if (rest[0] === "data" || (rest[0] === "client" && rest[2] === "data")) return "data";
     if (rest[0] === "client") return "client";
+    if (rest[0] === "announce") return "announce";
     if (rest[0] === "status") return undefined; // NATS service endpoints: monitoring, not the protocol
     this.strays.push(`unknown natsched subject ${subject}`);
     return undefined;
