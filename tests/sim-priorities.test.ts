@@ -83,3 +83,36 @@ describe("test_last_in_first_out", () => {
     expect(order.join(" ")).toBe("x0 x1 y0 y1 z0 z1 x2 x3 y2 y3 z2 z3 x4 y4 z4");
   });
 });
+
+/**
+ * One submission holding tasks of several user priorities: the ones that can run at once
+ * start in priority order, whatever order the graph lists them in (Dask's update_graph
+ * makes them runnable sorted by priority). Both with queuing and without it.
+ */
+describe.each([
+  ["queuing on", {}],
+  ["queuing off", { workerSaturation: Infinity }],
+] as const)("priorities within one submission (%s)", (_variant, config) => {
+  it("runs the highest user priority first", () => {
+    const tasks: SimTaskSpec[] = [0, 1, 2, 3, 4].map((i) => ({ key: `t-${i}`, duration: 1, priority: i }));
+    const result = simulate({ workers: [{ name: "a" }], config: { workStealing: false, ...config }, tasks });
+    const order = Object.entries(result.tasks)
+      .sort((x, y) => x[1].start - y[1].start)
+      .map(([key]) => key);
+    expect(order).toEqual(["t-4", "t-3", "t-2", "t-1", "t-0"]);
+    expect(result.tasks["t-4"]!.start).toBeCloseTo(0.001, 9);
+  });
+
+  it("orders equal user priorities by the graph's static order", () => {
+    const tasks: SimTaskSpec[] = [
+      { key: "low-x", duration: 1, priority: -1 },
+      { key: "a-0", duration: 1 },
+      { key: "a-1", duration: 1 },
+      { key: "high-x", duration: 1, priority: 5 },
+    ];
+    const result = simulate({ workers: [{ name: "a" }], config: { workStealing: false, ...config }, tasks });
+    const order = Object.entries(result.tasks).sort((x, y) => x[1].start - y[1].start).map(([key]) => key);
+    expect(order[0]).toBe("high-x");
+    expect(order.at(-1)).toBe("low-x");
+  });
+});

@@ -319,6 +319,14 @@ export class DstChecker {
       }
     }
     if (core.queued.size + core.unrunnable.size > core.tasks.size) bad("scheduler-bookkeeping", "queue or no-worker set holds forgotten tasks");
+    if (core.stealing !== null) {
+      // The stealable index holds processing tasks only, and its bins agree with its level map.
+      let processing = 0;
+      for (const ws of core.running) processing += ws.processing.size;
+      const { stealableCount, binnedCount } = core.stealing;
+      if (binnedCount !== stealableCount) bad("scheduler-bookkeeping", `stealable index: ${binnedCount} entries in bins, ${stealableCount} levelled tasks`);
+      if (stealableCount > processing) bad("scheduler-bookkeeping", `stealable index holds ${stealableCount} tasks, only ${processing} are processing`);
+    }
     const bandwidth = core.config.bandwidth;
     let total = 0;
     let threads = 0;

@@ -199,16 +199,23 @@ export class SchedulerCore implements PlacementContext, StealHost {
     for (const spec of fresh) created.push(this.createTask(spec, priorities.get(spec.key) ?? 0));
     for (const spec of fresh) this.linkDependencies(this.tasks.get(spec.key)!, spec);
     const clientTasks = this.clientSet(op.client);
+    // Everything that may now run, made runnable in priority order (as Dask's update_graph):
+    // the new tasks, and wanted ones released before (a key computed again).
+    const runnable = created.slice();
+    const fromBefore = new Set<TaskRec>();
     for (const key of op.wants) {
       const ts = this.tasks.get(key);
       if (ts === undefined) continue;
       (ts.whoWants ??= new Set()).add(op.client);
       clientTasks.add(ts);
-      if (ts.state === "released") this.recommend(ts, "runnable");
-      else this.reportToClient(op.client, ts);
+      if (ts.state !== "released") this.reportToClient(op.client, ts);
+      else if (!freshKeys.has(key) && !fromBefore.has(ts)) {
+        fromBefore.add(ts);
+        runnable.push(ts);
+      }
     }
-    created.sort((a, b) => (priorityLess(a.priority, b.priority) ? -1 : priorityLess(b.priority, a.priority) ? 1 : 0));
-    for (const ts of created) this.recommend(ts, "runnable");
+    runnable.sort(byPriority);
+    for (const ts of runnable) this.recommend(ts, "runnable");
     this.drain();
     this.queueSlotsMaybeOpened();
     return OK;

@@ -51,6 +51,8 @@ export class WorkStealing {
   private readonly stealable = new Map<WorkerRec, StealBin[]>();
   /** Level each indexed task sits at (absent: not indexed). */
   private readonly levelOf = new Map<TaskRec, number>();
+  /** The worker whose bins hold each indexed task. */
+  private readonly binnedOn = new Map<TaskRec, WorkerRec>();
   readonly inFlight = new Map<TaskRec, InFlight>();
   readonly inFlightOccupancy = new Map<WorkerRec, number>();
   private readonly inFlightTasks = new Map<WorkerRec, number>();
@@ -73,7 +75,14 @@ export class WorkStealing {
 
   removeWorker(ws: WorkerRec): void {
     const levels = this.stealable.get(ws);
-    if (levels !== undefined) for (const bin of levels) for (const ts of bin.all()) this.levelOf.delete(ts);
+    if (levels !== undefined) {
+      for (const bin of levels) {
+        for (const ts of bin.all()) {
+          this.levelOf.delete(ts);
+          this.binnedOn.delete(ts);
+        }
+      }
+    }
     this.stealable.delete(ws);
   }
 
@@ -114,8 +123,10 @@ export class WorkStealing {
     if (ratio === null) return;
     const levels = this.stealable.get(ws);
     if (levels === undefined) return;
+    this.remove(ts); // a task put again (re-levelled) leaves its old bin first
     levels[ratio.level]!.add(ts);
     this.levelOf.set(ts, ratio.level);
+    this.binnedOn.set(ts, ws);
   }
 
   remove(ts: TaskRec): void {
@@ -123,8 +134,11 @@ export class WorkStealing {
     const level = this.levelOf.get(ts);
     if (level === undefined) return;
     this.levelOf.delete(ts);
-    const ws = ts.processingOn;
-    if (ws !== null) this.stealable.get(ws)?.[level]!.delete(ts);
+    // The bin is found through the worker the task was put on: by the time a task leaves
+    // processing, the core may already have cleared ts.processingOn.
+    const ws = this.binnedOn.get(ts);
+    this.binnedOn.delete(ts);
+    if (ws !== undefined) this.stealable.get(ws)?.[level]!.delete(ts);
   }
 
   /** A task left processing (finished, erred, released, its worker left). */
@@ -297,6 +311,13 @@ export class WorkStealing {
   /** How many tasks the stealable index holds (all workers, all levels). */
   get stealableCount(): number {
     return this.levelOf.size;
+  }
+
+  /** Entries in the per-worker level bins, counted bin by bin (equals stealableCount when nothing leaked). */
+  get binnedCount(): number {
+    let n = 0;
+    for (const levels of this.stealable.values()) for (const bin of levels) n += bin.size;
+    return n;
   }
 
   /** Dask's `_get_thief`: the candidate where the task would start soonest. */
