@@ -123,6 +123,7 @@ export class LocalCluster {
       log: this.log,
       ...(this.recorders.has(spec.name) ? { recorder: this.recorders.get(spec.name)! } : {}),
       transferIncomingCountLimit: this.config.transferIncomingCountLimit,
+      bandwidth: this.config.bandwidth,
       heartbeatInterval: this.config.heartbeatInterval,
       ...(this.opts.onError ? { onError: this.opts.onError } : {}),
     });

@@ -59,6 +59,12 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
   "add-keys": { worker: str, id: str, keys: arrayOf(keySize) },
   "missing-data": { worker: str, id: str, key: str, holder: str },
   "retire-worker": { name: str, id: optional(str), reason: optional(str) },
+  "worker-metrics": {
+    worker: str,
+    id: str,
+    executing: (v) => Array.isArray(v) && v.every((e: unknown) => Array.isArray(e) && e.length === 2 && str(e[0]) && num(e[1]) && (e[1] as number) >= 0),
+    bandwidth: (v) => num(v) && (v as number) > 0,
+  },
   heartbeat: { name: str, id: str },
 };
 

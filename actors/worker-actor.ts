@@ -42,6 +42,8 @@ export interface WorkerActorOptions {
   recorder?: ActorRecorder;
   transferIncomingCountLimit: number;
   heartbeatInterval: number;
+  /** Transfer bandwidth assumed until one is measured (bytes/s); default config.bandwidth's 100e6. */
+  bandwidth?: number;
   /** Milliseconds to wait for a peer's data. */
   transferTimeout?: number;
   onError?: (error: unknown) => void;
@@ -64,6 +66,8 @@ export class WorkerActor {
   private readonly functions: TaskFunctions;
   private readonly subscriptions: Subscription[] = [];
   private heartbeat: ReturnType<typeof setInterval> | null = null;
+  /** The bandwidth estimate last reported in worker-metrics. */
+  private reportedBandwidth = -1;
   private dataServer: DataServer | null = null;
   private closed = false;
   private readonly onClosed: (() => void)[] = [];
@@ -77,7 +81,7 @@ export class WorkerActor {
     const { recorder, outbox, store } = this;
     const schedulerSubject = this.subjects.scheduler;
     this.core = new WorkerCore(
-      { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit },
+      { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit, ...(opts.bandwidth !== undefined ? { bandwidth: opts.bandwidth } : {}) },
       {
         toScheduler: (op) => outbox.send(schedulerSubject, op),
         execute: (key, func, args) => queueMicrotask(() => void this.execute(key, func, args)),
@@ -100,6 +104,7 @@ export class WorkerActor {
       id: this.id,
       nthreads: this.opts.nthreads,
       transferIncomingCountLimit: this.opts.transferIncomingCountLimit,
+      ...(this.opts.bandwidth !== undefined ? { bandwidth: this.opts.bandwidth } : {}),
     });
     this.subscriptions.push(transport.subscribe(this.subjects.worker(this.name), (msg) => this.receive(msg)));
     this.subscriptions.push(transport.subscribe(this.subjects.workerData(this.name), (msg) => this.serveData(msg)));
@@ -127,9 +132,19 @@ export class WorkerActor {
     this.feed({ op: "registered", t: this.opts.clock.now() });
     const every = this.opts.heartbeatInterval * 1000;
     if (Number.isFinite(every) && every > 0) {
-      this.heartbeat = setInterval(() => this.outbox.send(this.subjects.scheduler, { op: "heartbeat", name: this.name, id: this.id }), every);
+      this.heartbeat = setInterval(() => this.beat(), every);
       this.heartbeat.unref();
     }
+  }
+
+  /** A heartbeat, with the worker's metrics when it has something to report (executions running, a new bandwidth estimate). */
+  private beat(): void {
+    const scheduler = this.subjects.scheduler;
+    this.outbox.send(scheduler, { op: "heartbeat", name: this.name, id: this.id });
+    if (this.closed || this.core.state !== "running") return;
+    if (this.core.runningCount === 0 && this.core.bandwidth === this.reportedBandwidth) return;
+    this.reportedBandwidth = this.core.bandwidth;
+    this.outbox.send(scheduler, this.core.metrics(this.opts.clock.now()));
   }
 
   feed(input: WorkerInput): void {

@@ -178,6 +178,22 @@ export interface RetireWorkerOp {
   reason?: string;
 }
 
+/**
+ * What a worker measures for the scheduler's estimates, sent with its heartbeat while it
+ * has something to report (Dask's heartbeat_worker metrics): how long each task it is
+ * executing has run so far, and its transfer bandwidth estimate. A core input: the
+ * scheduler's duration and bandwidth estimates follow from these, so they are logged.
+ */
+export interface WorkerMetricsOp {
+  op: "worker-metrics";
+  worker: string;
+  id: string;
+  /** [key, seconds it has been executing], for each task executing now. */
+  executing: [string, number][];
+  /** Bytes per second: the worker's running estimate from the transfers it received (Dask: over 1 MB each, 0.95/0.05 average). */
+  bandwidth: number;
+}
+
 /** A worker's "still here", every heartbeatInterval; like heartbeat-client, for the host only. */
 export interface WorkerHeartbeatOp {
   op: "heartbeat";
@@ -196,7 +212,8 @@ export type WorkerToScheduler =
   | StealResponseOp
   | AddKeysOp
   | MissingDataOp
-  | RetireWorkerOp;
+  | RetireWorkerOp
+  | WorkerMetricsOp;
 
 // ---- scheduler -> worker -------------------------------------------------------------
 

@@ -50,7 +50,6 @@ export function schedulerTask(ts: TaskRec): Record<string, unknown> {
     priority: ts.priority,
     func: ts.func,
     processingOn: ts.processingOn?.name ?? null,
-    bookedCost: ts.bookedCost,
     stealRequest: ts.stealRequest,
     whoHas: list(names(ts.whoHas)),
     waitingOn: ts.waitingOn === null ? null : list(keys(ts.waitingOn)),

@@ -56,7 +56,7 @@ export class WorkerHost {
       throw new Error("a worker's start record needs name, id, nthreads and transferIncomingCountLimit");
     }
     this.core = new WorkerCore(
-      { name, id, nthreads, transferIncomingCountLimit },
+      { name, id, nthreads, transferIncomingCountLimit, ...(typeof init.bandwidth === "number" ? { bandwidth: init.bandwidth } : {}) },
       {
         toScheduler: (op) => fx.sent(op.op),
         execute: () => fx.sent("execute"),

@@ -95,11 +95,13 @@ describe("test_balance", () => {
 /**
  * Dask's `_run_balance_test` family: dependencies of `multiplier` seconds of transfer
  * scattered (with replicas) to workers, tasks `<deps>-<i>` pinned loosely, blocked, then
- * balancing passes until none is in flight. Dask estimates these prefixes with
- * unknown-task-duration 1 s; natsched never steals a prefix with neither a measured nor a
- * configured duration (docs/stealing.md), so the 1 s is configured per prefix instead.
+ * balancing passes until none is in flight. The prefixes are estimated at 1 s (configured
+ * per prefix; Dask sets unknown-task-duration to 1 s). Dask's test balances at once, before
+ * any heartbeat reports the blocked tasks running long; `heartbeats: false` spaces the
+ * workers' heartbeats (worker-metrics) out of the probed window to do the same, `true`
+ * keeps the default 0.5 s, so that long runs raise the estimates as they would in Dask.
  */
-function balanceTest(dependencies: Record<string, number>, dependencyPlacement: string[][], taskPlacement: string[][][]) {
+function balanceTest(dependencies: Record<string, number>, dependencyPlacement: string[][], taskPlacement: string[][][], heartbeats = false) {
   const workers = taskPlacement.map((_, w) => ({ name: `w${w}` }));
   const data = Object.entries(dependencies).map(([key, multiplier]) => ({
     key,
@@ -119,7 +121,13 @@ function balanceTest(dependencies: Record<string, number>, dependencyPlacement: 
   const count = (at: number) => snapshot(at, (view) => view.scheduler.running.map((ws) => ws.processing.size), counts);
   const actions: SimAction[] = Array.from({ length: 20 }, (_, k) => ({ at: 0.04 * (k + 1), do: "balance" }));
   const result = simulate(
-    { workers, data, tasks, actions, config: { defaultTaskDurations: Object.fromEntries([...prefixes].map((p) => [p, 1])), bandwidth: BANDWIDTH } },
+    {
+      workers,
+      data,
+      tasks,
+      actions,
+      config: { defaultTaskDurations: Object.fromEntries([...prefixes].map((p) => [p, 1])), bandwidth: BANDWIDTH, ...(heartbeats ? {} : { heartbeatInterval: 60 }) },
+    },
     { probes: [count(0.9), count(5)] },
   );
   return { result, afterPasses: counts.get(0.9)!, later: counts.get(5)! };
@@ -136,13 +144,15 @@ describe("Dask's _run_balance_test cases", () => {
     const { result, afterPasses, later } = balanceTest(deps, depPlacement as unknown as string[][], taskPlacement as unknown as string[][][]);
     expect(afterPasses).toEqual(expected);
     expect(later).toEqual(expected);
-    expect(result.steals.map((s) => s.outcome)).toEqual(["confirmed"]);
+    // Within the probed window (the heartbeats, spaced out to 60 s, change the estimates later).
+    expect(result.steals.filter((st) => st.requested < 5).map((st) => st.outcome)).toEqual(["confirmed"]);
   });
 
   it("test_balance_to_replica: the task goes to the worker holding a replica of its dependency, nothing is moved", () => {
     const { result } = balanceTest({ a: 1 }, [["a"], ["a"], []], [[["a"], ["a"], ["a"]], [], []]);
-    expect(stealLines(result)).toEqual(["a-2: w0 -> w1 (L6) confirmed"]);
-    expect(result.transfers).toEqual([]);
+    expect(stealLines(result).slice(0, 1)).toEqual(["a-2: w0 -> w1 (L6) confirmed"]);
+    expect(result.steals.filter((st) => st.requested < 5)).toHaveLength(1);
+    expect(result.transfers.filter((tr) => tr.start < 5)).toEqual([]);
   });
 
   it("test_balance_move_to_busier_with_dependency: [4, 2, 1] after the first passes, [3, 2, 2] once w2 holds a (Dask: [3, 3, 1])", () => {
@@ -160,4 +170,18 @@ describe("Dask's _run_balance_test cases", () => {
     expect(later).toEqual([5, 2]);
     expect(result.steals[1]!.requested).toBeGreaterThan(1);
   });
+
+  it("test_balance_when_moving_dependency with heartbeats: the tasks end split as in Dask, [4, 3]", () => {
+    // The blocked tasks run long; the heartbeats report it, the prefix's estimate grows to
+    // twice the longest run, and one more steal pays.
+    const { result } = balanceTest({ a: 1 }, [["a"], []], [[["a"], ["a"], ["a"], ["a"], ["a"], ["a"], ["a"]], []], true);
+    expect(Object.values(ranPerWorker(result)).sort()).toEqual([3, 4]);
+    expect(result.steals.every((st) => st.outcome === "confirmed")).toBe(true);
+  });
 });
+
+function ranPerWorker(result: { tasks: Record<string, { worker: string }> }): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of Object.values(result.tasks)) out[t.worker] = (out[t.worker] ?? 0) + 1;
+  return out;
+}

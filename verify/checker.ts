@@ -319,6 +319,11 @@ export class DstChecker {
       }
     }
     if (core.queued.size + core.unrunnable.size > core.tasks.size) bad("scheduler-bookkeeping", "queue or no-worker set holds forgotten tasks");
+    const pending = new Map<unknown, number>();
+    for (const ts of core.tasks.values()) if (ts.state === "released" || ts.state === "waiting") pending.set(ts.group, (pending.get(ts.group) ?? 0) + 1);
+    for (const tg of core.groups.values()) {
+      if (tg.pending !== (pending.get(tg) ?? 0)) bad("scheduler-bookkeeping", `group ${tg.name} counts ${tg.pending} unscheduled tasks, ${pending.get(tg) ?? 0} are released or waiting`);
+    }
     if (core.stealing !== null) {
       // The stealable index holds processing tasks only, and its bins agree with its level map.
       let processing = 0;
@@ -327,22 +332,34 @@ export class DstChecker {
       if (binnedCount !== stealableCount) bad("scheduler-bookkeeping", `stealable index: ${binnedCount} entries in bins, ${stealableCount} levelled tasks`);
       if (stealableCount > processing) bad("scheduler-bookkeeping", `stealable index holds ${stealableCount} tasks, only ${processing} are processing`);
     }
-    const bandwidth = core.config.bandwidth;
-    let total = 0;
     let threads = 0;
-    for (const ws of core.running) {
-      total += ws.occupancy;
-      threads += ws.nthreads;
+    for (const ws of core.running) threads += ws.nthreads;
+    // Occupancy is derived (estimates.ts): what must agree is the bookkeeping it is derived
+    // from, per worker and over the cluster, and the derivation itself.
+    const globalCounts = new Map<unknown, number>();
+    let globalBytes = 0;
+    for (const ws of core.workers.values()) {
+      const counts = new Map<unknown, number>();
       let expected = 0;
       for (const ts of ws.processing) {
-        expected += ts.bookedCost;
+        counts.set(ts.prefix, (counts.get(ts.prefix) ?? 0) + 1);
+        expected += core.taskDuration(ts);
         if (ts.processingOn !== ws) bad("scheduler-bookkeeping", `${ws.name} lists ${ts.key}, which is processing on ${ts.processingOn?.name ?? "nothing"}`);
       }
-      for (const need of ws.needsWhat.values()) expected += need.bytes / bandwidth;
-      if (!close(ws.occupancy, expected)) bad("occupancy", `${ws.name}: occupancy ${ws.occupancy}, its bookings sum to ${expected}`);
+      const sameCounts = counts.size === ws.prefixCount.size && [...counts].every(([p, n]) => ws.prefixCount.get(p as never) === n);
+      if (!sameCounts) bad("occupancy", `${ws.name}: prefix counts ${describeCounts(ws.prefixCount)}, its processing tasks give ${describeCounts(counts)}`);
+      let bytes = 0;
+      for (const need of ws.needsWhat.values()) bytes += need.bytes;
+      if (bytes !== ws.networkBytes) bad("occupancy", `${ws.name}: ${ws.networkBytes} bytes to fetch booked, its transfers sum to ${bytes}`);
+      expected += bytes / core.bandwidth;
+      if (!close(ws.occupancy, expected)) bad("occupancy", `${ws.name}: occupancy ${ws.occupancy}, its tasks and transfers sum to ${expected}`);
+      for (const [p, n] of counts) globalCounts.set(p, (globalCounts.get(p) ?? 0) + n);
+      globalBytes += bytes;
       for (const ts of ws.hasWhat) if (!ts.whoHas.has(ws)) bad("scheduler-bookkeeping", `${ws.name} has ${ts.key}, whose replicas do not list it`);
     }
-    if (!close(core.totalOccupancy, total)) bad("occupancy", `total occupancy ${core.totalOccupancy}, workers sum to ${total}`);
+    const sameGlobal = globalCounts.size === core.prefixCount.size && [...globalCounts].every(([p, n]) => core.prefixCount.get(p as never) === n);
+    if (!sameGlobal) bad("occupancy", `cluster prefix counts ${describeCounts(core.prefixCount)}, the workers' sum to ${describeCounts(globalCounts)}`);
+    if (globalBytes !== core.networkBytes) bad("occupancy", `cluster bytes to fetch ${core.networkBytes}, the workers' sum to ${globalBytes}`);
     if (core.totalNthreads !== threads) bad("scheduler-bookkeeping", `totalNthreads ${core.totalNthreads}, running workers have ${threads}`);
   }
 
@@ -480,5 +497,6 @@ export function firstDifference(a: unknown, b: unknown, path: string): string | 
   return null;
 }
 
-
-
+function describeCounts(counts: ReadonlyMap<unknown, number>): string {
+  return `{${[...counts].map(([p, n]) => `${(p as { name: string }).name}: ${n}`).join(", ")}}`;
+}

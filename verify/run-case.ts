@@ -35,7 +35,10 @@ export async function runCase(dstCase: DstCase, options: RunCaseOptions = {}): P
     result = simulate(structuredClone(dstCase.scenario), { observer: checker.observer });
   } catch (error) {
     if (error instanceof RunawayRun) checker.violation("termination", error.t, `${error.message}; last steps: ${lastSteps(checker)}`);
-    else checker.violation("crash", -1, describe(error));
+    else {
+      if (process.env.DST_STACK) console.error(error);
+      checker.violation("crash", -1, describe(error));
+    }
   }
   if (result !== null) {
     checker.finish(result);

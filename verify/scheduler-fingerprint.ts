@@ -20,7 +20,6 @@ export function schedulerFingerprint(core: SchedulerCore): unknown {
     whoWants: ts.whoWants === null ? null : [...ts.whoWants],
     whoHas: names(ts.whoHas),
     processingOn: ts.processingOn === null ? null : `${ts.processingOn.name}#${ts.processingOn.id}`,
-    bookedCost: ts.bookedCost,
     nbytes: ts.nbytes,
     suspicious: ts.suspicious,
     exception: ts.exception,
@@ -35,6 +34,8 @@ export function schedulerFingerprint(core: SchedulerCore): unknown {
     state: ws.state,
     order: ws.order,
     occupancy: ws.occupancy,
+    prefixCount: [...ws.prefixCount].map(([p, n]) => [p.name, n]),
+    networkBytes: ws.networkBytes,
     processing: keys(ws.processing),
     needsWhat: [...ws.needsWhat].map(([t, n]) => [t.key, n.count, n.bytes]),
     hasWhat: keys(ws.hasWhat),
@@ -51,10 +52,11 @@ export function schedulerFingerprint(core: SchedulerCore): unknown {
     idleTaskCount: names(core.idleTaskCount),
     queued: keys(core.queued.values()),
     unrunnable: keys(core.unrunnable),
-    prefixes: [...core.prefixes.values()].map((p) => [p.name, p.durationAverage, keys(p.unknownDurations)]),
+    prefixes: [...core.prefixes.values()].map((p) => [p.name, p.durationAverage, p.maxExecTime]),
     groups: [...core.groups.values()].map((g) => [g.name, g.size, g.lastWorker?.name ?? null, g.lastWorkerTasksLeft]),
     clients: [...core.clients].map(([c, set]) => [c, keys(set)]),
-    totals: [core.totalNthreads, core.totalOccupancy, core.nAssigned, core.generation, core.now],
+    totals: [core.totalNthreads, core.totalOccupancy, core.nAssigned, core.generation, core.now, core.bandwidth, core.networkBytes],
+    prefixCount: [...core.prefixCount].map(([p, n]) => [p.name, n]),
     stealing:
       stealing === null
         ? null

@@ -111,6 +111,7 @@ export class WorkerProcess {
         log,
         transferIncomingCountLimit: config.transferIncomingCountLimit,
         heartbeatInterval: config.heartbeatInterval,
+        bandwidth: config.bandwidth,
         ...(opts.onError ? { onError: opts.onError } : {}),
       });
       journal.attach(actor);

@@ -10,8 +10,12 @@ import { SCHEDULER_ADDRESS, workerAddress } from "./sim-scheduler.js";
 
 export interface SimWorkerContext {
   kernel: SimKernel;
-  /** Bytes per second between workers. */
+  /** Bytes per second between workers: what transfers actually take. */
   bandwidth: number;
+  /** What workers assume until they measure a transfer (config.bandwidth). */
+  assumedBandwidth: number;
+  /** Seconds between a worker's heartbeats, which carry its metrics (config.heartbeatInterval). */
+  heartbeatInterval: number;
   tasks: ReadonlyMap<string, PlannedTask>;
   observations: SimObservations;
   /** The live incarnation of a worker, by name. */
@@ -28,6 +32,9 @@ export interface SimWorkerContext {
 export class SimWorker {
   readonly core: WorkerCore;
   private live = true;
+  /** The heartbeat timer: armed while there is something to report (see reportMetrics). */
+  private heartbeatArmed = false;
+  private reportedBandwidth: number;
 
   constructor(
     readonly spec: PlannedWorker,
@@ -38,7 +45,7 @@ export class SimWorker {
     const address = workerAddress(spec.name);
     const { kernel } = ctx;
     this.core = new WorkerCore(
-      { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit },
+      { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit, bandwidth: ctx.assumedBandwidth },
       {
         toScheduler: (op) => kernel.send(address, SCHEDULER_ADDRESS, op),
         execute: (key) => this.execute(key),
@@ -47,6 +54,7 @@ export class SimWorker {
         transition: (machine, id, event, from, to, why) => recorder.transition(machine, id, event, from, to, why),
       },
     );
+    this.reportedBandwidth = ctx.assumedBandwidth;
   }
 
   get name(): string {
@@ -66,6 +74,7 @@ export class SimWorker {
       id: this.id,
       nthreads,
       transferIncomingCountLimit: this.ctx.transferIncomingCountLimit,
+      bandwidth: this.ctx.assumedBandwidth,
     });
     kernel.open(workerAddress(name), (_from, ops) => {
       for (const op of ops) this.feed({ ...(op as object), t: kernel.now } as WorkerInput);
@@ -84,6 +93,30 @@ export class SimWorker {
     if (!this.live) return;
     this.recorder.input(input);
     this.core.handle(input);
+    this.armHeartbeat();
+  }
+
+  /**
+   * The worker actor's heartbeat, on virtual time: at k * heartbeatInterval it sends its
+   * metrics (worker-metrics) while executions run or its bandwidth estimate has news.
+   * Only armed then, so that an idle run ends.
+   */
+  private armHeartbeat(): void {
+    if (this.heartbeatArmed || !this.somethingToReport()) return;
+    const { kernel, heartbeatInterval } = this.ctx;
+    if (!(heartbeatInterval > 0 && Number.isFinite(heartbeatInterval))) return;
+    this.heartbeatArmed = true;
+    kernel.at((Math.floor(kernel.now / heartbeatInterval) + 1) * heartbeatInterval, () => {
+      this.heartbeatArmed = false;
+      if (!this.live || this.core.state !== "running" || !this.somethingToReport()) return;
+      this.reportedBandwidth = this.core.bandwidth;
+      kernel.send(workerAddress(this.name), SCHEDULER_ADDRESS, this.core.metrics(kernel.now));
+      this.armHeartbeat();
+    });
+  }
+
+  private somethingToReport(): boolean {
+    return this.core.runningCount > 0 || this.core.bandwidth !== this.reportedBandwidth;
   }
 
   /** Size of a result this worker holds, or undefined. */

@@ -50,6 +50,8 @@ class Simulation {
     this.workerContext = {
       kernel: this.kernel,
       bandwidth: plan.bandwidth,
+      assumedBandwidth: plan.config.bandwidth,
+      heartbeatInterval: plan.config.heartbeatInterval,
       tasks: plan.tasks,
       observations: this.observations,
       peer: (name) => this.workers.get(name),

@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import { NatschedError, UnknownFunctionError } from "../errors.js";
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess } from "../priority.js";
-import type { ComputeTaskOp, ErrorInfo, RegisterWorkerOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp } from "../protocol.js";
+import type { ComputeTaskOp, ErrorInfo, RegisterWorkerOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
@@ -17,6 +17,7 @@ import {
   type PlacementContext,
   type Why,
 } from "./placement.js";
+import { addCount, Estimates } from "./estimates.js";
 import { GroupRec, PrefixRec, QUEUED_AT, TaskRec, WorkerRec } from "./state.js";
 import { Retirements } from "./retirement.js";
 import { WorkStealing, type InFlight, type StealHost } from "./stealing.js";
@@ -47,7 +48,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
   readonly groups = new Map<string, GroupRec>();
   readonly clients = new Map<string, Set<TaskRec>>();
   totalNthreads = 0;
-  totalOccupancy = 0;
+  /** Durations per prefix and the bandwidth, as learned so far; occupancies derive from them. */
+  readonly estimates: Estimates;
+  /** Tasks processing per prefix, over every worker (Dask's `_task_prefix_count_global`). */
+  readonly prefixCount = new Map<PrefixRec, number>();
+  /** Bytes every worker still has to fetch for what it processes (Dask's `_network_occ_global`). */
+  networkBytes = 0;
   nAssigned = 0;
   generation = 0;
   now = 0;
@@ -62,6 +68,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     readonly config: Config,
     private readonly fx: SchedulerEffects,
   ) {
+    this.estimates = new Estimates(config);
     this.stealing = config.workStealing ? new WorkStealing(this, config) : null;
     this.retirements = new Retirements(this, (worker, op) => this.fx.toWorker(worker, op));
   }
@@ -73,6 +80,16 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   get queuing(): boolean {
     return Number.isFinite(this.config.workerSaturation);
+  }
+
+  /** Estimated seconds of work on every running worker together. */
+  get totalOccupancy(): number {
+    return this.estimates.occupancy(this.prefixCount, this.networkBytes);
+  }
+
+  /** The current transfer bandwidth estimate (bytes/s). */
+  get bandwidth(): number {
+    return this.estimates.bandwidth;
   }
 
   /** Shorthands for the lifecycle stimuli (hosts record them as inputs like any other). */
@@ -135,6 +152,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
       case "steal-response":
         this.stealResponse(input);
         break;
+      case "worker-metrics":
+        this.workerMetrics(input);
+        break;
       case "balance":
         this.stealing?.balance();
         break;
@@ -148,9 +168,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   // ---- estimates -----------------------------------------------------------------------
 
   taskDuration(ts: TaskRec): number {
-    const avg = ts.prefix.durationAverage;
-    if (avg >= 0) return avg;
-    return this.config.defaultTaskDurations[ts.prefix.name] ?? this.config.unknownTaskDuration;
+    return this.estimates.prefixDuration(ts.prefix);
   }
 
   dataSize(ts: TaskRec): number {
@@ -158,20 +176,33 @@ export class SchedulerCore implements PlacementContext, StealHost {
   }
 
   private learnDuration(prefix: PrefixRec, duration: number): void {
-    const first = prefix.durationAverage < 0;
-    prefix.durationAverage = first ? duration : 0.5 * duration + 0.5 * prefix.durationAverage;
-    if (first) this.stealing?.durationLearned(prefix.name);
-    if (!first || prefix.unknownDurations.size === 0) return;
-    // Tasks booked with a guessed duration are re-costed now that one is known.
-    for (const ts of prefix.unknownDurations) {
-      const ws = ts.processingOn;
-      if (ws === null) continue;
-      const cost = prefix.durationAverage;
-      this.adjustOccupancy(ws, cost - ts.bookedCost);
-      ts.bookedCost = cost;
-      this.checkIdleSaturated(ws);
+    if (this.estimates.learnDuration(prefix, duration)) this.estimatesChanged(prefix);
+  }
+
+  /**
+   * A worker's report (Dask's heartbeat_worker): its bandwidth estimate moves the
+   * scheduler's, and each task still executing tells its prefix how long it has run.
+   */
+  private workerMetrics(op: WorkerMetricsOp): void {
+    const ws = this.liveWorker(op.worker, op.id);
+    if (ws === undefined) return;
+    this.estimates.learnBandwidth(op.bandwidth, this.workers.size);
+    const changed = new Set<PrefixRec>();
+    for (const [key, seconds] of op.executing) {
+      const ts = this.tasks.get(key);
+      if (ts === undefined) continue;
+      const before = this.estimates.prefixDuration(ts.prefix);
+      this.estimates.learnExecTime(ts.prefix, seconds);
+      if (this.estimates.prefixDuration(ts.prefix) !== before) changed.add(ts.prefix);
     }
-    prefix.unknownDurations.clear();
+    for (const prefix of changed) this.estimatesChanged(prefix);
+    for (const other of this.running) this.checkIdleSaturated(other);
+  }
+
+  /** A prefix's estimate changed: its stealable tasks are levelled again, and loads re-checked. */
+  private estimatesChanged(prefix: PrefixRec): void {
+    this.stealing?.durationChanged(prefix.name);
+    for (const ws of this.running) if (ws.prefixCount.has(prefix)) this.checkIdleSaturated(ws);
   }
 
   // ---- client stimuli ------------------------------------------------------------------
@@ -232,11 +263,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const prefixName = keySplit(spec.key);
     const groupName = keySplitGroup(spec.key);
     let prefix = this.prefixes.get(prefixName);
-    if (prefix === undefined) this.prefixes.set(prefixName, (prefix = new PrefixRec(prefixName)));
+    if (prefix === undefined) this.prefixes.set(prefixName, (prefix = new PrefixRec(prefixName, this.estimates.initialAverage(prefixName))));
     let group = this.groups.get(groupName);
     if (group === undefined) this.groups.set(groupName, (group = new GroupRec(groupName)));
     const ts = new TaskRec(spec.key, prefix, group);
     group.size += 1;
+    group.pending += 1; // a new task is released
     ts.func = spec.func;
     ts.args = spec.args;
     ts.priority = [-(spec.priority ?? 0), this.generation, order];
@@ -310,7 +342,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const existing = this.workers.get(op.name);
     if (existing !== undefined && existing.id !== op.id) this.removeWorker(existing.name, existing.id, true, "replaced");
     else if (existing !== undefined) return OK;
-    const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++);
+    const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++, this.estimates);
     this.workers.set(ws.name, ws);
     this.stealing?.addWorker(ws);
     this.workerLifecycle(ws, "START");
@@ -496,7 +528,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
    */
   private resendCompute(ts: TaskRec): void {
     const ws = ts.processingOn;
-    if (ws !== null) this.fx.toWorker(ws.name, this.computeTaskOp(ts, ts.bookedCost));
+    if (ws !== null) this.fx.toWorker(ws.name, this.computeTaskOp(ts, this.taskDuration(ts)));
   }
 
   // ---- transitions ---------------------------------------------------------------------
@@ -521,6 +553,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const to = TASK.next(from, event);
     if (to === undefined) throw new Error(`task ${ts.key}: ${event} is not accepted in state ${from}`);
     ts.state = to;
+    if (from === "released" || from === "waiting") ts.group.pending -= 1;
+    if (to === "released" || to === "waiting") ts.group.pending += 1;
     this.fx.transition("task", ts.key, event, from, to, why);
   }
 
@@ -593,11 +627,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.queued.remove(ts);
     this.unrunnable.delete(ts);
     const duration = this.taskDuration(ts);
-    if (ts.prefix.durationAverage < 0) ts.prefix.unknownDurations.add(ts);
     ts.processingOn = ws;
-    ts.bookedCost = duration;
     ws.processing.add(ts);
-    this.adjustOccupancy(ws, duration);
+    addCount(ws.prefixCount, ts.prefix, 1);
+    addCount(this.prefixCount, ts.prefix, 1);
     for (const dts of ts.dependencies) if (!dts.whoHas.has(ws)) this.needReplica(ws, dts);
     this.nAssigned += 1;
     this.move(ts, event, { worker: ws.name, ...why });
@@ -624,11 +657,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
     // Before leaving `processing`: an empty worker's occupancy is reset to exactly 0.
     for (const dts of ts.dependencies) this.replicaNoLongerNeeded(ws, dts);
     ws.processing.delete(ts);
-    this.adjustOccupancy(ws, -ts.bookedCost);
+    addCount(ws.prefixCount, ts.prefix, -1);
+    addCount(this.prefixCount, ts.prefix, -1);
     ts.processingOn = null;
-    ts.bookedCost = 0;
     ts.stealRequest = null;
-    ts.prefix.unknownDurations.delete(ts);
     this.stealing?.exitProcessing(ts);
     this.checkIdleSaturated(ws);
   }
@@ -641,17 +673,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
     ts.waitingOn = null;
   }
 
-  private adjustOccupancy(ws: WorkerRec, delta: number): void {
-    ws.occupancy += delta;
-    this.totalOccupancy += delta;
-    if (ws.processing.size === 0) {
-      // Float drift must not leave a phantom backlog: an empty worker has exactly 0, and
-      // the total is re-summed (rare: only when a worker runs dry).
-      ws.occupancy = 0;
-      let total = 0;
-      for (const other of this.running) total += other.occupancy;
-      this.totalOccupancy = total;
-    }
+  /** Bytes `ws` has to fetch changed by `delta` (a transfer booked or no longer needed). */
+  private adjustNetwork(ws: WorkerRec, delta: number): void {
+    ws.networkBytes += delta;
+    this.networkBytes += delta;
+    // Byte counts are whole numbers, but guard the empty case exactly anyway.
+    if (ws.needsWhat.size === 0) ws.networkBytes = 0;
   }
 
   private addReplica(ts: TaskRec, ws: WorkerRec): void {
@@ -662,7 +689,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const need = ws.needsWhat.get(ts);
     if (need !== undefined) {
       ws.needsWhat.delete(ts);
-      this.adjustOccupancy(ws, -need.bytes / this.config.bandwidth);
+      this.adjustNetwork(ws, -need.bytes);
       this.checkIdleSaturated(ws);
     }
   }
@@ -676,7 +703,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     }
     const bytes = this.dataSize(dts);
     ws.needsWhat.set(dts, { count: 1, bytes });
-    this.adjustOccupancy(ws, bytes / this.config.bandwidth);
+    this.adjustNetwork(ws, bytes);
   }
 
   private replicaNoLongerNeeded(ws: WorkerRec, dts: TaskRec): void {
@@ -685,7 +712,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     need.count -= 1;
     if (need.count > 0) return;
     ws.needsWhat.delete(dts);
-    this.adjustOccupancy(ws, -need.bytes / this.config.bandwidth);
+    this.adjustNetwork(ws, -need.bytes);
   }
 
   /** A task's result is now in memory: notify clients, wake dependents, free what is done. */

@@ -13,6 +13,8 @@ export interface PlacementContext {
   /** Running workers with a free queuing slot. */
   readonly idleTaskCount: ReadonlySet<WorkerRec>;
   readonly totalNthreads: number;
+  /** Transfer bandwidth estimate, bytes/s (config.bandwidth until workers measure it). */
+  readonly bandwidth: number;
   /** Tasks assigned so far: drives the round-robin among equally idle workers. */
   readonly nAssigned: number;
   taskDuration(ts: TaskRec): number;
@@ -106,7 +108,7 @@ export function missingBytes(ctx: PlacementContext, ts: TaskRec, ws: WorkerRec):
 
 /** Estimated seconds to move the dependencies `ws` lacks. */
 export function commCost(ctx: PlacementContext, ts: TaskRec, ws: WorkerRec): number {
-  return missingBytes(ctx, ts, ws) / ctx.config.bandwidth;
+  return missingBytes(ctx, ts, ws) / ctx.bandwidth;
 }
 
 /** (estimated start time, bytes stored): smaller is better, compared in that order. */
@@ -142,7 +144,7 @@ function byObjective(ctx: PlacementContext, ts: TaskRec, candidates: Iterable<Wo
     n += 1;
     const stack = ws.occupancy / ws.nthreads;
     const missing = missingBytes(ctx, ts, ws);
-    const scored: Scored = { ws, stack, missing, score: [stack + missing / ctx.config.bandwidth, ws.nbytes] };
+    const scored: Scored = { ws, stack, missing, score: [stack + missing / ctx.bandwidth, ws.nbytes] };
     if (best === null || scoredBetter(scored, best)) best = scored;
     keepBest(top, scored, scoredBetter);
   }
@@ -241,7 +243,9 @@ export function decideRootishQueuing(ctx: PlacementContext): Decision {
 /**
  * Dask's `decide_worker_rootish_queuing_disabled` (co-assignment): consecutive root tasks in
  * priority order go to the same worker, a share of the group proportional to its threads,
- * then the next least busy worker takes over.
+ * then the worker where the next task would start soonest (`worker_objective`) takes over.
+ * The group forgets its last worker on its final unscheduled task, so a later submission to
+ * the same group starts afresh.
  */
 export function decideRootishCoassign(ctx: PlacementContext, ts: TaskRec): Decision {
   const tg = ts.group;
@@ -254,17 +258,21 @@ export function decideRootishCoassign(ctx: PlacementContext, ts: TaskRec): Decis
     pool = ctx.idle.size > 0 ? [...ctx.idle] : [...ctx.running];
     if (pool.length === 0) return { worker: null, why: NO_CANDIDATE };
     ws = pool[0]!;
+    let best = workerObjective(ctx, ts, ws);
     for (const w of pool) {
-      const a = w.occupancy / w.nthreads;
-      const b = ws.occupancy / ws.nthreads;
-      if (a < b || (a === b && w.order < ws.order)) ws = w;
+      const score = workerObjective(ctx, ts, w);
+      if (objectiveLess(score, best) || (!objectiveLess(best, score) && w.order < ws.order)) {
+        ws = w;
+        best = score;
+      }
     }
     tg.lastWorkerTasksLeft = Math.floor((tg.size / ctx.totalNthreads) * ws.nthreads);
   }
-  tg.lastWorker = ws;
+  // `pending` still counts this task: it is the group's last unscheduled one when it is 1.
+  tg.lastWorker = tg.pending > 1 ? ws : null;
   tg.lastWorkerTasksLeft -= 1;
   // A new run of the group starts: the reasons list the workers it was chosen among (even
-  // one), as [name, occupancy / nthreads]; a continued run only says how many more follow.
+  // one), as [name, start-soonest objective]; a continued run only says how many more follow.
   const left = { left: tg.lastWorkerTasksLeft };
-  return { worker: ws, why: pool === null ? { rule: "co-assign", ...left } : leastOccupiedWhy("co-assign", pool, ws, (w) => w.occupancy / w.nthreads, left, true) };
+  return { worker: ws, why: pool === null ? { rule: "co-assign", ...left } : leastOccupiedWhy("co-assign", pool, ws, (w) => workerObjective(ctx, ts, w)[0], left, true) };
 }

@@ -1,20 +1,28 @@
 import type { Priority } from "../priority.js";
 import type { TaskStateName, WorkerStateName } from "../tables.js";
 import type { ErrorInfo, Restrictions } from "../protocol.js";
+import type { Estimates } from "./estimates.js";
 
-/** Tasks sharing a key prefix ("inc" of "inc-ab12..."): shared duration estimates. */
+/** Tasks sharing a key prefix ("inc" of "inc-ab12..."): shared duration estimates (estimates.ts). */
 export class PrefixRec {
-  /** Exponentially weighted average of measured durations; -1 until one is measured. */
-  durationAverage = -1;
-  /** Tasks of this prefix processing with a guessed duration, re-costed once one is measured. */
-  readonly unknownDurations = new Set<TaskRec>();
-  constructor(readonly name: string) {}
+  /** Average of measured durations (0.5/0.5), starting from a configured one; -1: unknown. */
+  durationAverage: number;
+  /** The longest execution reported still running (worker-metrics); -1: none. */
+  maxExecTime = -1;
+  constructor(
+    readonly name: string,
+    initialAverage: number,
+  ) {
+    this.durationAverage = initialAverage;
+  }
 }
 
 /** Tasks sharing a group name: the unit of the root-ish heuristic and co-assignment. */
 export class GroupRec {
   /** Tasks of the group not forgotten. */
   size = 0;
+  /** Tasks of the group released or waiting: not yet scheduled (Dask's states["released"] + states["waiting"]). */
+  pending = 0;
   /** Groups that tasks of this group depend on. */
   readonly dependencies = new Set<GroupRec>();
   /** Co-assignment (queuing off): the worker taking the next root tasks, and how many more. */
@@ -39,8 +47,6 @@ export class TaskRec {
   whoWants: Set<string> | null = null;
   readonly whoHas = new Set<WorkerRec>();
   processingOn: WorkerRec | null = null;
-  /** Estimated duration booked on processingOn, to undo exactly (transfers are booked per worker). */
-  bookedCost = 0;
   /** Output size in bytes, -1 until known. */
   nbytes = -1;
   /** Times a worker died while running it. */
@@ -65,16 +71,18 @@ export class TaskRec {
 
 export class WorkerRec {
   state: WorkerStateName = "starting";
-  /** Tasks processing here with the cost booked for each. */
+  /** Tasks processing here. */
   readonly processing = new Set<TaskRec>();
-  /** Estimated seconds of work: durations of what it processes plus moving what it must fetch. */
-  occupancy = 0;
+  /** How many of them per prefix (Dask's `task_prefix_count`). */
+  readonly prefixCount = new Map<PrefixRec, number>();
   /**
    * Dependencies of its processing tasks that it does not hold (Dask's `needs_what`):
    * how many of those tasks need each, and the bytes booked for moving it. A dependency
    * needed by several tasks is moved, and booked, once.
    */
   readonly needsWhat = new Map<TaskRec, { count: number; bytes: number }>();
+  /** The bytes of needsWhat, summed (Dask's `_network_occ`). */
+  networkBytes = 0;
   readonly hasWhat = new Set<TaskRec>();
   /** Bytes of task results stored here. */
   nbytes = 0;
@@ -90,8 +98,14 @@ export class WorkerRec {
     readonly resources: Record<string, number>,
     functions: string[],
     order: number,
+    private readonly estimates: Estimates,
   ) {
     this.functions = new Set(functions);
     this.order = order;
+  }
+
+  /** Estimated seconds of work: what it processes at the current estimates, plus moving what it must fetch. */
+  get occupancy(): number {
+    return this.estimates.occupancy(this.prefixCount, this.networkBytes);
   }
 }

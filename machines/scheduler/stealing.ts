@@ -96,7 +96,7 @@ export class WorkStealing {
     if (!(compute > 0)) return null;
     let nbytes = 0;
     for (const dts of ts.dependencies) nbytes += this.host.dataSize(dts);
-    const transfer = nbytes / this.host.config.bandwidth + this.host.config.latency;
+    const transfer = nbytes / this.host.bandwidth + this.host.config.latency;
     const costMultiplier = transfer / compute;
     let level = Math.round(Math.log2(costMultiplier) + 6);
     if (level < 1) level = 1;
@@ -105,20 +105,14 @@ export class WorkStealing {
   }
 
   /**
-   * A task entered processing (or moved): index it if it may be stolen. A task whose prefix
-   * has no measured or configured duration waits until one is measured: stealing on a guess
-   * moves data for nothing (Dask's test_dont_steal_unknown_functions and
-   * test_eventually_steal_unknown_functions).
+   * A task entered processing (or moved): index it if it may be stolen (Dask's
+   * put_key_in_stealable). A task of a prefix with no measured or configured duration is
+   * levelled on the current estimate (the unknown-task duration, or twice the longest
+   * execution reported) and levelled again when the estimate changes.
    */
   put(ts: TaskRec): void {
     const ws = ts.processingOn;
     if (ws === null) return;
-    if (ts.prefix.durationAverage < 0 && this.host.config.defaultTaskDurations[ts.prefix.name] === undefined) {
-      let set = this.unknownDurations.get(ts.prefix.name);
-      if (set === undefined) this.unknownDurations.set(ts.prefix.name, (set = new Set()));
-      set.add(ts);
-      return;
-    }
     const ratio = this.stealTimeRatio(ts);
     if (ratio === null) return;
     const levels = this.stealable.get(ws);
@@ -127,6 +121,11 @@ export class WorkStealing {
     levels[ratio.level]!.add(ts);
     this.levelOf.set(ts, ratio.level);
     this.binnedOn.set(ts, ws);
+    if (ts.prefix.durationAverage < 0) {
+      let set = this.unknownDurations.get(ts.prefix.name);
+      if (set === undefined) this.unknownDurations.set(ts.prefix.name, (set = new Set()));
+      set.add(ts);
+    }
   }
 
   remove(ts: TaskRec): void {
@@ -147,8 +146,8 @@ export class WorkStealing {
     this.removeInFlight(ts);
   }
 
-  /** A prefix's duration was measured for the first time: re-level its tasks. */
-  durationLearned(prefixName: string): void {
+  /** A prefix's estimate changed (first measurement, or executions reported running long): re-level its estimated tasks. */
+  durationChanged(prefixName: string): void {
     const tasks = this.unknownDurations.get(prefixName);
     if (tasks === undefined) return;
     this.unknownDurations.delete(prefixName);

@@ -1,7 +1,7 @@
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
 import type { WorkerTaskEvent } from "../definitions/worker-task.js";
 import { priorityLess, type Priority } from "../priority.js";
-import type { ComputeTaskOp, DepInfo, ErrorInfo, WorkerToScheduler } from "../protocol.js";
+import type { ComputeTaskOp, DepInfo, ErrorInfo, WorkerMetricsOp, WorkerToScheduler } from "../protocol.js";
 import { WORKER, WORKER_TASK, type WorkerStateName, type WorkerTaskStateName } from "../tables.js";
 import { IndexedHeap } from "../util/heap.js";
 import type { WorkerEffects, WorkerInit, WorkerInput } from "./inputs.js";
@@ -38,10 +38,18 @@ export class WTask {
    * `_transition_resumed_fetch`).
    */
   computeInstead: ComputeTaskOp | null = null;
+  /** When its execution started here (the core's clock), while it runs. */
+  startedAt = -1;
   constructor(readonly key: string) {}
 }
 
 const MAX_KEYS_PER_GATHER = 64;
+/** Transfers smaller than this do not move the bandwidth estimate (Dask's rule: latency dominates them). */
+const BANDWIDTH_SAMPLE_MIN_BYTES = 1_000_000;
+/** Dask's floor for a transfer's duration when measuring bandwidth (seconds). */
+const MIN_TRANSFER_SECONDS = 0.01;
+/** Bandwidth assumed before any transfer is measured: Dask's distributed.scheduler.bandwidth. */
+export const DEFAULT_WORKER_BANDWIDTH = 100e6;
 
 /**
  * A worker's state and policies, sans I/O (after Dask's WorkerState): it decides what to
@@ -57,6 +65,15 @@ export class WorkerCore {
   private readonly inFlightFrom = new Map<string, WTask[]>();
   /** The input count when each gather in flight was asked for. */
   private readonly gatherAskedAt = new Map<string, number>();
+  /** When (the core's clock) each gather in flight was asked for: its duration measures bandwidth. */
+  private readonly gatherStartedAt = new Map<string, number>();
+  /** Executions running now, in the order they started (finished or failed ones leave). */
+  private readonly running = new Set<WTask>();
+  /**
+   * Transfer bandwidth estimate in bytes/s (Dask's Worker.bandwidth): each transfer of over
+   * 1 MB moves it 5% of the way to what that transfer achieved. Reported to the scheduler.
+   */
+  bandwidth: number;
   private inputs = 0;
   executing = 0;
   now = 0;
@@ -64,7 +81,9 @@ export class WorkerCore {
   constructor(
     readonly init: WorkerInit,
     private readonly fx: WorkerEffects,
-  ) {}
+  ) {
+    this.bandwidth = init.bandwidth ?? DEFAULT_WORKER_BANDWIDTH;
+  }
 
   get name(): string {
     return this.init.name;
@@ -117,6 +136,22 @@ export class WorkerCore {
     }
     this.ensureCommunicating();
     this.ensureComputing();
+  }
+
+  /**
+   * What this worker measures for the scheduler at time `t` (the host's clock), sent with
+   * its heartbeat: how long each running execution has taken so far, and the bandwidth
+   * estimate. A query: it changes nothing.
+   */
+  metrics(t: number): WorkerMetricsOp {
+    const executing: [string, number][] = [];
+    for (const ts of this.running) executing.push([ts.key, Math.max(0, t - ts.startedAt)]);
+    return { op: "worker-metrics", worker: this.name, id: this.init.id, executing, bandwidth: this.bandwidth };
+  }
+
+  /** Executions running now. */
+  get runningCount(): number {
+    return this.running.size;
   }
 
   /** Keys held in memory with their sizes (for re-registration with a scheduler). */
@@ -338,7 +373,9 @@ export class WorkerCore {
   }
 
   private gatherDone(from: string, received: { key: string; nbytes: number }[], missing: string[]): void {
+    const startedAt = this.gatherStartedAt.get(from);
     const askedAt = this.gatherEnded(from);
+    if (startedAt !== undefined) this.measureTransfer(received, this.now - startedAt);
     const replicas: { key: string; nbytes: number }[] = [];
     for (const { key, nbytes } of received) {
       const ts = this.tasks.get(key);
@@ -382,7 +419,17 @@ export class WorkerCore {
     const askedAt = this.gatherAskedAt.get(from) ?? this.inputs;
     this.inFlightFrom.delete(from);
     this.gatherAskedAt.delete(from);
+    this.gatherStartedAt.delete(from);
     return askedAt;
+  }
+
+  /** Dask's _update_metrics_received_data: a large transfer moves the bandwidth estimate. */
+  private measureTransfer(received: { key: string; nbytes: number }[], seconds: number): void {
+    let total = 0;
+    for (const { nbytes } of received) total += Math.max(nbytes, 0);
+    if (total <= BANDWIDTH_SAMPLE_MIN_BYTES) return;
+    const measured = total / Math.max(seconds, MIN_TRANSFER_SECONDS);
+    this.bandwidth = 0.95 * this.bandwidth + 0.05 * measured;
   }
 
   /**
@@ -440,6 +487,7 @@ export class WorkerCore {
     const ts = this.tasks.get(key);
     if (ts === undefined) return;
     this.executing -= 1;
+    this.stopped(ts);
     ts.nbytes = nbytes;
     if (ts.state === "cancelled") {
       this.move(ts, "DONE");
@@ -455,6 +503,7 @@ export class WorkerCore {
     const ts = this.tasks.get(key);
     if (ts === undefined) return;
     this.executing -= 1;
+    this.stopped(ts);
     if (ts.state === "cancelled") {
       this.move(ts, "FAIL");
       this.dropIfUnused(ts);
@@ -462,6 +511,11 @@ export class WorkerCore {
     }
     this.move(ts, "FAIL");
     this.send({ op: "task-erred", worker: this.name, id: this.init.id, key, error });
+  }
+
+  private stopped(ts: WTask): void {
+    this.running.delete(ts);
+    ts.startedAt = -1;
   }
 
   private dataArrived(ts: WTask): void {
@@ -480,6 +534,8 @@ export class WorkerCore {
       const ts = this.ready.pop()!;
       this.move(ts, "EXECUTE");
       this.executing += 1;
+      ts.startedAt = this.now;
+      this.running.add(ts);
       this.fx.execute(ts.key, ts.func!, ts.args);
     }
   }
@@ -506,6 +562,7 @@ export class WorkerCore {
       }
       this.inFlightFrom.set(holder, batch);
       this.gatherAskedAt.set(holder, this.inputs);
+      this.gatherStartedAt.set(holder, this.now);
       this.fx.gather(
         holder,
         batch.map((t) => t.key),

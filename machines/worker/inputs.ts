@@ -6,6 +6,8 @@ export interface WorkerInit {
   id: string;
   nthreads: number;
   transferIncomingCountLimit: number;
+  /** Bandwidth (bytes/s) assumed before a transfer is measured; default 100e6 (config.bandwidth). */
+  bandwidth?: number;
 }
 
 /** Stimuli from the worker's own host: lifecycle, finished transfers and executions. */

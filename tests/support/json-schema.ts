@@ -31,6 +31,8 @@ const KEYWORDS = new Set([
   "maxItems",
   "minimum",
   "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
   "minLength",
   "pattern",
   "oneOf",
@@ -122,6 +124,8 @@ export class SchemaSet {
     if (typeof value === "number") {
       if (typeof schema.minimum === "number" && value < schema.minimum) fail(`less than ${schema.minimum}`);
       if (typeof schema.maximum === "number" && value > schema.maximum) fail(`more than ${schema.maximum}`);
+      if (typeof schema.exclusiveMinimum === "number" && value <= schema.exclusiveMinimum) fail(`not more than ${schema.exclusiveMinimum}`);
+      if (typeof schema.exclusiveMaximum === "number" && value >= schema.exclusiveMaximum) fail(`not less than ${schema.exclusiveMaximum}`);
     }
     if (Array.isArray(value)) {
       if (typeof schema.minItems === "number" && value.length < schema.minItems) fail(`fewer than ${schema.minItems} items`);

@@ -47,6 +47,7 @@ export const SCHEDULER_OPS: Record<string, Record<string, unknown>> = {
   "add-keys": { op: "add-keys", worker: "w1", id: "w1-abc", keys: [{ key: "x", nbytes: 8 }] },
   "missing-data": { op: "missing-data", worker: "w1", id: "w1-abc", key: "x", holder: "w2" },
   "retire-worker": { op: "retire-worker", name: "w1", id: "w1-abc", reason: "SIGTERM" },
+  "worker-metrics": { op: "worker-metrics", worker: "w1", id: "w1-abc", executing: [["inc-1", 0.25]], bandwidth: 1.2e8 },
   heartbeat: { op: "heartbeat", name: "w1", id: "w1-abc" },
 };
 
