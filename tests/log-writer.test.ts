@@ -44,7 +44,7 @@ const record: fc.Arbitrary<LogRecord> = fc.oneof(
   transition.map(({ kind, actor, seq, t, ...rest }) => ({ kind, actor, seq, t, ...rest })),
   // Not the recorder's layout: extra fields, another order, values only JSON.stringify handles.
   fc.tuple(transition, json).map(([r, extra]) => ({ ...r, extra }) as unknown as LogRecord),
-  fc.tuple(transition, object).map(([{ actor, seq, t, ...rest }, event]) => ({ kind: "input", actor, seq, t, event: { ...event, at: new Date(0), bytes: new Uint8Array([1, 2]) }, ...rest }) as unknown as LogRecord),
+  fc.tuple(transition, object).map(([{ actor, seq, t, kind: _kind, event: _event, ...rest }, event]) => ({ kind: "input", actor, seq, t, event: { ...event, at: new Date(0), bytes: new Uint8Array([1, 2]) }, ...rest }) as unknown as LogRecord),
 );
 
 /** Captures the records (transitions both as objects and as fields), formats them, returns the lines. */

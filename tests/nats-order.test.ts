@@ -46,7 +46,7 @@ describe("per-sender order over NATS", () => {
     const a = await connect();
     const wire: { subject: string; seq: string; prev: string }[] = [];
     const watcher = await connect();
-    watcher.nc.subscribe("o1.>", { callback: (_e, m: NatsMsg) => wire.push({ subject: m.subject, seq: m.headers?.get(SEQ_HEADER) ?? "", prev: m.headers?.get(PREV_HEADER) ?? "" }) });
+    watcher.nc.subscribe("o1.>", { callback: (_e, m: NatsMsg) => void wire.push({ subject: m.subject, seq: m.headers?.get(SEQ_HEADER) ?? "", prev: m.headers?.get(PREV_HEADER) ?? "" }) });
     await watcher.flush();
     for (const subject of ["o1.x", "o1.y", "o1.x", "o1.x", "o1.y"]) a.publish(subject, 1);
     await a.flush();

@@ -9,6 +9,8 @@ import { connectClient } from "../actors/process/connect-client.js";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { WorkerProcess } from "../actors/process/worker-process.js";
 import * as tasks from "./support/cluster-tasks.js";
+
+const { default: _default, ...taskFunctions } = tasks;
 import { NatsServer } from "./support/nats-server.js";
 
 const CLUSTER = "rereg";
@@ -41,7 +43,7 @@ beforeAll(async () => {
         cluster: CLUSTER,
         name,
         nthreads: 1,
-        functions: { ...tasks },
+        functions: taskFunctions,
         configFile: false,
         service: false,
         onReregistered: () => reregistered.push(name),

@@ -11,6 +11,9 @@ import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
 
+/** A worker input without its time, member by member (Omit over a union would merge them). */
+type WorkerOp = WorkerInput extends infer U ? (U extends unknown ? Omit<U, "t"> : never) : never;
+
 type Op = SchedulerInput extends infer I ? (I extends unknown ? Omit<I, "t"> : never) : never;
 
 class Scheduler {
@@ -213,7 +216,7 @@ describe("worker: acquire-replicas", () => {
       },
     );
     let t = 0;
-    const handle = (op: Omit<WorkerInput, "t">) => core.handle({ ...op, t: ++t } as WorkerInput);
+    const handle = (op: WorkerOp) => core.handle({ ...op, t: ++t } as WorkerInput);
     handle({ op: "registered" });
     return { core, sent, gathers, executed, handle };
   }
