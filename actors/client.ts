@@ -67,14 +67,28 @@ export class Future<T = unknown> {
     return this.status !== "pending";
   }
 
-  /** The result, fetched from a worker that holds it. Rejects with TaskFailedError if the task failed. */
+  /**
+   * The result, fetched from a worker that holds it. Rejects with TaskFailedError if the task
+   * failed, TimeoutError after `timeout` milliseconds (default: no limit).
+   */
   result(opts: { timeout?: number } = {}): Promise<T> {
     return this.client.gather(this, opts) as Promise<T>;
   }
 
-  /** Resolves when the task is done (finished, erred or cancelled), without fetching data. */
+  /** Resolves when the task is done (finished, erred or cancelled), or after `timeout` milliseconds, without fetching data. */
   wait(opts: { timeout?: number } = {}): Promise<void> {
-    return this.client.waitFor(this.key, opts.timeout).catch(() => undefined);
+    let timeout: number | undefined;
+    try {
+      timeout = checkTimeout(opts);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return this.client.waitFor(this.key, timeout).catch(() => undefined);
+  }
+
+  /** @internal */
+  belongsTo(client: Client): boolean {
+    return this.client === client;
   }
 
   release(): void {
@@ -196,20 +210,25 @@ export class Client {
   /** `submit` for each element: one task per item, submitted as one graph. */
   map<T = unknown>(func: string, items: Iterable<unknown>, options: Omit<SubmitOptions, "key"> & { keys?: string[] } = {}): Future<T>[] {
     this.assertOpen();
+    if (typeof func !== "string" || func.length === 0) throw new BadOptionError("func", "must be the name of a registered function");
+    if (items === null || items === undefined || typeof (items as Partial<Iterable<unknown>>)[Symbol.iterator] !== "function" || typeof items === "string") {
+      throw new BadOptionError("items", `map takes an array (or another iterable) of items, one task each, got ${describeValue(items)}`);
+    }
+    if (typeof options !== "object" || options === null) throw new BadOptionError("options", "must be an object");
     const { keys: explicitKeys, ...rest } = options;
     checkSubmitOptions(rest);
+    const list = Array.isArray(items) ? (items as readonly unknown[]) : [...items];
+    if (explicitKeys !== undefined) checkKeys(explicitKeys, list.length, "map");
     const specs: TaskSpec[] = [];
-    const futures: Future<T>[] = [];
     const plain = Object.keys(specOptions(rest)).length === 0;
-    let i = 0;
-    for (const item of items) {
+    for (let i = 0; i < list.length; i++) {
+      const item = list[i];
       // A primitive argument encodes as itself (the common case: map over numbers or strings).
       const encoded = item === null || (typeof item !== "object" && typeof item !== "function") ? { args: [item], deps: [] } : encodeArgs([item], (v) => this.refOf(v));
       const key = explicitKeys?.[i] ?? (rest.pure === false ? randomKey(func, 16) : `${func}-${tokenize(func, encoded.args)}`);
       specs.push(plain ? { key, func, args: encoded.args, deps: encoded.deps } : { key, func, args: encoded.args, deps: encoded.deps, ...specOptions(rest) });
-      futures.push(new Future<T>(key, this));
-      i++;
     }
+    const futures = specs.map((spec) => new Future<T>(spec.key, this));
     const unique = new Map(specs.map((s) => [s.key, s]));
     this.sendGraph([...unique.values()], [...unique.keys()]);
     return futures;
@@ -222,9 +241,14 @@ export class Client {
    */
   persist(graph: Graph, opts: { keys?: string[]; priority?: number } = {}): Record<string, Future> {
     this.assertOpen();
+    if (typeof opts !== "object" || opts === null) throw new BadOptionError("options", "must be an object");
+    if (opts.priority !== undefined && !Number.isFinite(opts.priority)) throw new BadOptionError("priority", "must be a finite number");
     const specs = graphToSpecs(graph, (v) => this.refOf(v), opts.priority);
+    if (opts.keys !== undefined && (!Array.isArray(opts.keys) || opts.keys.some((k) => typeof k !== "string"))) {
+      throw new BadOptionError("keys", `must be an array of keys of the graph, got ${describeValue(opts.keys)}`);
+    }
     const outputs = opts.keys ?? specs.map((s) => s.key);
-    for (const key of outputs) if (!(key in graph)) throw new BadOptionError("keys", `${key} is not a key of the graph`);
+    for (const key of outputs) if (!Object.prototype.hasOwnProperty.call(graph, key)) throw new BadOptionError("keys", `${key} is not a key of the graph`);
     const futures: Record<string, Future> = {};
     for (const key of outputs) futures[key] = new Future(key, this);
     this.sendGraph(specs, outputs);
@@ -233,6 +257,7 @@ export class Client {
 
   /** `persist`, then gather: resolves with `{ key: result }` and releases the futures. */
   async compute(graph: Graph, opts: { keys?: string[]; priority?: number; timeout?: number } = {}): Promise<Record<string, unknown>> {
+    checkTimeout(opts);
     const futures = this.persist(graph, opts);
     try {
       const values = await this.gather(Object.values(futures), opts.timeout !== undefined ? { timeout: opts.timeout } : {});
@@ -247,9 +272,25 @@ export class Client {
   /** Put local data on workers (round-robin, or on `workers`) and get futures for it. */
   async scatter<T = unknown>(values: readonly T[], opts: { workers?: string[]; keys?: string[] } = {}): Promise<Future<T>[]> {
     this.assertOpen();
-    if (!Array.isArray(values)) throw new BadOptionError("values", "scatter takes an array of values");
-    let targets = opts.workers;
+    if (!Array.isArray(values)) throw new BadOptionError("values", `scatter takes an array of values, got ${describeValue(values)}`);
+    if (typeof opts !== "object" || opts === null) throw new BadOptionError("options", "must be an object");
+    if (opts.keys !== undefined) checkKeys(opts.keys, values.length, "scatter");
+    let targets = opts.workers === undefined ? undefined : typeof opts.workers === "string" ? [opts.workers] : opts.workers;
+    if (targets !== undefined && (!Array.isArray(targets) || targets.some((w) => typeof w !== "string" || w.length === 0))) {
+      throw new BadOptionError("workers", `must be a worker name or an array of worker names, got ${describeValue(opts.workers)}`);
+    }
+    if (values.length === 0) return [];
     if (targets === undefined || targets.length === 0) targets = (await this.workers()).map((w) => w.name);
+    else {
+      const known = (await this.workers()).map((w) => w.name);
+      const unknown = targets.filter((w) => !known.includes(w));
+      if (unknown.length > 0) {
+        throw new BadOptionError(
+          "workers",
+          `no worker named ${unknown.map((w) => JSON.stringify(w)).join(", ")} in cluster ${JSON.stringify(this.opts.cluster)} (its workers: ${known.length === 0 ? "none" : known.join(", ")})`,
+        );
+      }
+    }
     if (targets.length === 0) throw new NatschedError("NO_WORKERS", "scatter: no workers in the cluster");
     const keys = values.map((v, i) => opts.keys?.[i] ?? `${typeName(v)}-${tokenize(v)}`);
     const byWorker = new Map<string, Record<string, unknown>>();
@@ -262,10 +303,19 @@ export class Client {
     const data: { key: string; nbytes: number; workers: string[] }[] = [];
     await Promise.all(
       [...byWorker].map(async ([worker, batch]) => {
-        const reply = await putData(this.opts.transport, this.subjects.workerData(worker), batch, this.id, {
-          timeout: this.requestTimeout,
-          sourcePrefix: `${this.subjects.client(this.id)}.data`,
-        });
+        let reply;
+        try {
+          reply = await putData(this.opts.transport, this.subjects.workerData(worker), batch, this.id, {
+            timeout: this.requestTimeout,
+            sourcePrefix: `${this.subjects.client(this.id)}.data`,
+          });
+        } catch (error) {
+          // The scheduler listed it a moment ago: it left (or died) since.
+          if (error instanceof ProtocolError && /no responders/.test(error.message)) {
+            throw new NatschedError("NO_WORKERS", `scatter: worker ${JSON.stringify(worker)} does not answer (it left the cluster)`, { cause: error });
+          }
+          throw error;
+        }
         if (reply.error !== undefined || reply.nbytes === undefined) throw new NatschedError("PROTOCOL", `scatter to ${worker}: ${reply.error ?? "bad reply"}`);
         for (const key of Object.keys(batch)) data.push({ key, nbytes: reply.nbytes[key] ?? 0, workers: [worker] });
       }),
@@ -284,13 +334,22 @@ export class Client {
   gather(futures: Record<string, Future>, opts?: { timeout?: number }): Promise<Record<string, unknown>>;
   async gather(futures: Future | readonly Future[] | Record<string, Future>, opts: { timeout?: number } = {}): Promise<unknown> {
     this.assertOpen();
-    if (futures instanceof Future) return (await this.fetch([futures.key], opts.timeout)).get(futures.key);
+    const timeout = checkTimeout(opts);
+    if (futures instanceof Future) {
+      checkFuture(futures, "futures", this);
+      return (await this.fetch([futures.key], timeout)).get(futures.key);
+    }
     if (Array.isArray(futures)) {
-      const values = await this.fetch(futures.map((f) => f.key), opts.timeout);
+      futures.forEach((f, i) => checkFuture(f, `futures[${i}]`, this));
+      const values = await this.fetch(futures.map((f) => f.key), timeout);
       return futures.map((f) => values.get(f.key));
     }
+    if (typeof futures !== "object" || futures === null || Object.getPrototypeOf(futures) !== Object.prototype && Object.getPrototypeOf(futures) !== null) {
+      throw new BadOptionError("futures", `gather takes a Future, an array of futures or an object of futures, got ${describeValue(futures)}`);
+    }
     const entries = Object.entries(futures as Record<string, Future>);
-    const values = await this.fetch(entries.map(([, f]) => f.key), opts.timeout);
+    for (const [name, f] of entries) checkFuture(f, `futures.${name}`, this);
+    const values = await this.fetch(entries.map(([, f]) => f.key), timeout);
     return Object.fromEntries(entries.map(([name, f]) => [name, values.get(f.key)]));
   }
 
@@ -647,6 +706,45 @@ function randomKey(prefix: string, bytes: number): string {
     KEY_SCRATCH[p++] = HEX_DIGITS[b & 15]!;
   }
   return KEY_SCRATCH.toString("latin1", 0, p);
+}
+
+/** What `value` is, for a message: `number 5`, `an array`, `null`, `a Map`. */
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "undefined";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return `an object (${(value as object).constructor?.name ?? "no prototype"})`;
+  if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return `${typeof value} ${String(value)}`;
+}
+
+function checkFuture(value: unknown, where: string, client: Client): void {
+  if (!(value instanceof Future)) throw new BadOptionError("futures", `${where} is not a Future, got ${describeValue(value)}`);
+  if (!value.belongsTo(client)) throw new BadOptionError("futures", `${where} (${value.key}) is a future of another client`);
+}
+
+/** A `timeout` option: milliseconds, a finite number >= 0, or absent. */
+function checkTimeout(opts: { timeout?: number } | undefined): number | undefined {
+  if (opts === undefined) return undefined;
+  if (typeof opts !== "object" || opts === null) throw new BadOptionError("options", "must be an object");
+  const timeout = opts.timeout;
+  if (timeout === undefined) return undefined;
+  if (typeof timeout !== "number" || !(timeout >= 0) || !Number.isFinite(timeout)) {
+    throw new BadOptionError("timeout", `milliseconds, a finite number >= 0, got ${describeValue(timeout)}`);
+  }
+  return timeout;
+}
+
+/** Explicit keys of `map` or `scatter`: one non-empty string per item, no two the same. */
+function checkKeys(keys: unknown, items: number, call: string): void {
+  if (!Array.isArray(keys)) throw new BadOptionError("keys", `${call}: must be an array of keys, one per item, got ${describeValue(keys)}`);
+  if (keys.length !== items) throw new BadOptionError("keys", `${call}: ${keys.length} key(s) for ${items} item(s): give one key per item`);
+  const seen = new Set<string>();
+  keys.forEach((key, i) => {
+    if (typeof key !== "string" || key.length === 0) throw new BadOptionError("keys", `${call}: keys[${i}] must be a non-empty string, got ${describeValue(key)}`);
+    if (seen.has(key)) throw new BadOptionError("keys", `${call}: key ${JSON.stringify(key)} is given twice`);
+    seen.add(key);
+  });
 }
 
 function typeName(value: unknown): string {
