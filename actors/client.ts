@@ -1,6 +1,7 @@
 import { randomFillSync } from "node:crypto";
 import { BadOptionError, ClosedError, NatschedError, ProtocolError, TimeoutError } from "../machines/errors.js";
 import { tokenize } from "../machines/graph/index.js";
+import { reservedKeyProblem } from "../machines/graph/reserved-keys.js";
 import {
   PROTOCOL_VERSION,
   type ClientHeartbeatOp,
@@ -391,7 +392,13 @@ export class Client {
         }),
       );
       remaining = await this.dropFailedHolders(failed);
-      if (remaining.length > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 1000)));
+      if (remaining.length === 0) break;
+      // Holders that keep failing to deliver must not outlast the caller's timeout.
+      const backoff = Math.min(50 * 2 ** attempt, 1000);
+      if (deadline !== undefined && Date.now() + backoff >= deadline) {
+        throw new TimeoutError(`result${remaining.length === 1 ? ` of ${remaining[0]}` : `s of ${remaining.length} keys`} after ${timeout} ms (the workers said to hold ${remaining.length === 1 ? "it" : "them"} did not deliver)`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, backoff));
     }
     return out;
   }
@@ -743,6 +750,8 @@ function checkKeys(keys: unknown, items: number, call: string): void {
   keys.forEach((key, i) => {
     if (typeof key !== "string" || key.length === 0) throw new BadOptionError("keys", `${call}: keys[${i}] must be a non-empty string, got ${describeValue(key)}`);
     if (seen.has(key)) throw new BadOptionError("keys", `${call}: key ${JSON.stringify(key)} is given twice`);
+    const reserved = reservedKeyProblem(key);
+    if (reserved !== undefined) throw new BadOptionError("keys", `${call}: ${reserved}`);
     seen.add(key);
   });
 }

@@ -213,6 +213,8 @@ export function schedulerStats(cluster: string, actor: SchedulerActor) {
     queued: core.queued.size,
     noWorker: core.unrunnable.size,
     clients: core.clients.size,
+    // Running totals since this process started (the rest are gauges).
+    totals: { ...actor.totals },
   };
 }
 
