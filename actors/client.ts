@@ -1,5 +1,5 @@
 import { randomFillSync } from "node:crypto";
-import { BadOptionError, ClosedError, NatschedError, ProtocolError, TimeoutError } from "../machines/errors.js";
+import { BadOptionError, ClosedError, NatschedError, ProtocolError, SchedulerRestartedError, TimeoutError } from "../machines/errors.js";
 import { tokenize } from "../machines/graph/index.js";
 import { reservedKeyProblem } from "../machines/graph/reserved-keys.js";
 import {
@@ -132,6 +132,17 @@ export class Client {
   private flushScheduled = false;
   private toRelease = new Set<string>();
   private subscription: Subscription | null = null;
+  private announcements: Subscription | null = null;
+  /**
+   * The specs of the tasks this client submitted, each kept while a future of this client
+   * holds its key or a kept spec depends on it: what it resubmits when the scheduler starts
+   * a new run without its state (see `reconcile`).
+   */
+  private readonly specs = new Map<string, { spec: TaskSpec; refs: number }>();
+  /** Keys whose submission (update-graph, update-data) the scheduler has not answered yet. */
+  private readonly inFlight = new Map<string, number>();
+  private reconciling = false;
+  private reconcileAgain = false;
   private closedFlag = false;
   private heartbeat: ReturnType<typeof setInterval> | null = null;
 
@@ -159,6 +170,8 @@ export class Client {
   attach(): this {
     if (this.subscription !== null) return this;
     this.subscription = this.opts.transport.subscribe(this.subjects.client(this.id), (msg) => this.receive(msg));
+    // A scheduler that starts a new run (restarted without a log to resume from) knows nothing of this client.
+    this.announcements = this.opts.transport.subscribe(this.subjects.announce, () => this.scheduleReconcile());
     void this.call({ op: "client-join", client: this.id }).catch(() => undefined);
     this.startHeartbeat();
     return this;
@@ -322,8 +335,13 @@ export class Client {
       }),
     );
     const futures = keys.map((key) => new Future<T>(key, this));
-    const reply = await this.call({ op: "update-data", client: this.id, data });
-    if (!reply.ok) throw errorFromInfo(reply.error);
+    this.markInFlight(keys, 1);
+    try {
+      const reply = await this.call({ op: "update-data", client: this.id, data });
+      if (!reply.ok) throw errorFromInfo(reply.error);
+    } finally {
+      this.markInFlight(keys, -1);
+    }
     return futures;
   }
 
@@ -368,8 +386,14 @@ export class Client {
     for (let attempt = 0; remaining.length > 0; attempt++) {
       await this.waitForAll(remaining, deadline === undefined ? undefined : deadline - Date.now());
       const byHolder = new Map<string, string[]>();
+      // A key whose holders were dropped meanwhile (a new run of the scheduler) waits again.
+      const holderless: string[] = [];
       for (const key of remaining) {
-        const st = this.keys.get(key)!;
+        const st = this.keys.get(key);
+        if (st === undefined || st.holders.length === 0) {
+          holderless.push(key);
+          continue;
+        }
         const holder = st.holders[attempt % st.holders.length]!;
         let list = byHolder.get(holder);
         if (list === undefined) byHolder.set(holder, (list = []));
@@ -391,7 +415,7 @@ export class Client {
           }
         }),
       );
-      remaining = await this.dropFailedHolders(failed);
+      remaining = [...holderless, ...(await this.dropFailedHolders(failed))];
       if (remaining.length === 0) break;
       // Holders that keep failing to deliver must not outlast the caller's timeout.
       const backoff = Math.min(50 * 2 ** attempt, 1000);
@@ -427,12 +451,18 @@ export class Client {
     } catch {
       // No answer: wait for the scheduler's next report instead.
     }
+    let lost = false;
     for (const key of orphans) {
       const st = this.keys.get(key);
       if (st === undefined || st.holders.length > 0) continue;
       st.holders = whoHas[key] ?? [];
-      if (st.holders.length === 0) st.status = "pending";
+      if (st.holders.length === 0) {
+        st.status = "pending";
+        lost = true;
+      }
     }
+    // Usually being recomputed; but a scheduler that started a new run may not know the key at all.
+    if (lost) this.scheduleReconcile();
     return [...keys];
   }
 
@@ -536,6 +566,7 @@ export class Client {
     st.refs -= 1;
     if (st.refs > 0) return;
     this.keys.delete(key);
+    this.forgetSpec(key);
     for (const w of st.waiters) w.reject(new NatschedError("CANCELLED", `future for ${key} was released`));
     if (this.closedFlag) return;
     this.toRelease.add(key);
@@ -545,13 +576,176 @@ export class Client {
   // ---- scheduler plumbing --------------------------------------------------------------
 
   private sendGraph(tasks: TaskSpec[], wants: string[]): void {
+    this.keepSpecs(tasks);
+    this.markInFlight(wants, 1);
     const op: ClientToScheduler = { op: "update-graph", client: this.id, tasks, wants };
-    void this.call(op).then(
-      (reply) => {
-        if (!reply.ok) this.failKeys(wants, errorFromInfo(reply.error));
-      },
-      (error: Error) => this.failKeys(wants, error),
-    );
+    void this.call(op)
+      .then(
+        (reply) => {
+          if (!reply.ok) this.failKeys(wants, errorFromInfo(reply.error));
+        },
+        (error: Error) => this.failKeys(wants, error),
+      )
+      .finally(() => this.markInFlight(wants, -1));
+  }
+
+  private markInFlight(keys: readonly string[], delta: 1 | -1): void {
+    for (const key of keys) {
+      const n = (this.inFlight.get(key) ?? 0) + delta;
+      if (n > 0) this.inFlight.set(key, n);
+      else this.inFlight.delete(key);
+    }
+  }
+
+  /** Keep the specs of a submission (see `specs`); one no future and no kept spec needs is dropped at once. */
+  private keepSpecs(tasks: readonly TaskSpec[]): void {
+    const added: TaskSpec[] = [];
+    for (const spec of tasks) {
+      if (this.specs.has(spec.key)) continue;
+      this.specs.set(spec.key, { spec, refs: 0 });
+      added.push(spec);
+    }
+    for (const spec of added) {
+      for (const dep of new Set(spec.deps)) {
+        const kept = this.specs.get(dep);
+        if (kept !== undefined) kept.refs += 1;
+      }
+    }
+    for (const spec of added) this.forgetSpec(spec.key);
+  }
+
+  /** Drop `key`'s spec if no future holds it and no kept spec needs it, and so on down its dependencies. */
+  private forgetSpec(key: string): void {
+    const stack = [key];
+    while (stack.length > 0) {
+      const k = stack.pop()!;
+      const kept = this.specs.get(k);
+      if (kept === undefined || kept.refs > 0 || this.keys.has(k)) continue;
+      this.specs.delete(k);
+      for (const dep of new Set(kept.spec.deps)) {
+        const d = this.specs.get(dep);
+        if (d === undefined) continue;
+        d.refs -= 1;
+        stack.push(dep);
+      }
+    }
+  }
+
+  private scheduleReconcile(): void {
+    if (this.closedFlag) return;
+    if (this.reconciling) {
+      this.reconcileAgain = true;
+      return;
+    }
+    this.reconciling = true;
+    void this.reconcile()
+      .catch(() => undefined) // no answer: the scheduler's next announcement asks again
+      .finally(() => {
+        this.reconciling = false;
+        if (this.reconcileAgain) {
+          this.reconcileAgain = false;
+          this.scheduleReconcile();
+        }
+      });
+  }
+
+  /**
+   * A scheduler announced a new run: it restarted without a log to resume from (or the
+   * announcement repeats one this client already knows). Ask it which of this client's keys
+   * it holds for it; for each one it does not (and whose submission is not on its way):
+   * resubmit the task, with whatever of the graph below it the scheduler does not know, so
+   * the future completes on the new run; a key that cannot be computed again (data this
+   * client scattered, or a task depending on such data) fails with SchedulerRestartedError.
+   * Results of the old run are gone with it (the new run has the workers free them), so
+   * finished futures are computed again too. Erred and cancelled futures keep their outcome.
+   */
+  private async reconcile(): Promise<void> {
+    if (this.keys.size === 0) return;
+    const asked = [...new Set([...this.keys.keys(), ...this.specs.keys()])];
+    const answer = (await this.opts.transport.request(this.subjects.query, { op: "client-keys", client: this.id, keys: asked }, { timeout: this.requestTimeout })) as {
+      known?: Record<string, string>;
+      wanted?: unknown;
+    } | null;
+    if (this.closedFlag || typeof answer !== "object" || answer === null || !Array.isArray(answer.wanted)) return;
+    const known = new Set(Object.keys(answer.known ?? {}));
+    const wanted = new Set(answer.wanted as string[]);
+    const lost: string[] = [];
+    for (const [key, st] of this.keys) {
+      if (wanted.has(key) || this.inFlight.has(key) || st.status === "error" || st.status === "cancelled") continue;
+      lost.push(key);
+    }
+    if (lost.length === 0) return;
+
+    // Which lost keys can be computed again: null, or the scattered key it cannot do without.
+    const verdict = new Map<string, string | null>();
+    const check = (root: string): string | null => {
+      const stack = [root];
+      const visiting = new Set<string>();
+      while (stack.length > 0) {
+        const key = stack[stack.length - 1]!;
+        if (verdict.has(key)) {
+          stack.pop();
+          continue;
+        }
+        const kept = key === root || !known.has(key) ? this.specs.get(key) : undefined;
+        if (kept === undefined) {
+          verdict.set(key, known.has(key) ? null : key);
+          stack.pop();
+          continue;
+        }
+        visiting.add(key);
+        let waiting = false;
+        let missing: string | null = null;
+        for (const dep of kept.spec.deps) {
+          if (known.has(dep)) continue;
+          const v = verdict.get(dep);
+          if (v === undefined) {
+            if (visiting.has(dep)) missing ??= dep; // a cycle (a graph the scheduler refused): cannot be resubmitted
+            else {
+              stack.push(dep);
+              waiting = true;
+            }
+          } else if (v !== null) missing ??= v;
+        }
+        if (waiting) continue;
+        visiting.delete(key);
+        verdict.set(key, missing);
+        stack.pop();
+      }
+      return verdict.get(root)!;
+    };
+
+    const again: string[] = [];
+    for (const key of lost) {
+      const missing = known.has(key) && !this.specs.has(key) ? null : check(key);
+      const st = this.keys.get(key)!;
+      if (missing === null) {
+        again.push(key);
+        // Whatever it held lived in the old run: wait for the new run's report.
+        if (st.status === "finished") st.status = "pending";
+        st.holders = [];
+        continue;
+      }
+      st.status = "error";
+      st.error = new SchedulerRestartedError(key, this.opts.cluster, missing);
+      for (const w of st.waiters.splice(0)) w.reject(st.error);
+    }
+    if (again.length === 0) return;
+    // The specs to send: the resubmitted tasks and, below them, every task the scheduler does not know.
+    const tasks: TaskSpec[] = [];
+    const sent = new Set<string>();
+    const resubmitted = new Set(again);
+    const stack = [...again];
+    while (stack.length > 0) {
+      const key = stack.pop()!;
+      if (sent.has(key)) continue;
+      sent.add(key);
+      const kept = this.specs.get(key);
+      if (kept === undefined || (known.has(key) && !resubmitted.has(key))) continue;
+      tasks.push(kept.spec);
+      for (const dep of kept.spec.deps) if (!known.has(dep)) stack.push(dep);
+    }
+    this.sendGraph(tasks, again);
   }
 
   private failKeys(keys: string[], error: Error): void {
@@ -671,6 +865,9 @@ export class Client {
     this.keys.clear();
     await leave;
     this.subscription?.unsubscribe();
+    this.announcements?.unsubscribe();
+    this.specs.clear();
+    this.inFlight.clear();
   }
 }
 

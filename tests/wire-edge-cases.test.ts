@@ -128,3 +128,27 @@ describe("running totals", () => {
     expect(a.totals.keysServed + b.totals.keysServed).toBeGreaterThanOrEqual(7);
   });
 });
+
+describe("the specs a client keeps to resubmit after a scheduler's new run", () => {
+  it("are kept while a future (or a kept task depending on them) needs them, and dropped after", async () => {
+    const cluster = await start();
+    const client = cluster.client();
+    const specs = () => [...(client as unknown as { specs: Map<string, unknown> }).specs.keys()].sort();
+    const a = client.submit<number>("inc", [1], { key: "chain-a" });
+    const b = client.submit<number>("inc", [a], { key: "chain-b" });
+    const c = client.submit<number>("inc", [b], { key: "chain-c" });
+    expect(await c.result({ timeout: 5000 })).toBe(4);
+    a.release();
+    b.release();
+    expect(specs()).toEqual(["chain-a", "chain-b", "chain-c"]);
+    c.release();
+    expect(specs()).toEqual([]);
+    const fs = client.map("inc", [1, 2, 3]);
+    const out = client.persist({ p: ["inc", 1], q: ["inc", "p"], r: ["inc", 5] }, { keys: ["q"] });
+    expect(specs()).toEqual([...fs.map((f) => f.key), "p", "q"].sort());
+    await client.gather(fs);
+    for (const f of [...fs, ...Object.values(out)]) f.release();
+    expect(specs()).toEqual([]);
+  });
+});
+
