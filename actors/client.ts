@@ -138,7 +138,9 @@ export class Client {
    * holds its key or a kept spec depends on it: what it resubmits when the scheduler starts
    * a new run without its state (see `reconcile`).
    */
-  private readonly specs = new Map<string, { spec: TaskSpec; refs: number }>();
+  private readonly specs = new Map<string, TaskSpec>();
+  /** How many kept specs depend on a key (only keys some kept spec depends on are here). */
+  private readonly specDependents = new Map<string, number>();
   /** Keys whose submission (update-graph, update-data) the scheduler has not answered yet. */
   private readonly inFlight = new Map<string, number>();
   private reconciling = false;
@@ -602,13 +604,13 @@ export class Client {
     const added: TaskSpec[] = [];
     for (const spec of tasks) {
       if (this.specs.has(spec.key)) continue;
-      this.specs.set(spec.key, { spec, refs: 0 });
+      this.specs.set(spec.key, spec);
       added.push(spec);
     }
     for (const spec of added) {
-      for (const dep of new Set(spec.deps)) {
-        const kept = this.specs.get(dep);
-        if (kept !== undefined) kept.refs += 1;
+      if (spec.deps.length === 0) continue;
+      for (const dep of spec.deps.length === 1 ? spec.deps : new Set(spec.deps)) {
+        if (this.specs.has(dep)) this.specDependents.set(dep, (this.specDependents.get(dep) ?? 0) + 1);
       }
     }
     for (const spec of added) this.forgetSpec(spec.key);
@@ -620,12 +622,13 @@ export class Client {
     while (stack.length > 0) {
       const k = stack.pop()!;
       const kept = this.specs.get(k);
-      if (kept === undefined || kept.refs > 0 || this.keys.has(k)) continue;
+      if (kept === undefined || this.specDependents.has(k) || this.keys.has(k)) continue;
       this.specs.delete(k);
-      for (const dep of new Set(kept.spec.deps)) {
-        const d = this.specs.get(dep);
-        if (d === undefined) continue;
-        d.refs -= 1;
+      for (const dep of kept.deps.length < 2 ? kept.deps : new Set(kept.deps)) {
+        const n = this.specDependents.get(dep);
+        if (n === undefined) continue;
+        if (n > 1) this.specDependents.set(dep, n - 1);
+        else this.specDependents.delete(dep);
         stack.push(dep);
       }
     }
@@ -696,7 +699,7 @@ export class Client {
         visiting.add(key);
         let waiting = false;
         let missing: string | null = null;
-        for (const dep of kept.spec.deps) {
+        for (const dep of kept.deps) {
           if (known.has(dep)) continue;
           const v = verdict.get(dep);
           if (v === undefined) {
@@ -742,8 +745,8 @@ export class Client {
       sent.add(key);
       const kept = this.specs.get(key);
       if (kept === undefined || (known.has(key) && !resubmitted.has(key))) continue;
-      tasks.push(kept.spec);
-      for (const dep of kept.spec.deps) if (!known.has(dep)) stack.push(dep);
+      tasks.push(kept);
+      for (const dep of kept.deps) if (!known.has(dep)) stack.push(dep);
     }
     this.sendGraph(tasks, again);
   }
@@ -867,6 +870,7 @@ export class Client {
     this.subscription?.unsubscribe();
     this.announcements?.unsubscribe();
     this.specs.clear();
+    this.specDependents.clear();
     this.inFlight.clear();
   }
 }
