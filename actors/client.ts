@@ -298,7 +298,7 @@ export class Client {
     if (values.length === 0) return [];
     if (targets === undefined || targets.length === 0) targets = (await this.workers()).map((w) => w.name);
     else {
-      const known = (await this.workers()).map((w) => w.name);
+      const known = (await this.workers()).map((w) => w.name).sort();
       const unknown = targets.filter((w) => !known.includes(w));
       if (unknown.length > 0) {
         throw new BadOptionError(
