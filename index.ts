@@ -46,4 +46,4 @@ export { extractWorkload, type ExtractedWorkload } from "./replay/workload-extra
 export { exportSlice, type ExportReport } from "./replay/export.js";
 export { connectClient, type ConnectClientOptions } from "./actors/process/connect-client.js";
 export { NatsTransport, type NatsTransportOptions } from "./transport/nats.js";
-export { connectNats, type NatsConnectOptions, type NatsTlsOptions } from "./transport/nats-connect.js";
+export { connectNats, redactUrls, splitUrlCredentials, type NatsConnectOptions, type NatsTlsOptions, type UrlCredentials } from "./transport/nats-connect.js";

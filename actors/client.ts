@@ -1,6 +1,7 @@
 import { randomFillSync } from "node:crypto";
-import { BadOptionError, ClosedError, NatschedError, ProtocolError, TimeoutError } from "../machines/errors.js";
+import { BadOptionError, ClosedError, NatschedError, ProtocolError, SchedulerRestartedError, TimeoutError } from "../machines/errors.js";
 import { tokenize } from "../machines/graph/index.js";
+import { reservedKeyProblem } from "../machines/graph/reserved-keys.js";
 import {
   PROTOCOL_VERSION,
   type ClientHeartbeatOp,
@@ -67,14 +68,28 @@ export class Future<T = unknown> {
     return this.status !== "pending";
   }
 
-  /** The result, fetched from a worker that holds it. Rejects with TaskFailedError if the task failed. */
+  /**
+   * The result, fetched from a worker that holds it. Rejects with TaskFailedError if the task
+   * failed, TimeoutError after `timeout` milliseconds (default: no limit).
+   */
   result(opts: { timeout?: number } = {}): Promise<T> {
     return this.client.gather(this, opts) as Promise<T>;
   }
 
-  /** Resolves when the task is done (finished, erred or cancelled), without fetching data. */
+  /** Resolves when the task is done (finished, erred or cancelled), or after `timeout` milliseconds, without fetching data. */
   wait(opts: { timeout?: number } = {}): Promise<void> {
-    return this.client.waitFor(this.key, opts.timeout).catch(() => undefined);
+    let timeout: number | undefined;
+    try {
+      timeout = checkTimeout(opts);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return this.client.waitFor(this.key, timeout).catch(() => undefined);
+  }
+
+  /** @internal */
+  belongsTo(client: Client): boolean {
+    return this.client === client;
   }
 
   release(): void {
@@ -117,6 +132,19 @@ export class Client {
   private flushScheduled = false;
   private toRelease = new Set<string>();
   private subscription: Subscription | null = null;
+  private announcements: Subscription | null = null;
+  /**
+   * The specs of the tasks this client submitted, each kept while a future of this client
+   * holds its key or a kept spec depends on it: what it resubmits when the scheduler starts
+   * a new run without its state (see `reconcile`).
+   */
+  private readonly specs = new Map<string, TaskSpec>();
+  /** How many kept specs depend on a key (only keys some kept spec depends on are here). */
+  private readonly specDependents = new Map<string, number>();
+  /** Keys whose submission (update-graph, update-data) the scheduler has not answered yet. */
+  private readonly inFlight = new Map<string, number>();
+  private reconciling = false;
+  private reconcileAgain = false;
   private closedFlag = false;
   private heartbeat: ReturnType<typeof setInterval> | null = null;
 
@@ -144,6 +172,8 @@ export class Client {
   attach(): this {
     if (this.subscription !== null) return this;
     this.subscription = this.opts.transport.subscribe(this.subjects.client(this.id), (msg) => this.receive(msg));
+    // A scheduler that starts a new run (restarted without a log to resume from) knows nothing of this client.
+    this.announcements = this.opts.transport.subscribe(this.subjects.announce, () => this.scheduleReconcile());
     void this.call({ op: "client-join", client: this.id }).catch(() => undefined);
     this.startHeartbeat();
     return this;
@@ -196,20 +226,25 @@ export class Client {
   /** `submit` for each element: one task per item, submitted as one graph. */
   map<T = unknown>(func: string, items: Iterable<unknown>, options: Omit<SubmitOptions, "key"> & { keys?: string[] } = {}): Future<T>[] {
     this.assertOpen();
+    if (typeof func !== "string" || func.length === 0) throw new BadOptionError("func", "must be the name of a registered function");
+    if (items === null || items === undefined || typeof (items as Partial<Iterable<unknown>>)[Symbol.iterator] !== "function" || typeof items === "string") {
+      throw new BadOptionError("items", `map takes an array (or another iterable) of items, one task each, got ${describeValue(items)}`);
+    }
+    if (typeof options !== "object" || options === null) throw new BadOptionError("options", "must be an object");
     const { keys: explicitKeys, ...rest } = options;
     checkSubmitOptions(rest);
+    const list = Array.isArray(items) ? (items as readonly unknown[]) : [...items];
+    if (explicitKeys !== undefined) checkKeys(explicitKeys, list.length, "map");
     const specs: TaskSpec[] = [];
-    const futures: Future<T>[] = [];
     const plain = Object.keys(specOptions(rest)).length === 0;
-    let i = 0;
-    for (const item of items) {
+    for (let i = 0; i < list.length; i++) {
+      const item = list[i];
       // A primitive argument encodes as itself (the common case: map over numbers or strings).
       const encoded = item === null || (typeof item !== "object" && typeof item !== "function") ? { args: [item], deps: [] } : encodeArgs([item], (v) => this.refOf(v));
       const key = explicitKeys?.[i] ?? (rest.pure === false ? randomKey(func, 16) : `${func}-${tokenize(func, encoded.args)}`);
       specs.push(plain ? { key, func, args: encoded.args, deps: encoded.deps } : { key, func, args: encoded.args, deps: encoded.deps, ...specOptions(rest) });
-      futures.push(new Future<T>(key, this));
-      i++;
     }
+    const futures = specs.map((spec) => new Future<T>(spec.key, this));
     const unique = new Map(specs.map((s) => [s.key, s]));
     this.sendGraph([...unique.values()], [...unique.keys()]);
     return futures;
@@ -222,9 +257,14 @@ export class Client {
    */
   persist(graph: Graph, opts: { keys?: string[]; priority?: number } = {}): Record<string, Future> {
     this.assertOpen();
+    if (typeof opts !== "object" || opts === null) throw new BadOptionError("options", "must be an object");
+    if (opts.priority !== undefined && !Number.isFinite(opts.priority)) throw new BadOptionError("priority", "must be a finite number");
     const specs = graphToSpecs(graph, (v) => this.refOf(v), opts.priority);
+    if (opts.keys !== undefined && (!Array.isArray(opts.keys) || opts.keys.some((k) => typeof k !== "string"))) {
+      throw new BadOptionError("keys", `must be an array of keys of the graph, got ${describeValue(opts.keys)}`);
+    }
     const outputs = opts.keys ?? specs.map((s) => s.key);
-    for (const key of outputs) if (!(key in graph)) throw new BadOptionError("keys", `${key} is not a key of the graph`);
+    for (const key of outputs) if (!Object.prototype.hasOwnProperty.call(graph, key)) throw new BadOptionError("keys", `${key} is not a key of the graph`);
     const futures: Record<string, Future> = {};
     for (const key of outputs) futures[key] = new Future(key, this);
     this.sendGraph(specs, outputs);
@@ -233,6 +273,7 @@ export class Client {
 
   /** `persist`, then gather: resolves with `{ key: result }` and releases the futures. */
   async compute(graph: Graph, opts: { keys?: string[]; priority?: number; timeout?: number } = {}): Promise<Record<string, unknown>> {
+    checkTimeout(opts);
     const futures = this.persist(graph, opts);
     try {
       const values = await this.gather(Object.values(futures), opts.timeout !== undefined ? { timeout: opts.timeout } : {});
@@ -247,9 +288,25 @@ export class Client {
   /** Put local data on workers (round-robin, or on `workers`) and get futures for it. */
   async scatter<T = unknown>(values: readonly T[], opts: { workers?: string[]; keys?: string[] } = {}): Promise<Future<T>[]> {
     this.assertOpen();
-    if (!Array.isArray(values)) throw new BadOptionError("values", "scatter takes an array of values");
-    let targets = opts.workers;
+    if (!Array.isArray(values)) throw new BadOptionError("values", `scatter takes an array of values, got ${describeValue(values)}`);
+    if (typeof opts !== "object" || opts === null) throw new BadOptionError("options", "must be an object");
+    if (opts.keys !== undefined) checkKeys(opts.keys, values.length, "scatter");
+    let targets = opts.workers === undefined ? undefined : typeof opts.workers === "string" ? [opts.workers] : opts.workers;
+    if (targets !== undefined && (!Array.isArray(targets) || targets.some((w) => typeof w !== "string" || w.length === 0))) {
+      throw new BadOptionError("workers", `must be a worker name or an array of worker names, got ${describeValue(opts.workers)}`);
+    }
+    if (values.length === 0) return [];
     if (targets === undefined || targets.length === 0) targets = (await this.workers()).map((w) => w.name);
+    else {
+      const known = (await this.workers()).map((w) => w.name).sort();
+      const unknown = targets.filter((w) => !known.includes(w));
+      if (unknown.length > 0) {
+        throw new BadOptionError(
+          "workers",
+          `no worker named ${unknown.map((w) => JSON.stringify(w)).join(", ")} in cluster ${JSON.stringify(this.opts.cluster)} (its workers: ${known.length === 0 ? "none" : known.join(", ")})`,
+        );
+      }
+    }
     if (targets.length === 0) throw new NatschedError("NO_WORKERS", "scatter: no workers in the cluster");
     const keys = values.map((v, i) => opts.keys?.[i] ?? `${typeName(v)}-${tokenize(v)}`);
     const byWorker = new Map<string, Record<string, unknown>>();
@@ -262,17 +319,31 @@ export class Client {
     const data: { key: string; nbytes: number; workers: string[] }[] = [];
     await Promise.all(
       [...byWorker].map(async ([worker, batch]) => {
-        const reply = await putData(this.opts.transport, this.subjects.workerData(worker), batch, this.id, {
-          timeout: this.requestTimeout,
-          sourcePrefix: `${this.subjects.client(this.id)}.data`,
-        });
+        let reply;
+        try {
+          reply = await putData(this.opts.transport, this.subjects.workerData(worker), batch, this.id, {
+            timeout: this.requestTimeout,
+            sourcePrefix: `${this.subjects.client(this.id)}.data`,
+          });
+        } catch (error) {
+          // The scheduler listed it a moment ago: it left (or died) since.
+          if (error instanceof ProtocolError && /no responders/.test(error.message)) {
+            throw new NatschedError("NO_WORKERS", `scatter: worker ${JSON.stringify(worker)} does not answer (it left the cluster)`, { cause: error });
+          }
+          throw error;
+        }
         if (reply.error !== undefined || reply.nbytes === undefined) throw new NatschedError("PROTOCOL", `scatter to ${worker}: ${reply.error ?? "bad reply"}`);
         for (const key of Object.keys(batch)) data.push({ key, nbytes: reply.nbytes[key] ?? 0, workers: [worker] });
       }),
     );
     const futures = keys.map((key) => new Future<T>(key, this));
-    const reply = await this.call({ op: "update-data", client: this.id, data });
-    if (!reply.ok) throw errorFromInfo(reply.error);
+    this.markInFlight(keys, 1);
+    try {
+      const reply = await this.call({ op: "update-data", client: this.id, data });
+      if (!reply.ok) throw errorFromInfo(reply.error);
+    } finally {
+      this.markInFlight(keys, -1);
+    }
     return futures;
   }
 
@@ -284,13 +355,22 @@ export class Client {
   gather(futures: Record<string, Future>, opts?: { timeout?: number }): Promise<Record<string, unknown>>;
   async gather(futures: Future | readonly Future[] | Record<string, Future>, opts: { timeout?: number } = {}): Promise<unknown> {
     this.assertOpen();
-    if (futures instanceof Future) return (await this.fetch([futures.key], opts.timeout)).get(futures.key);
+    const timeout = checkTimeout(opts);
+    if (futures instanceof Future) {
+      checkFuture(futures, "futures", this);
+      return (await this.fetch([futures.key], timeout)).get(futures.key);
+    }
     if (Array.isArray(futures)) {
-      const values = await this.fetch(futures.map((f) => f.key), opts.timeout);
+      futures.forEach((f, i) => checkFuture(f, `futures[${i}]`, this));
+      const values = await this.fetch(futures.map((f) => f.key), timeout);
       return futures.map((f) => values.get(f.key));
     }
+    if (typeof futures !== "object" || futures === null || Object.getPrototypeOf(futures) !== Object.prototype && Object.getPrototypeOf(futures) !== null) {
+      throw new BadOptionError("futures", `gather takes a Future, an array of futures or an object of futures, got ${describeValue(futures)}`);
+    }
     const entries = Object.entries(futures as Record<string, Future>);
-    const values = await this.fetch(entries.map(([, f]) => f.key), opts.timeout);
+    for (const [name, f] of entries) checkFuture(f, `futures.${name}`, this);
+    const values = await this.fetch(entries.map(([, f]) => f.key), timeout);
     return Object.fromEntries(entries.map(([name, f]) => [name, values.get(f.key)]));
   }
 
@@ -308,8 +388,14 @@ export class Client {
     for (let attempt = 0; remaining.length > 0; attempt++) {
       await this.waitForAll(remaining, deadline === undefined ? undefined : deadline - Date.now());
       const byHolder = new Map<string, string[]>();
+      // A key whose holders were dropped meanwhile (a new run of the scheduler) waits again.
+      const holderless: string[] = [];
       for (const key of remaining) {
-        const st = this.keys.get(key)!;
+        const st = this.keys.get(key);
+        if (st === undefined || st.holders.length === 0) {
+          holderless.push(key);
+          continue;
+        }
         const holder = st.holders[attempt % st.holders.length]!;
         let list = byHolder.get(holder);
         if (list === undefined) byHolder.set(holder, (list = []));
@@ -331,8 +417,14 @@ export class Client {
           }
         }),
       );
-      remaining = await this.dropFailedHolders(failed);
-      if (remaining.length > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 1000)));
+      remaining = [...holderless, ...(await this.dropFailedHolders(failed))];
+      if (remaining.length === 0) break;
+      // Holders that keep failing to deliver must not outlast the caller's timeout.
+      const backoff = Math.min(50 * 2 ** attempt, 1000);
+      if (deadline !== undefined && Date.now() + backoff >= deadline) {
+        throw new TimeoutError(`result${remaining.length === 1 ? ` of ${remaining[0]}` : `s of ${remaining.length} keys`} after ${timeout} ms (the workers said to hold ${remaining.length === 1 ? "it" : "them"} did not deliver)`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, backoff));
     }
     return out;
   }
@@ -361,12 +453,18 @@ export class Client {
     } catch {
       // No answer: wait for the scheduler's next report instead.
     }
+    let lost = false;
     for (const key of orphans) {
       const st = this.keys.get(key);
       if (st === undefined || st.holders.length > 0) continue;
       st.holders = whoHas[key] ?? [];
-      if (st.holders.length === 0) st.status = "pending";
+      if (st.holders.length === 0) {
+        st.status = "pending";
+        lost = true;
+      }
     }
+    // Usually being recomputed; but a scheduler that started a new run may not know the key at all.
+    if (lost) this.scheduleReconcile();
     return [...keys];
   }
 
@@ -470,6 +568,7 @@ export class Client {
     st.refs -= 1;
     if (st.refs > 0) return;
     this.keys.delete(key);
+    this.forgetSpec(key);
     for (const w of st.waiters) w.reject(new NatschedError("CANCELLED", `future for ${key} was released`));
     if (this.closedFlag) return;
     this.toRelease.add(key);
@@ -479,13 +578,177 @@ export class Client {
   // ---- scheduler plumbing --------------------------------------------------------------
 
   private sendGraph(tasks: TaskSpec[], wants: string[]): void {
+    this.keepSpecs(tasks);
+    this.markInFlight(wants, 1);
     const op: ClientToScheduler = { op: "update-graph", client: this.id, tasks, wants };
-    void this.call(op).then(
-      (reply) => {
-        if (!reply.ok) this.failKeys(wants, errorFromInfo(reply.error));
-      },
-      (error: Error) => this.failKeys(wants, error),
-    );
+    void this.call(op)
+      .then(
+        (reply) => {
+          if (!reply.ok) this.failKeys(wants, errorFromInfo(reply.error));
+        },
+        (error: Error) => this.failKeys(wants, error),
+      )
+      .finally(() => this.markInFlight(wants, -1));
+  }
+
+  private markInFlight(keys: readonly string[], delta: 1 | -1): void {
+    for (const key of keys) {
+      const n = (this.inFlight.get(key) ?? 0) + delta;
+      if (n > 0) this.inFlight.set(key, n);
+      else this.inFlight.delete(key);
+    }
+  }
+
+  /** Keep the specs of a submission (see `specs`); one no future and no kept spec needs is dropped at once. */
+  private keepSpecs(tasks: readonly TaskSpec[]): void {
+    const added: TaskSpec[] = [];
+    for (const spec of tasks) {
+      if (this.specs.has(spec.key)) continue;
+      this.specs.set(spec.key, spec);
+      added.push(spec);
+    }
+    for (const spec of added) {
+      if (spec.deps.length === 0) continue;
+      for (const dep of spec.deps.length === 1 ? spec.deps : new Set(spec.deps)) {
+        if (this.specs.has(dep)) this.specDependents.set(dep, (this.specDependents.get(dep) ?? 0) + 1);
+      }
+    }
+    for (const spec of added) this.forgetSpec(spec.key);
+  }
+
+  /** Drop `key`'s spec if no future holds it and no kept spec needs it, and so on down its dependencies. */
+  private forgetSpec(key: string): void {
+    const stack = [key];
+    while (stack.length > 0) {
+      const k = stack.pop()!;
+      const kept = this.specs.get(k);
+      if (kept === undefined || this.specDependents.has(k) || this.keys.has(k)) continue;
+      this.specs.delete(k);
+      for (const dep of kept.deps.length < 2 ? kept.deps : new Set(kept.deps)) {
+        const n = this.specDependents.get(dep);
+        if (n === undefined) continue;
+        if (n > 1) this.specDependents.set(dep, n - 1);
+        else this.specDependents.delete(dep);
+        stack.push(dep);
+      }
+    }
+  }
+
+  private scheduleReconcile(): void {
+    if (this.closedFlag) return;
+    if (this.reconciling) {
+      this.reconcileAgain = true;
+      return;
+    }
+    this.reconciling = true;
+    void this.reconcile()
+      .catch(() => undefined) // no answer: the scheduler's next announcement asks again
+      .finally(() => {
+        this.reconciling = false;
+        if (this.reconcileAgain) {
+          this.reconcileAgain = false;
+          this.scheduleReconcile();
+        }
+      });
+  }
+
+  /**
+   * A scheduler announced a new run: it restarted without a log to resume from (or the
+   * announcement repeats one this client already knows). Ask it which of this client's keys
+   * it holds for it; for each one it does not (and whose submission is not on its way):
+   * resubmit the task, with whatever of the graph below it the scheduler does not know, so
+   * the future completes on the new run; a key that cannot be computed again (data this
+   * client scattered, or a task depending on such data) fails with SchedulerRestartedError.
+   * Results of the old run are gone with it (the new run has the workers free them), so
+   * finished futures are computed again too. Erred and cancelled futures keep their outcome.
+   */
+  private async reconcile(): Promise<void> {
+    if (this.keys.size === 0) return;
+    const asked = [...new Set([...this.keys.keys(), ...this.specs.keys()])];
+    const answer = (await this.opts.transport.request(this.subjects.query, { op: "client-keys", client: this.id, keys: asked }, { timeout: this.requestTimeout })) as {
+      known?: Record<string, string>;
+      wanted?: unknown;
+    } | null;
+    if (this.closedFlag || typeof answer !== "object" || answer === null || !Array.isArray(answer.wanted)) return;
+    const known = new Set(Object.keys(answer.known ?? {}));
+    const wanted = new Set(answer.wanted as string[]);
+    const lost: string[] = [];
+    for (const [key, st] of this.keys) {
+      if (wanted.has(key) || this.inFlight.has(key) || st.status === "error" || st.status === "cancelled") continue;
+      lost.push(key);
+    }
+    if (lost.length === 0) return;
+
+    // Which lost keys can be computed again: null, or the scattered key it cannot do without.
+    const verdict = new Map<string, string | null>();
+    const check = (root: string): string | null => {
+      const stack = [root];
+      const visiting = new Set<string>();
+      while (stack.length > 0) {
+        const key = stack[stack.length - 1]!;
+        if (verdict.has(key)) {
+          stack.pop();
+          continue;
+        }
+        const kept = key === root || !known.has(key) ? this.specs.get(key) : undefined;
+        if (kept === undefined) {
+          verdict.set(key, known.has(key) ? null : key);
+          stack.pop();
+          continue;
+        }
+        visiting.add(key);
+        let waiting = false;
+        let missing: string | null = null;
+        for (const dep of kept.deps) {
+          if (known.has(dep)) continue;
+          const v = verdict.get(dep);
+          if (v === undefined) {
+            if (visiting.has(dep)) missing ??= dep; // a cycle (a graph the scheduler refused): cannot be resubmitted
+            else {
+              stack.push(dep);
+              waiting = true;
+            }
+          } else if (v !== null) missing ??= v;
+        }
+        if (waiting) continue;
+        visiting.delete(key);
+        verdict.set(key, missing);
+        stack.pop();
+      }
+      return verdict.get(root)!;
+    };
+
+    const again: string[] = [];
+    for (const key of lost) {
+      const missing = known.has(key) && !this.specs.has(key) ? null : check(key);
+      const st = this.keys.get(key)!;
+      if (missing === null) {
+        again.push(key);
+        // Whatever it held lived in the old run: wait for the new run's report.
+        if (st.status === "finished") st.status = "pending";
+        st.holders = [];
+        continue;
+      }
+      st.status = "error";
+      st.error = new SchedulerRestartedError(key, this.opts.cluster, missing);
+      for (const w of st.waiters.splice(0)) w.reject(st.error);
+    }
+    if (again.length === 0) return;
+    // The specs to send: the resubmitted tasks and, below them, every task the scheduler does not know.
+    const tasks: TaskSpec[] = [];
+    const sent = new Set<string>();
+    const resubmitted = new Set(again);
+    const stack = [...again];
+    while (stack.length > 0) {
+      const key = stack.pop()!;
+      if (sent.has(key)) continue;
+      sent.add(key);
+      const kept = this.specs.get(key);
+      if (kept === undefined || (known.has(key) && !resubmitted.has(key))) continue;
+      tasks.push(kept);
+      for (const dep of kept.deps) if (!known.has(dep)) stack.push(dep);
+    }
+    this.sendGraph(tasks, again);
   }
 
   private failKeys(keys: string[], error: Error): void {
@@ -605,6 +868,10 @@ export class Client {
     this.keys.clear();
     await leave;
     this.subscription?.unsubscribe();
+    this.announcements?.unsubscribe();
+    this.specs.clear();
+    this.specDependents.clear();
+    this.inFlight.clear();
   }
 }
 
@@ -647,6 +914,47 @@ function randomKey(prefix: string, bytes: number): string {
     KEY_SCRATCH[p++] = HEX_DIGITS[b & 15]!;
   }
   return KEY_SCRATCH.toString("latin1", 0, p);
+}
+
+/** What `value` is, for a message: `number 5`, `an array`, `null`, `a Map`. */
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "undefined";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return `an object (${(value as object).constructor?.name ?? "no prototype"})`;
+  if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return `${typeof value} ${String(value)}`;
+}
+
+function checkFuture(value: unknown, where: string, client: Client): void {
+  if (!(value instanceof Future)) throw new BadOptionError("futures", `${where} is not a Future, got ${describeValue(value)}`);
+  if (!value.belongsTo(client)) throw new BadOptionError("futures", `${where} (${value.key}) is a future of another client`);
+}
+
+/** A `timeout` option: milliseconds, a finite number >= 0, or absent. */
+function checkTimeout(opts: { timeout?: number } | undefined): number | undefined {
+  if (opts === undefined) return undefined;
+  if (typeof opts !== "object" || opts === null) throw new BadOptionError("options", "must be an object");
+  const timeout = opts.timeout;
+  if (timeout === undefined) return undefined;
+  if (typeof timeout !== "number" || !(timeout >= 0) || !Number.isFinite(timeout)) {
+    throw new BadOptionError("timeout", `milliseconds, a finite number >= 0, got ${describeValue(timeout)}`);
+  }
+  return timeout;
+}
+
+/** Explicit keys of `map` or `scatter`: one non-empty string per item, no two the same. */
+function checkKeys(keys: unknown, items: number, call: string): void {
+  if (!Array.isArray(keys)) throw new BadOptionError("keys", `${call}: must be an array of keys, one per item, got ${describeValue(keys)}`);
+  if (keys.length !== items) throw new BadOptionError("keys", `${call}: ${keys.length} key(s) for ${items} item(s): give one key per item`);
+  const seen = new Set<string>();
+  keys.forEach((key, i) => {
+    if (typeof key !== "string" || key.length === 0) throw new BadOptionError("keys", `${call}: keys[${i}] must be a non-empty string, got ${describeValue(key)}`);
+    if (seen.has(key)) throw new BadOptionError("keys", `${call}: key ${JSON.stringify(key)} is given twice`);
+    const reserved = reservedKeyProblem(key);
+    if (reserved !== undefined) throw new BadOptionError("keys", `${call}: ${reserved}`);
+    seen.add(key);
+  });
 }
 
 function typeName(value: unknown): string {

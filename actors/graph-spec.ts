@@ -1,4 +1,5 @@
-import { BadOptionError } from "../machines/errors.js";
+import { BadOptionError, GraphError } from "../machines/errors.js";
+import { reservedKeyProblem } from "../machines/graph/reserved-keys.js";
 import type { TaskSpec } from "../machines/protocol.js";
 import { encodeArgs } from "./args.js";
 
@@ -20,6 +21,8 @@ export function graphToSpecs(graph: Graph, refOf: (value: unknown) => string | u
   };
   const specs: TaskSpec[] = [];
   for (const [key, value] of Object.entries(graph)) {
+    const reserved = reservedKeyProblem(key);
+    if (reserved !== undefined) throw new GraphError(`task ${reserved}`, "GRAPH", [key]);
     const isTask = Array.isArray(value) && value.length > 0 && typeof value[0] === "string";
     const func = isTask ? (value[0] as string) : IDENTITY;
     const rawArgs = isTask ? value.slice(1) : [value];

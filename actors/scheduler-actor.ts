@@ -57,6 +57,11 @@ export class SchedulerActor {
   private balanceTimer: ReturnType<typeof setInterval> | null = null;
   private lastBalance = -Infinity;
   private ticking = false;
+  /**
+   * Running totals since this actor started (a resumed scheduler counts from its restart):
+   * what `$SRV.STATS` and the status endpoint report besides the gauges.
+   */
+  readonly totals: SchedulerTotals = { tasksCompleted: 0, tasksErred: 0, stealsRequested: 0, stealsConfirmed: 0, stealsRejected: 0 };
   /** performance.now() of the last liveness tick, to notice a stalled event loop. */
   private lastTickMs = 0;
   private closed = false;
@@ -68,10 +73,14 @@ export class SchedulerActor {
     this.liveness = new Liveness(opts.config);
     const { recorder, outbox } = this;
     const s = this.subjects;
+    const totals = this.totals;
     const effects: SchedulerEffects = {
       toWorker: (worker, op) => outbox.send(s.worker(worker), op),
       toClient: (client, op) => outbox.send(s.client(client), op),
-      transition: (machine, id, event, from, to, why) => recorder.transition(machine, id, event, from, to, why),
+      transition: (machine, id, event, from, to, why) => {
+        if (machine === "task") countTaskTransition(totals, event, from, to);
+        recorder.transition(machine, id, event, from, to, why);
+      },
     };
     opts.resume?.connect(effects);
     this.core = opts.resume?.core ?? new SchedulerCore(opts.config, effects);
@@ -248,6 +257,25 @@ export class SchedulerActor {
     this.feed({ op: "scheduler-close", t });
     this.recorder.stop(t);
   }
+}
+
+export interface SchedulerTotals {
+  /** Tasks a worker computed (processing -> memory). */
+  tasksCompleted: number;
+  /** Tasks that erred: their function threw, a dependency erred, or they killed too many workers. */
+  tasksErred: number;
+  /** Steal requests sent to a victim worker, and how they were answered. */
+  stealsRequested: number;
+  stealsConfirmed: number;
+  stealsRejected: number;
+}
+
+function countTaskTransition(totals: SchedulerTotals, event: string, from: string, to: string): void {
+  if (event === "FINISH" && from.startsWith("processing")) totals.tasksCompleted++;
+  else if (to === "erred" && from !== "erred") totals.tasksErred++;
+  else if (event === "STEAL") totals.stealsRequested++;
+  else if (event === "STEAL_CONFIRM") totals.stealsConfirmed++;
+  else if (event === "STEAL_REJECT") totals.stealsRejected++;
 }
 
 function isLivenessOp(op: SchedulerOp | LivenessOp): op is LivenessOp {

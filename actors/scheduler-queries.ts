@@ -1,8 +1,23 @@
 import type { SchedulerCore } from "../machines/scheduler/core.js";
 
 /** Answers to read-only questions about a scheduler's state (status, workers, who-has). */
-export function answerQuery(core: SchedulerCore, q: { op?: string; keys?: unknown }): unknown {
+export function answerQuery(core: SchedulerCore, q: { op?: string; keys?: unknown; client?: unknown }): unknown {
   switch (q?.op) {
+    case "client-keys": {
+      // What a client that heard a scheduler announce a new run asks: which of my keys do you
+      // know (in what state), and which do you hold for me? (Client.reconcile in actors/client.ts)
+      const keys = Array.isArray(q.keys) ? q.keys.filter((k): k is string => typeof k === "string") : [];
+      const client = typeof q.client === "string" ? q.client : "";
+      const known: [string, string][] = [];
+      const wanted: string[] = [];
+      for (const key of keys) {
+        const ts = core.tasks.get(key);
+        if (ts === undefined || ts.state === "forgotten") continue;
+        known.push([key, ts.state]);
+        if (ts.whoWants?.has(client)) wanted.push(key);
+      }
+      return { known: Object.fromEntries(known), wanted };
+    }
     case "workers":
       return { workers: workerSummaries(core) };
     case "who-has": {

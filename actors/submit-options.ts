@@ -1,4 +1,5 @@
 import { BadOptionError } from "../machines/errors.js";
+import { reservedKeyProblem } from "../machines/graph/reserved-keys.js";
 import type { Restrictions } from "../machines/protocol.js";
 
 export interface SubmitOptions {
@@ -25,6 +26,8 @@ export function checkSubmitOptions(options: object): void {
   const o = options as SubmitOptions;
   for (const name of Object.keys(o)) if (!KNOWN.has(name)) throw new BadOptionError(name, `unknown option (known: ${[...KNOWN].join(", ")})`);
   if (o.key !== undefined && (typeof o.key !== "string" || o.key.length === 0)) throw new BadOptionError("key", "must be a non-empty string");
+  const reserved = o.key === undefined ? undefined : reservedKeyProblem(o.key);
+  if (reserved !== undefined) throw new BadOptionError("key", reserved);
   if (o.priority !== undefined && !Number.isFinite(o.priority)) throw new BadOptionError("priority", "must be a finite number");
   for (const name of ["workers", "hosts"] as const) {
     const v = o[name];

@@ -4,6 +4,7 @@
  * (worker-lost, scheduler-close, execute-done, ...) are never accepted from outside.
  * docs/schemas/ says the same in JSON Schema; tests/wire-schemas.test.ts keeps them in step.
  */
+import { isReservedKey } from "../machines/graph/reserved-keys.js";
 import { PROTOCOL_VERSION } from "../machines/protocol.js";
 
 type Check = (value: unknown) => boolean;
@@ -35,11 +36,13 @@ const shape =
     isObject(v) && Object.entries(fields).every(([field, check]) => check(v[field]));
 
 const keySize = shape({ key: str, nbytes: num });
+/** A key data can be stored under: not a property name of every object (machines/graph/reserved-keys.ts). */
+const dataKey: Check = (v) => typeof v === "string" && v.length > 0 && !isReservedKey(v);
 
 const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
   "update-graph": { client: str, tasks: list, wants: strings },
   "release-keys": { client: str, keys: strings },
-  "update-data": { client: str, data: arrayOf(shape({ key: str, nbytes: num, workers: strings })) },
+  "update-data": { client: str, data: arrayOf(shape({ key: dataKey, nbytes: num, workers: strings })) },
   "client-join": { client: str },
   "client-leave": { client: str, reason: optional(str) },
   "heartbeat-client": { client: str },

@@ -60,6 +60,12 @@ export class WorkerActor {
   readonly core: WorkerCore;
   readonly recorder: ActorRecorder;
   readonly store = new Map<string, unknown>();
+  /**
+   * Running totals since the worker started: tasks it computed and that failed here; data it
+   * received (fetched from peers, and scattered to it) and served (to peers and clients), in
+   * bytes as measured (the sizes the scheduler is told, not the wire's).
+   */
+  readonly totals: WorkerTotals = { tasksCompleted: 0, tasksErred: 0, bytesFetched: 0, bytesScattered: 0, bytesServed: 0, keysServed: 0 };
   readonly id: string;
   private readonly subjects: Subjects;
   private readonly outbox: Outbox<WorkerToScheduler | { op: "heartbeat"; name: string; id: string }>;
@@ -87,7 +93,13 @@ export class WorkerActor {
         execute: (key, func, args) => queueMicrotask(() => void this.execute(key, func, args)),
         gather: (from, keys) => void this.gather(from, keys),
         freeData: (key) => store.delete(key),
-        transition: (machine, id, event, from, to, why) => recorder.transition(machine, id, event, from, to, why),
+        transition: (machine, id, event, from, to, why) => {
+          if (machine === "wtask") {
+            if (event === "DONE" && to === "memory") this.totals.tasksCompleted++;
+            else if (event === "FAIL" && to === "error") this.totals.tasksErred++;
+          }
+          recorder.transition(machine, id, event, from, to, why);
+        },
       },
     );
   }
@@ -206,12 +218,20 @@ export class WorkerActor {
     this.dataServer ??= new DataServer({
       transport: this.opts.transport,
       transferTimeout: this.opts.transferTimeout ?? 30_000,
-      lookup: (key) => (this.store.has(key) ? { value: this.store.get(key), nbytes: this.core.tasks.get(key)?.nbytes ?? sizeof(this.store.get(key)) } : undefined),
+      lookup: (key) => {
+        if (!this.store.has(key)) return undefined;
+        const value = this.store.get(key);
+        const nbytes = this.core.tasks.get(key)?.nbytes ?? sizeof(value);
+        this.totals.keysServed++;
+        this.totals.bytesServed += nbytes;
+        return { value, nbytes };
+      },
       accept: (entries) => {
         const keys: { key: string; nbytes: number }[] = [];
         for (const [key, value] of entries) {
           this.store.set(key, value);
           keys.push({ key, nbytes: sizeof(value) });
+          this.totals.bytesScattered += keys[keys.length - 1]!.nbytes;
         }
         this.feed({ op: "put-data", keys, t: this.opts.clock.now() });
         return Object.fromEntries(keys.map((k) => [k.key, k.nbytes]));
@@ -265,6 +285,7 @@ export class WorkerActor {
     for (const [key, value] of Object.entries(reply.data ?? {})) {
       this.store.set(key, value);
       received.push({ key, nbytes: reply.nbytes?.[key] ?? sizeof(value) });
+      this.totals.bytesFetched += received[received.length - 1]!.nbytes;
     }
     this.finish({ op: "gather-done", from, received, missing: reply.missing ?? [], t: this.opts.clock.now() });
   }
@@ -286,6 +307,20 @@ export class WorkerActor {
     this.recorder.stop(t, opts.reason);
     for (const notify of this.onClosed.splice(0)) notify();
   }
+}
+
+export interface WorkerTotals {
+  /** Tasks this worker computed (their function returned). */
+  tasksCompleted: number;
+  /** Tasks whose function threw here. */
+  tasksErred: number;
+  /** Bytes of dependencies fetched from peers. */
+  bytesFetched: number;
+  /** Bytes of data clients scattered to this worker. */
+  bytesScattered: number;
+  /** Bytes (and keys) served to peers and clients by get-data. */
+  bytesServed: number;
+  keysServed: number;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -1,6 +1,7 @@
 import { BadOptionError } from "../machines/errors.js";
 import { openLogAt } from "../replay/jetstream-open.js";
 import { Timeline, type EntityView } from "../replay/timeline.js";
+import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
@@ -9,13 +10,14 @@ const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--at <n|+
   --at +2.5         after the records of the first 2.5 seconds
   --at scheduler:40 after the scheduler's record #40
   --key <key>       every machine instance of this key (scheduler task, worker tasks) at that point
-  --actor <name>    only this actor's counts and instances`;
+  --actor <name>    only this actor's counts and instances
+${LOG_NATS_USAGE}`;
 
 /** `natsched inspect`: the machines' states at one point of a log, from the log alone. */
 export async function inspectCommand(args: string[], io: Io): Promise<number> {
   let parsed;
   try {
-    parsed = parseFlags(args, { at: { type: "string" }, key: { type: "string" }, actor: { type: "string" } }, true);
+    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, at: { type: "string" }, key: { type: "string" }, actor: { type: "string" } }, true);
     if (parsed.positionals.length !== 1) throw new BadOptionError("log", "give exactly one log");
   } catch (error) {
     if (!(error instanceof BadOptionError)) throw error;
@@ -23,7 +25,7 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
     return 2;
   }
   const { values, positionals } = parsed;
-  const log = await (await openLogAt(positionals[0]!)).readAll();
+  const log = await (await openLogAt(positionals[0]!, natsOptions(values))).readAll();
   for (const problem of log.problems) io.err(`log problem: ${problem.message}`);
   const timeline = Timeline.fromRecords(log.records);
   if (values.at !== undefined) timeline.seek(resolvePosition(timeline, values.at));

@@ -1,20 +1,22 @@
 import { BadOptionError } from "../machines/errors.js";
 import { exportLog } from "../replay/jetstream-export.js";
+import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
 export const LOG_EXPORT_USAGE = `usage: natsched log export <from> <to> [--force] [--replicas <n>]
   copies an event log between a file and JetStream (either way); a log is a file path or
-  nats://host:port/<cluster> (credentials from NATS_CREDS, NATS_NKEY, NATS_TOKEN, NATS_USER...)
+  nats://[user:pass@]host:port/<cluster> (the NATS options below apply to both ends)
   --force          overwrite a target file that exists
   --replicas <n>   replicas of the target stream when it is created (default 1)
-Into JetStream the cluster's log must be empty.`;
+Into JetStream the cluster's log must be empty.
+${LOG_NATS_USAGE}`;
 
 /** `natsched log export`: exit 0 once copied (1 if the source had problems: those records were skipped). */
 export async function logExportCommand(args: string[], io: Io): Promise<number> {
   let parsed;
   try {
-    parsed = parseFlags(args, { force: { type: "boolean" }, replicas: { type: "string" }, help: { type: "boolean", short: "h" } }, true);
+    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, force: { type: "boolean" }, replicas: { type: "string" }, help: { type: "boolean", short: "h" } }, true);
     if (parsed.values.help) {
       io.out(LOG_EXPORT_USAGE);
       return 0;
@@ -28,7 +30,11 @@ export async function logExportCommand(args: string[], io: Io): Promise<number> 
   const [from, to] = parsed.positionals as [string, string];
   const replicas = parsed.values.replicas === undefined ? undefined : Number(parsed.values.replicas);
   if (replicas !== undefined && !Number.isSafeInteger(replicas)) throw new BadOptionError("--replicas", `a whole number, got ${JSON.stringify(parsed.values.replicas)}`);
-  const report = await exportLog(from, to, { ...(parsed.values.force ? { force: true } : {}), ...(replicas !== undefined ? { replicas } : {}) });
+  const report = await exportLog(from, to, {
+    ...(parsed.values.force ? { force: true } : {}),
+    ...(replicas !== undefined ? { replicas } : {}),
+    connect: natsOptions(parsed.values),
+  });
   for (const p of report.problems) io.err(`warning: ${p.kind}: ${p.message} (not copied)`);
   io.out(`copied ${report.records} records of ${report.actors.length} actor(s) from ${report.from} to ${report.to}`);
   return report.problems.length === 0 ? 0 : 1;

@@ -1,13 +1,29 @@
+import { BadOptionError } from "../machines/errors.js";
 import { openLogAt } from "../replay/jetstream-open.js";
+import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
+import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
+const USAGE = `usage: natsched log <log>   (a file, or nats://host:port/<cluster>)
+       natsched log export <from> <to>
+${LOG_NATS_USAGE}`;
+
 export async function logInfoCommand(args: string[], io: Io): Promise<number> {
-  const [path] = args;
-  if (path === undefined) {
-    io.err("usage: natsched log <log>   (a file, or nats://host:port/<cluster>)\n       natsched log export <from> <to>");
+  let parsed;
+  try {
+    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, help: { type: "boolean", short: "h" } }, true);
+    if (parsed.values.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    if (parsed.positionals.length !== 1) throw new BadOptionError("log", "give exactly one log");
+  } catch (error) {
+    if (!(error instanceof BadOptionError)) throw error;
+    io.err(`natsched log: ${error.message}\n\n${USAGE}`);
     return 2;
   }
-  const reader = await openLogAt(path);
+  const path = parsed.positionals[0]!;
+  const reader = await openLogAt(path, natsOptions(parsed.values));
   const perActor = new Map<string, { records: number; inputs: number; transitions: number; first: number; last: number }>();
   for await (const r of reader.records()) {
     let a = perActor.get(r.actor);

@@ -2,9 +2,8 @@
 import type { ParseArgsConfig } from "node:util";
 import type { NatsConnectOptions } from "../transport/nats-connect.js";
 
-export const NATS_FLAGS = {
-  nats: { type: "string", short: "s" },
-  cluster: { type: "string", short: "c" },
+/** How to log in to NATS: what the log tools take too (their log location names the server and cluster). */
+export const NATS_AUTH_FLAGS = {
   creds: { type: "string" },
   nkey: { type: "string" },
   user: { type: "string" },
@@ -16,17 +15,31 @@ export const NATS_FLAGS = {
   "tls-key": { type: "string" },
 } as const satisfies ParseArgsConfig["options"];
 
-export const NATS_FLAGS_USAGE = `NATS options:
-  -s, --nats <url>         server URL(s), comma-separated (default: $NATS_URL, else nats://127.0.0.1:4222)
-  -c, --cluster <name>     cluster name (default: $NATSCHED_CLUSTER, else "default")
-  --creds <file>           credentials file (JWT + nkey seed)       [$NATS_CREDS]
+export const NATS_FLAGS = {
+  nats: { type: "string", short: "s" },
+  cluster: { type: "string", short: "c" },
+  ...NATS_AUTH_FLAGS,
+} as const satisfies ParseArgsConfig["options"];
+
+export const NATS_AUTH_USAGE = `  --creds <file>           credentials file (JWT + nkey seed)       [$NATS_CREDS]
   --nkey <seed|file>       nkey seed, or a file holding one          [$NATS_NKEY]
   --user <u> --password <p>                                          [$NATS_USER, $NATS_PASSWORD]
   --token <t>                                                        [$NATS_TOKEN]
   --tls                    require TLS
-  --tls-ca <file> --tls-cert <file> --tls-key <file>                 [$NATS_CA, $NATS_CERT, $NATS_KEY]`;
+  --tls-ca <file> --tls-cert <file> --tls-key <file>                 [$NATS_CA, $NATS_CERT, $NATS_KEY]
+  Credentials may also be written in the URL (nats://user:pass@host:port, nats://token@host:port);
+  these flags win over them, and both over the environment.`;
 
-type NatsFlagValues = { [K in keyof typeof NATS_FLAGS]?: (typeof NATS_FLAGS)[K]["type"] extends "boolean" ? boolean : string };
+export const NATS_FLAGS_USAGE = `NATS options:
+  -s, --nats <url>         server URL(s), comma-separated (default: $NATS_URL, else nats://127.0.0.1:4222)
+  -c, --cluster <name>     cluster name (default: $NATSCHED_CLUSTER, else "default")
+${NATS_AUTH_USAGE}`;
+
+/** For the log tools: how to log in to the server of a nats://host:port/<cluster> log. */
+export const LOG_NATS_USAGE = `NATS options (for a log in JetStream, nats://[user:pass@]host:port/<cluster>):
+${NATS_AUTH_USAGE}`;
+
+type NatsFlagValues = { [K in keyof typeof NATS_FLAGS]?: (typeof NATS_FLAGS)[K]["type"] extends "boolean" ? boolean : string | undefined };
 
 export function natsOptions(values: NatsFlagValues): NatsConnectOptions {
   const out: NatsConnectOptions = {};

@@ -2,6 +2,8 @@ import { BadOptionError } from "../machines/errors.js";
 import { replayAt } from "../replay/jetstream-open.js";
 import { divergences, formatDivergence, formatProblems, formatState, formatSummary } from "../replay/replay-format.js";
 import type { ReplayOptions } from "../replay/replay-types.js";
+import type { NatsConnectOptions } from "../transport/nats-connect.js";
+import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import type { Io } from "./run.js";
 
 const USAGE = `usage: natsched replay <log> [--until <seq|time|+seconds>] [--actor <name>] [--state] [--json]
@@ -11,11 +13,12 @@ const USAGE = `usage: natsched replay <log> [--until <seq|time|+seconds>] [--act
   --until +2.5       stop 2.5 seconds after the first record of the log
   --actor <name>     replay only this actor ("scheduler", "worker.<name>")
   --state            print the cluster state at --until (or at the end)
-  --json             print the whole result as JSON`;
+  --json             print the whole result as JSON
+${LOG_NATS_USAGE}`;
 
 /** `natsched replay`: exit 0 if every transition was reproduced from a complete log, 1 otherwise. */
 export async function replayCommand(args: string[], io: Io): Promise<number> {
-  let parsed: { path: string; options: ReplayOptions; state: boolean; json: boolean };
+  let parsed: { path: string; options: ReplayOptions; state: boolean; json: boolean; connect: NatsConnectOptions };
   try {
     parsed = parseArgs(args);
   } catch (error) {
@@ -23,7 +26,7 @@ export async function replayCommand(args: string[], io: Io): Promise<number> {
     io.err(`natsched replay: ${error.message}\n\n${USAGE}`);
     return 2;
   }
-  const result = await replayAt(parsed.path, parsed.options);
+  const result = await replayAt(parsed.path, parsed.options, parsed.connect);
   if (parsed.json) {
     io.out(JSON.stringify(result, null, 2));
     return result.ok ? 0 : 1;
@@ -36,8 +39,9 @@ export async function replayCommand(args: string[], io: Io): Promise<number> {
   return result.ok ? 0 : 1;
 }
 
-function parseArgs(args: string[]): { path: string; options: ReplayOptions; state: boolean; json: boolean } {
+function parseArgs(args: string[]): { path: string; options: ReplayOptions; state: boolean; json: boolean; connect: NatsConnectOptions } {
   const options: ReplayOptions = {};
+  const auth: Record<string, string | boolean> = {};
   let path: string | undefined;
   let state = false;
   let json = false;
@@ -52,12 +56,16 @@ function parseArgs(args: string[]): { path: string; options: ReplayOptions; stat
     else if (arg === "--actor") options.actor = value();
     else if (arg === "--state") state = true;
     else if (arg === "--json") json = true;
+    else if (arg.startsWith("--") && Object.prototype.hasOwnProperty.call(NATS_AUTH_FLAGS, arg.slice(2))) {
+      const flag = arg.slice(2) as keyof typeof NATS_AUTH_FLAGS;
+      auth[flag] = NATS_AUTH_FLAGS[flag].type === "boolean" ? true : value();
+    }
     else if (arg.startsWith("-")) throw new BadOptionError(arg, `unknown option ${arg}`);
     else if (path === undefined) path = arg;
     else throw new BadOptionError(arg, `unexpected argument ${arg}`);
   }
   if (path === undefined) throw new BadOptionError("log", "which log? (a path)");
-  return { path, options, state, json };
+  return { path, options, state, json, connect: natsOptions(auth) };
 }
 
 function parseUntil(text: string): Pick<ReplayOptions, "until" | "untilKind"> {

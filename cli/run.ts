@@ -1,4 +1,5 @@
 import { NatschedError } from "../machines/errors.js";
+import { redactUrls } from "../transport/nats-connect.js";
 import { exportCommand } from "./export.js";
 import { storyCommand } from "./story.js";
 import { inspectCommand } from "./inspect.js";
@@ -51,7 +52,9 @@ const COMMANDS: Record<string, Command> = {
   status: statusCommand,
 };
 
-export async function runCli(argv: string[], io: Io): Promise<number> {
+export async function runCli(argv: string[], rawIo: Io): Promise<number> {
+  // Nothing the CLI prints shows a password or token written in a URL (nats://alice:***@host).
+  const io: Io = { out: (text) => rawIo.out(redactUrls(text)), err: (text) => rawIo.err(redactUrls(text)) };
   const [name, ...args] = argv;
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
     io.out(USAGE);

@@ -1,4 +1,4 @@
-import { SchedulerProcess } from "../actors/process/scheduler-process.js";
+import { SchedulerProcess, type SchedulerProcessOptions } from "../actors/process/scheduler-process.js";
 import { BadOptionError } from "../machines/errors.js";
 import { JetStreamLogSink } from "../replay/jetstream-log.js";
 import { durabilityNote } from "../replay/jetstream-stream.js";
@@ -7,12 +7,14 @@ import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-f
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-export const SCHEDULER_USAGE = `usage: natsched scheduler [--nats <url>] [--cluster <name>] [--log <path> | --log jetstream | --no-log] [--config <file>]
+export const SCHEDULER_USAGE = `usage: natsched scheduler [--nats <url>] [--cluster <name>] [--log auto | --log jetstream | --log <path> | --no-log] [--config <file>]
 
 Runs the cluster's scheduler until SIGINT/SIGTERM, then flushes its event log.
-  --log <path>             event log file (default: a new file in the temp dir)
+  --log auto               the default: JetStream when the server has it (as --log jetstream),
+                           else a new file in the temp dir, with a warning
   --log jetstream          the cluster's event log in JetStream (stream NATSCHED_LOG_<cluster>); a
                            scheduler started again after a crash rebuilds its state from it
+  --log <path>             event log file (a scheduler started again begins a new run)
   --log-replicas <n>       replicas of that stream when this scheduler creates it (default 1)
   --no-log                 no event log
   --config <file>          config file (default: natsched.config.json/.yaml in the cwd)
@@ -35,11 +37,12 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
   const scheduler = await SchedulerProcess.start({
     nats: { ...natsOptions(values), waitForServer: true },
     cluster,
-    log: values["no-log"] ? false : values.log === "jetstream" ? { jetstream: true, ...logReplicas(values["log-replicas"]) } : (values.log ?? undefined),
+    log: logChoice(values),
     ...(values.config !== undefined ? { configFile: values.config } : {}),
     onError: (error) => io.err(`natsched scheduler: ${(error as Error)?.message ?? String(error)}`),
   });
-  io.out(`natsched scheduler: cluster ${cluster} on ${scheduler.transport.nc.getServer()}${scheduler.logPath ? `, event log ${scheduler.logPath}` : ""}`);
+  for (const warning of scheduler.warnings) io.err(`natsched scheduler: warning: ${warning}`);
+  io.out(`natsched scheduler: cluster ${cluster} on ${scheduler.transport.nc.getServer()}${scheduler.logPath ? `, event log ${scheduler.logPath}` : ", no event log"}`);
   if (scheduler.resumed !== null) {
     const { inputs, completed } = scheduler.resumed;
     io.out(`natsched scheduler: resumed from its log: ${inputs} inputs re-run${completed > 0 ? `, ${completed} unstored transitions of the last one written` : ""}; asking the workers what they hold`);
@@ -55,6 +58,20 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
   }
   io.out(`natsched scheduler: ${outcome.signal}, closed${scheduler.logPath ? `; event log flushed to ${scheduler.logPath}` : ""}`);
   return 0;
+}
+
+function logChoice(values: { log?: string | undefined; "no-log"?: boolean | undefined; "log-replicas"?: string | undefined }): SchedulerProcessOptions["log"] {
+  if (values["no-log"]) {
+    if (values.log !== undefined) throw new BadOptionError("no-log", "--no-log and --log do not go together");
+    return false;
+  }
+  const replicas = logReplicas(values["log-replicas"]);
+  if (values.log === "jetstream") return { jetstream: true, ...replicas };
+  if (values.log === undefined || values.log === "auto") {
+    return replicas.replicas === undefined ? "auto" : { jetstream: true, ...replicas };
+  }
+  if (replicas.replicas !== undefined) throw new BadOptionError("log-replicas", "only for a log in JetStream (--log jetstream)");
+  return values.log;
 }
 
 function replicasOf(text: string | undefined): number {

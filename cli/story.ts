@@ -4,17 +4,19 @@ import type { LogReader } from "../replay/reader.js";
 import type { ReasonContext } from "../replay/story-reasons.js";
 import { formatStory, storyLines } from "../replay/story.js";
 import type { LogRecord } from "../replay/types.js";
+import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
 const USAGE = `usage: natsched story <log> <key> [--json]     (a log: a file, or nats://host:port/<cluster>)
   a task's life across the scheduler and workers, with the reasons of each decision
-  --json   print the story lines (with the recorded reasons) as JSON`;
+  --json   print the story lines (with the recorded reasons) as JSON
+${LOG_NATS_USAGE}`;
 
 export async function storyCommand(args: string[], io: Io): Promise<number> {
   let parsed;
   try {
-    parsed = parseFlags(args, { json: { type: "boolean" } }, true);
+    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, json: { type: "boolean" } }, true);
     if (parsed.positionals.length !== 2) throw new BadOptionError("arguments", "give a log file and a task key");
   } catch (error) {
     if (!(error instanceof BadOptionError)) throw error;
@@ -22,7 +24,7 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
     return 2;
   }
   const [path, key] = parsed.positionals as [string, string];
-  const reader = await openLogAt(path);
+  const reader = await openLogAt(path, natsOptions(parsed.values));
   const ctx = await reasonContext(reader);
   const records: LogRecord[] = [];
   for await (const record of reader.records({ key })) records.push(record);

@@ -17,7 +17,8 @@ export type ErrorCode =
   | "LOG_CONFLICT"
   | "PAYLOAD_TOO_LARGE"
   | "PROTOCOL"
-  | "NO_WORKERS";
+  | "NO_WORKERS"
+  | "SCHEDULER_RESTARTED";
 
 export class NatschedError extends Error {
   readonly code: ErrorCode;
@@ -118,5 +119,28 @@ export class PayloadTooLargeError extends NatschedError {
 export class ProtocolError extends NatschedError {
   constructor(message: string) {
     super("PROTOCOL", message);
+  }
+}
+
+/**
+ * The scheduler the client talked to started again without its state (a new run: no event
+ * log in JetStream to resume from), and this future cannot be brought back: its data was
+ * scattered by the client (or depends on such data), and the old run's copy is gone.
+ * Futures the client can resubmit (tasks it submitted itself) are resubmitted instead.
+ */
+export class SchedulerRestartedError extends NatschedError {
+  constructor(
+    readonly key: string,
+    readonly cluster: string,
+    /** The scattered key that was lost: `key` itself, or a dependency of it. */
+    readonly lostKey = key,
+  ) {
+    super(
+      "SCHEDULER_RESTARTED",
+      `the scheduler of cluster ${JSON.stringify(cluster)} restarted without its state (a new run, no log to resume from); ` +
+        (lostKey === key
+          ? `${key} was data scattered by this client, lost with the old run: scatter it again`
+          : `${key} depends on ${lostKey}, data scattered by this client and lost with the old run: scatter it again and resubmit`),
+    );
   }
 }

@@ -16,7 +16,7 @@ import { resolve } from "node:path";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import { BadOptionError, LogConflictError } from "../machines/errors.js";
-import { connectNats } from "../transport/nats-connect.js";
+import { connectNats, type NatsConnectOptions } from "../transport/nats-connect.js";
 import { encodeHeaderLine, encodeRecordLine, type LogHeader } from "./codec.js";
 import { formatJetStreamLocation, isJetStreamLocation, logRecordsSubject, logStreamName, parseJetStreamLocation, PART_HEADER } from "./jetstream-layout.js";
 import { ActorBatcher, type LogMessage } from "./jetstream-messages.js";
@@ -29,6 +29,8 @@ export interface ExportOptions {
   force?: boolean;
   /** Replicas of a JetStream target stream that does not exist yet. */
   replicas?: number;
+  /** Connection settings (credentials, TLS) for a JetStream source or target, besides its URL. */
+  connect?: Omit<NatsConnectOptions, "servers">;
 }
 
 export interface ExportReport {
@@ -49,7 +51,7 @@ export async function exportLog(from: string, to: string, opts: ExportOptions = 
   if (from === to) throw new BadOptionError("to", "the target is the source");
   if (!isJetStreamLocation(to) && !isJetStreamLocation(from) && resolve(from) === resolve(to)) throw new BadOptionError("to", "the target is the source");
   if (!isJetStreamLocation(to) && existsSync(to) && !opts.force) throw new BadOptionError("to", `${to} exists (--force overwrites it)`);
-  const reader = await openLogAt(from);
+  const reader = await openLogAt(from, opts.connect);
   const actors = new Set<string>();
   let count = 0;
   async function* counted(): AsyncIterable<LogRecord> {
@@ -84,7 +86,7 @@ async function writeToFile(path: string, header: LogHeader, records: AsyncIterab
 
 async function writeToJetStream(location: string, header: LogHeader, records: AsyncIterable<LogRecord>, opts: ExportOptions): Promise<string> {
   const { servers, cluster } = parseJetStreamLocation(location);
-  const nc = await connectNats({ servers, name: `natsched-log-export-${cluster}` });
+  const nc = await connectNats({ name: `natsched-log-export-${cluster}`, ...opts.connect, servers });
   try {
     const jsm = await logStreamManager(nc);
     const info = await ensureLogStream(jsm, cluster, { header, ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}) });

@@ -7,10 +7,14 @@
  *            natsched.<cluster>.log.<actor>      one actor's records: .log.scheduler, .log.worker.w1, ...
  *
  * A location names a cluster's log on a server: `nats://[user:pass@]host:port/<cluster>`
- * (or `tls://...`); the credentials, nkey, token and TLS files of the environment apply
- * (NATS_CREDS, NATS_NKEY, NATS_TOKEN, NATS_CA/CERT/KEY), as for every NATS command.
+ * (`nats://token@host:port/<cluster>`, or `tls://...`). Credentials in the URL are used
+ * (transport/nats-connect.ts), explicit connection options (the log tools' --user,
+ * --password, --token, --creds, --nkey, --tls-* flags) win over them, and the environment's
+ * (NATS_CREDS, NATS_NKEY, NATS_USER, NATS_TOKEN, NATS_CA/CERT/KEY) apply as for every NATS
+ * command. A location is printed without its password or token.
  */
 import { BadOptionError } from "../machines/errors.js";
+import { redactUrls } from "../transport/nats-connect.js";
 
 /** Header of a message that holds one part of a record too large for one message: `<index>/<count>`. */
 export const PART_HEADER = "Natsched-Part";
@@ -80,7 +84,7 @@ export function isJetStreamLocation(location: string): boolean {
 export function parseJetStreamLocation(location: string): JetStreamLocation {
   const match = /^((?:nats|tls):\/\/[^/]+)\/([^/?#]+)\/?$/i.exec(location);
   if (match === null) {
-    throw new BadOptionError("log", `a JetStream log is named nats://host:port/<cluster> (or tls://...), got ${JSON.stringify(location)}`);
+    throw new BadOptionError("log", `a JetStream log is named nats://host:port/<cluster> (or tls://...), got ${JSON.stringify(redactUrls(location))}`);
   }
   checkCluster(match[2]!);
   return { servers: match[1]!, cluster: match[2]! };

@@ -2,18 +2,24 @@
  * One way to open any log: a file path, or a JetStream location `nats://host:port/<cluster>`.
  * What the CLI's log tools (`log`, `story`, `replay`, `log export`) call.
  */
-import { isJetStreamLocation } from "./jetstream-layout.js";
+import type { NatsConnectOptions } from "../transport/nats-connect.js";
+import { isJetStreamLocation, parseJetStreamLocation } from "./jetstream-layout.js";
 import { openLog, type LogReader } from "./reader.js";
 import { replay } from "./replay.js";
 import type { ReplayOptions, ReplayResult } from "./replay-types.js";
 
 export { isJetStreamLocation };
 
-/** A reader of the file or JetStream log at `location`. */
-export async function openLogAt(location: string): Promise<LogReader> {
+/**
+ * A reader of the file or JetStream log at `location`. For a JetStream log, `connect` gives
+ * the connection settings (credentials, TLS) besides the location's server URL; they win
+ * over credentials written in the URL.
+ */
+export async function openLogAt(location: string, connect: Omit<NatsConnectOptions, "servers"> = {}): Promise<LogReader> {
   if (!isJetStreamLocation(location)) return openLog(location);
   const { openJetStreamLog } = await import("./jetstream-reader.js");
-  return openJetStreamLog(location);
+  const { servers, cluster } = parseJetStreamLocation(location);
+  return openJetStreamLog({ cluster, connect: { ...connect, servers } });
 }
 
 /**
@@ -21,9 +27,9 @@ export async function openLogAt(location: string): Promise<LogReader> {
  * divergence gets its state diff, which needs a second pass); the problems its reader found
  * (checksums, duplicates, torn records) count as the file reader's would.
  */
-export async function replayAt(location: string, options: ReplayOptions = {}): Promise<ReplayResult> {
+export async function replayAt(location: string, options: ReplayOptions = {}, connect: Omit<NatsConnectOptions, "servers"> = {}): Promise<ReplayResult> {
   if (!isJetStreamLocation(location)) return replay(location, options);
-  const reader = await openLogAt(location);
+  const reader = await openLogAt(location, connect);
   const { records, problems } = await reader.readAll();
   const result = await replay(records, options);
   // Gaps the replay finds again in the records themselves; the rest only the reader saw.

@@ -30,6 +30,20 @@ export async function logStreamManager(nc: NatsConnection): Promise<JetStreamMan
   }
 }
 
+/**
+ * Whether the account this connection logs in to can use JetStream: one `$JS.API.INFO`
+ * request. Not available: the server runs without JetStream (`-js`), the account has none,
+ * or the user may not publish on `$JS.API.INFO` (the reason says which).
+ */
+export async function jetStreamAvailability(nc: NatsConnection, timeoutMs = 2000): Promise<{ available: true } | { available: false; reason: string }> {
+  try {
+    await jetstreamManager(nc, { timeout: timeoutMs });
+    return { available: true };
+  } catch (error) {
+    return { available: false, reason: (error as Error)?.message ?? String(error) };
+  }
+}
+
 /** The cluster's log stream, or null if there is none. */
 export async function findLogStream(jsm: JetStreamManager, cluster: string): Promise<StreamInfo | null> {
   try {

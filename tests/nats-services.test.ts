@@ -63,6 +63,17 @@ describe("NATS services", () => {
       expect(held).toBe(4);
       const status = (await nc.request(`natsched.${CLUSTER}.status.worker.a`, "", { timeout: 2000 })).json<{ name: string; nthreads: number }>();
       expect(status).toMatchObject({ name: "a", nthreads: 2 });
+      // Running totals besides the gauges.
+      await expect(client.submit("fail", ["boom"]).result()).rejects.toThrow(/boom/);
+      const [after] = await gatherAnswers<{ endpoints: { data: { totals: Record<string, number> } }[] }>("$SRV.STATS.natsched-scheduler");
+      expect(after!.endpoints[0]!.data.totals).toEqual({ tasksCompleted: 4, tasksErred: 1, stealsRequested: expect.any(Number), stealsConfirmed: expect.any(Number), stealsRejected: expect.any(Number) });
+      const perWorker = (await gatherAnswers<{ endpoints: { data: { totals: Record<string, number> } }[] }>("$SRV.STATS.natsched-worker")).map((s) => s.endpoints[0]!.data.totals);
+      expect(perWorker).toHaveLength(2);
+      expect(perWorker.reduce((n, t) => n + t.tasksCompleted!, 0)).toBe(4);
+      expect(perWorker.reduce((n, t) => n + t.tasksErred!, 0)).toBe(1);
+      // The client's gather fetched the 4 results from the workers.
+      expect(perWorker.reduce((n, t) => n + t.keysServed!, 0)).toBeGreaterThanOrEqual(4);
+      expect(perWorker.reduce((n, t) => n + t.bytesServed!, 0)).toBeGreaterThan(0);
     } finally {
       await client.close();
     }

@@ -84,6 +84,16 @@ describe("the seed's good example: cheap data, slow compute", () => {
     expect(steals(log.records, "STEAL_CONFIRM").length).toBeGreaterThan(10);
     const metrics = cluster.scheduler.core.stealing!.metrics;
     expect(metrics.confirmed.reduce((a, b) => a + b, 0)).toBe(steals(log.records, "STEAL_CONFIRM").length);
+    // The running totals ($SRV.STATS on NATS) agree with the log.
+    expect(cluster.scheduler.totals).toMatchObject({
+      tasksCompleted: 40,
+      tasksErred: 0,
+      stealsRequested: steals(log.records, "STEAL").length,
+      stealsConfirmed: steals(log.records, "STEAL_CONFIRM").length,
+      stealsRejected: steals(log.records, "STEAL_REJECT").length,
+    });
+    expect(cluster.scheduler.totals.stealsConfirmed + cluster.scheduler.totals.stealsRejected).toBeLessThanOrEqual(cluster.scheduler.totals.stealsRequested);
+    expect([...cluster.workers.values()].reduce((n, w) => n + w.totals.tasksCompleted, 0)).toBe(40);
   });
 
   it("with workStealing off, the same tasks all run on their worker", async () => {

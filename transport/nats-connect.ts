@@ -1,6 +1,9 @@
 /**
  * Opens a NATS connection from natsched's options and the environment. The NATS JS client
- * reads no environment variables itself; these follow the `nats` CLI's names.
+ * reads no environment variables itself; these follow the `nats` CLI's names. Nor does it
+ * read credentials written into a server URL (`nats://alice:s3cret@host:4222`,
+ * `nats://token@host:4222`): natsched takes them out of the URL and passes them as options.
+ * Precedence: explicit options > credentials in the URL > NATS_USER/NATS_PASSWORD/NATS_TOKEN.
  */
 import { readFileSync } from "node:fs";
 import {
@@ -49,22 +52,26 @@ export interface NatsConnectOptions {
 
 export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
 
-/** Rejects with a NatschedError (code PROTOCOL; the nats.js error as `cause`) when no server takes the connection. */
+/**
+ * Rejects with a NatschedError (code PROTOCOL; the nats.js error as `cause`) when no server
+ * takes the connection. Its message names the servers without their credentials.
+ */
 export async function connectNats(opts: NatsConnectOptions = {}): Promise<NatsConnection> {
   const options = natsConnectionOptions(opts);
   try {
     return await connect(options);
   } catch (error) {
     const servers = ([] as string[]).concat(options.servers ?? []).join(", ");
-    throw new NatschedError("PROTOCOL", `cannot connect to NATS at ${servers}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    throw new NatschedError("PROTOCOL", redactUrls(`cannot connect to NATS at ${servers}: ${(error as Error)?.message ?? String(error)}`), { cause: error });
   }
 }
 
 /** The nats.js options natsched's options and the environment amount to. */
 export function natsConnectionOptions(opts: NatsConnectOptions = {}): NodeConnectionOptions {
   const env = opts.env ?? process.env;
+  const { servers, credentials: fromUrl } = splitServerCredentials(serverList(opts.servers ?? env.NATS_URL ?? DEFAULT_NATS_URL));
   const out: NodeConnectionOptions = {
-    servers: serverList(opts.servers ?? env.NATS_URL ?? DEFAULT_NATS_URL),
+    servers,
     maxReconnectAttempts: -1,
     reconnectTimeWait: positive("reconnectTimeWait", opts.reconnectTimeWait ?? 1000),
     reconnectJitter: 100,
@@ -79,17 +86,87 @@ export function natsConnectionOptions(opts: NatsConnectOptions = {}): NodeConnec
   const nkey = opts.nkey ?? env.NATS_NKEY;
   if (nkey) authenticators.push(nkeyAuthenticator(nkeySeed(nkey)));
   if (authenticators.length > 0) out.authenticator = authenticators;
-  const user = opts.user ?? env.NATS_USER;
-  if (user) {
-    out.user = user;
-    const pass = opts.pass ?? env.NATS_PASSWORD;
-    if (pass !== undefined) out.pass = pass;
+  // Explicit options win over credentials in a URL, which win over the environment's.
+  const explicit = opts.user !== undefined || opts.pass !== undefined || opts.token !== undefined || opts.creds !== undefined || opts.nkey !== undefined;
+  if (!explicit && fromUrl !== undefined) {
+    if (fromUrl.token !== undefined) out.token = fromUrl.token;
+    else {
+      out.user = fromUrl.user!;
+      out.pass = fromUrl.pass!;
+    }
+  } else {
+    const user = opts.user ?? env.NATS_USER;
+    if (user) {
+      out.user = user;
+      const pass = opts.pass ?? env.NATS_PASSWORD;
+      if (pass !== undefined) out.pass = pass;
+    }
+    const token = opts.token ?? env.NATS_TOKEN;
+    if (token) out.token = token;
   }
-  const token = opts.token ?? env.NATS_TOKEN;
-  if (token) out.token = token;
   const tls = tlsOptions(opts.tls, env);
   if (tls !== undefined) out.tls = tls;
   return out;
+}
+
+/** Credentials written into a server URL: `user:pass@` or `token@`. */
+export interface UrlCredentials {
+  user?: string;
+  pass?: string;
+  token?: string;
+}
+
+const URL_USERINFO = /^((?:[a-z][a-z0-9+.-]*:\/\/)?)([^@]*)@(.*)$/is;
+
+/**
+ * Splits the credentials out of a server URL: `nats://alice:s3cret@host:4222` gives
+ * `nats://host:4222` and `{ user: "alice", pass: "s3cret" }`; `nats://tok@host:4222` gives the
+ * token `tok` (as the Go client and the `nats` CLI read them). Percent-escapes are decoded.
+ */
+export function splitUrlCredentials(url: string): { url: string; credentials?: UrlCredentials } {
+  const match = URL_USERINFO.exec(url.trim());
+  // An "@" after the host (in a path) is no user info.
+  if (match === null || /[/?#]/.test(match[2]!)) return { url };
+  const [, scheme, userinfo, rest] = match as unknown as [string, string, string, string];
+  const colon = userinfo.indexOf(":");
+  const credentials: UrlCredentials =
+    colon < 0 ? { token: decode(userinfo) } : { user: decode(userinfo.slice(0, colon)), pass: decode(userinfo.slice(colon + 1)) };
+  return { url: `${scheme}${rest}`, credentials };
+}
+
+/**
+ * `text` with the password or token of every URL in it replaced by `***`
+ * (`nats://alice:***@host:4222`, `nats://***@host:4222`): for messages and logs.
+ */
+export function redactUrls(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)([^\s@/?#]+)@/gi, (_all, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(":");
+    return colon < 0 ? `${scheme}***@` : `${scheme}${userinfo.slice(0, colon)}:***@`;
+  });
+}
+
+function decode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The servers without credentials, and the credentials they carried (one set: servers that disagree are refused). */
+function splitServerCredentials(list: string[]): { servers: string[]; credentials?: UrlCredentials } {
+  const servers: string[] = [];
+  let credentials: UrlCredentials | undefined;
+  for (const entry of list) {
+    const split = splitUrlCredentials(entry);
+    servers.push(split.url);
+    if (split.credentials === undefined) continue;
+    if (credentials !== undefined && JSON.stringify(credentials) !== JSON.stringify(split.credentials)) {
+      throw new BadOptionError("servers", `the server URLs carry different credentials (${redactUrls(list.join(", "))}): one connection logs in one way; give them once, or with --user/--password/--token`);
+    }
+    credentials = split.credentials;
+  }
+  return credentials === undefined ? { servers } : { servers, credentials };
 }
 
 function serverList(servers: string | string[]): string[] {

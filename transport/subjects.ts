@@ -6,6 +6,8 @@ export const subjects = (cluster: string) => ({
   worker: (name: string) => `natsched.${cluster}.worker.${name}`,
   workerData: (name: string) => `natsched.${cluster}.data.${name}`,
   client: (id: string) => `natsched.${cluster}.client.${id}`,
+  /** A scheduler starting a new run says so here: workers register again, clients resubmit (docs/nats.md). */
+  announce: `natsched.${cluster}.announce.scheduler`,
   all: `natsched.${cluster}.>`,
 });
 

@@ -26,8 +26,11 @@ export class DataServer {
   handle(msg: Msg): void {
     const request = msg.data as { op?: unknown } | null;
     if (msg.reply === undefined || typeof request !== "object" || request === null) return;
-    if (request.op === "get-data" && Array.isArray((request as GetDataWireRequest).keys)) this.getData(msg.reply, request as GetDataWireRequest);
-    else if (request.op === "get-chunk") serveChunk(this.host.transport, this.transfers, msg);
+    if (request.op === "get-data") {
+      const keys = (request as { keys?: unknown }).keys;
+      if (Array.isArray(keys)) this.getData(msg.reply, request as GetDataWireRequest);
+      else this.host.transport.publish(msg.reply, { error: `get-data: keys must be an array of task keys, got ${describe(keys)}` });
+    } else if (request.op === "get-chunk") serveChunk(this.host.transport, this.transfers, msg);
     else if (request.op === "put-data") void this.putData(msg.reply, request as PutDataWireRequest);
     else this.host.transport.publish(msg.reply, { error: `unknown data request ${JSON.stringify(request.op)}` });
   }
@@ -90,4 +93,10 @@ export class DataServer {
     if (typeof data !== "object" || data === null || Array.isArray(data)) throw new Error("put-data: data must be an object of key -> value");
     return data as Record<string, unknown>;
   }
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "none";
+  if (value === null) return "null";
+  return typeof value === "object" ? "an object" : `${typeof value} ${JSON.stringify(value)?.slice(0, 40)}`;
 }

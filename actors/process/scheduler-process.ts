@@ -7,6 +7,7 @@ import { BadOptionError, NatschedError } from "../../machines/errors.js";
 import { FileLogSink } from "../../replay/file-log.js";
 import { LogGatedTransport } from "../../replay/jetstream-gate.js";
 import { JetStreamLogSink } from "../../replay/jetstream-log.js";
+import { jetStreamAvailability } from "../../replay/jetstream-stream.js";
 import { resumeScheduler, type ResumedScheduler } from "../../replay/jetstream-resume.js";
 import type { LogSink } from "../../replay/types.js";
 import { NatsTransport } from "../../transport/nats.js";
@@ -27,11 +28,12 @@ export interface SchedulerProcessOptions {
   nats: NatsConnectOptions;
   cluster: string;
   /**
-   * The event log: a file path, false for none, or `{ jetstream: true }` for the cluster's
-   * log in JetStream (see docs/nats.md), which a restarted scheduler resumes from. Default:
-   * a new file in the temp dir.
+   * The event log: a file path, false for none, `{ jetstream: true }` for the cluster's log
+   * in JetStream (see docs/nats.md), which a restarted scheduler resumes from, or "auto"
+   * (the default): JetStream when the server (and this user) has it, else a new file in the
+   * temp dir, with a warning in `warnings` (a scheduler restarted then begins a new run).
    */
-  log?: string | false | JetStreamLogChoice;
+  log?: string | false | JetStreamLogChoice | "auto";
   /** Config file (default: natsched.config.* in the cwd), and settings over it. */
   /** false: no config file at all. */
   configFile?: string | false;
@@ -57,6 +59,8 @@ export class SchedulerProcess {
   resynced: Promise<ResyncReport> | null = null;
   /** Stops announcing a new run to the workers of the last one (worker-resync.ts). */
   private stopAnnouncing: () => void = () => undefined;
+  /** What an operator should know about how this scheduler started (e.g. no JetStream for its log). */
+  readonly warnings: string[] = [];
 
   private constructor(
     readonly cluster: string,
@@ -88,11 +92,25 @@ export class SchedulerProcess {
       let actorTransport: Transport = transport;
       let firstSeq = 0;
       let resumed: ResumedScheduler | null = null;
-      if (typeof opts.log === "object") {
+      let choice = opts.log ?? "auto";
+      const warnings: string[] = [];
+      if (choice === "auto") {
+        const js = await jetStreamAvailability(transport.nc);
+        if (js.available) choice = { jetstream: true };
+        else {
+          choice = join(tmpdir(), `natsched-${opts.cluster}-${Date.now()}.natlog`);
+          warnings.push(
+            `no JetStream on ${transport.nc.getServer()} (${js.reason}): the event log goes to the file ${choice}, which a scheduler started again cannot resume from; ` +
+              `if this scheduler dies, the next one starts a new run: clients resubmit what they can and fail the rest (scattered data) with SchedulerRestartedError. ` +
+              `For recovery run nats-server with JetStream (-js); --log <path> or --no-log choose a file or no log without this warning`,
+          );
+        }
+      }
+      if (typeof choice === "object") {
         const sink = await JetStreamLogSink.open({
           nc: transport.nc,
           cluster: opts.cluster,
-          ...(opts.log.replicas !== undefined ? { replicas: opts.log.replicas } : {}),
+          ...(choice.replicas !== undefined ? { replicas: choice.replicas } : {}),
           onError: (error) => started?.logFailed(error),
         });
         log = sink;
@@ -105,8 +123,7 @@ export class SchedulerProcess {
         }
         actorTransport = new LogGatedTransport(transport, sink, opts.onError);
       } else {
-        const path = opts.log ?? join(tmpdir(), `natsched-${opts.cluster}-${Date.now()}.natlog`);
-        log = path === false ? null : await FileLogSink.open(path, { meta: { cluster: opts.cluster } });
+        log = choice === false ? null : await FileLogSink.open(choice, { meta: { cluster: opts.cluster } });
       }
       const actor = new SchedulerActor({
         cluster: opts.cluster,
@@ -131,6 +148,7 @@ export class SchedulerProcess {
             });
       const summary = resumed === null ? null : { records: resumed.records, inputs: resumed.inputs, completed: resumed.unlogged.length };
       started = new SchedulerProcess(opts.cluster, transport, actor, log, service, summary, opts.onError);
+      started.warnings.push(...warnings);
       if (resumed !== null) {
         const running = started;
         started.resynced = resyncAfterRestart({
@@ -213,6 +231,8 @@ export function schedulerStats(cluster: string, actor: SchedulerActor) {
     queued: core.queued.size,
     noWorker: core.unrunnable.size,
     clients: core.clients.size,
+    // Running totals since this process started (the rest are gauges).
+    totals: { ...actor.totals },
   };
 }
 

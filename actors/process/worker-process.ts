@@ -179,5 +179,17 @@ export function workerStats(cluster: string, actor: WorkerActor) {
     tasks[ts.state] = (tasks[ts.state] ?? 0) + 1;
     if (ts.state === "memory" && ts.nbytes > 0) nbytes += ts.nbytes;
   }
-  return { cluster, name: actor.name, id: actor.id, state: actor.core.state, nthreads: actor.core.init.nthreads, executing: actor.core.executing, tasks, stored: actor.store.size, nbytes };
+  return {
+    cluster,
+    name: actor.name,
+    id: actor.id,
+    state: actor.core.state,
+    nthreads: actor.core.init.nthreads,
+    executing: actor.core.executing,
+    tasks,
+    stored: actor.store.size,
+    nbytes,
+    // Running totals since this process started (the rest are gauges).
+    totals: { ...actor.totals },
+  };
 }

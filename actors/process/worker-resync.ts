@@ -15,6 +15,7 @@
  */
 import { ProtocolError } from "../../machines/errors.js";
 import { PROTOCOL_VERSION, type Envelope, type RegisterWorkerOp, type TaskErredOp, type TaskFinishedOp, type WorkerInfo } from "../../machines/protocol.js";
+import { subjects } from "../../transport/subjects.js";
 import type { MsgHandler, Payload, RequestOptions, SubscribeOptions, Subscription, Transport, WireInfo } from "../../transport/types.js";
 import type { WorkerActor } from "../worker-actor.js";
 
@@ -129,7 +130,7 @@ export function serveResync(transport: Transport, cluster: string, actor: Worker
 }
 
 export function announceSubject(cluster: string): string {
-  return `natsched.${cluster}.announce.scheduler`;
+  return subjects(cluster).announce;
 }
 
 /** A new run is announced now and again after these delays (ms), for workers whose connection was down. */

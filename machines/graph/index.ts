@@ -9,3 +9,4 @@ export { order, orderIndexed } from "./order.js";
 export { indexGraph } from "./indexed-graph.js";
 export type { IndexedGraph } from "./indexed-graph.js";
 export { findCycle } from "./find-cycle.js";
+export { isReservedKey, reservedKeyProblem } from "./reserved-keys.js";

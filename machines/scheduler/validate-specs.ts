@@ -1,4 +1,5 @@
 import { BadOptionError, GraphError } from "../errors.js";
+import { reservedKeyProblem } from "../graph/reserved-keys.js";
 import type { TaskSpec } from "../protocol.js";
 
 /** Shape checks on submitted task specs; the graph's structure is checked by validateGraph. */
@@ -9,6 +10,8 @@ export function checkTaskSpecs(specs: readonly TaskSpec[]): void {
     if (spec === null || typeof spec !== "object") throw new GraphError("task spec must be an object");
     const { key } = spec;
     if (typeof key !== "string" || key.length === 0) throw new GraphError(`task key must be a non-empty string, got ${JSON.stringify(key)}`);
+    const reserved = reservedKeyProblem(key);
+    if (reserved !== undefined) throw new GraphError(`task ${reserved}`, "GRAPH", [key]);
     if (seen.has(key)) throw new GraphError(`task ${key} is defined twice in one graph`, "GRAPH", [key]);
     seen.add(key);
     if (typeof spec.func !== "string" || spec.func.length === 0) throw new GraphError(`task ${key}: func must be a function name`, "GRAPH", [key]);
