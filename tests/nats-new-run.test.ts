@@ -101,7 +101,7 @@ describe("the issue's scheduler command without --log", () => {
     expect(done.status).toBe("finished");
     for (const future of [data!, onData]) {
       expect(future.status).toBe("error");
-      const error = (await settle(future.result({ timeout: 10_000 }))).error;
+      const error = ((await settle(future.result({ timeout: 10_000 }))) as { error: unknown }).error;
       expect(error).toBeInstanceOf(SchedulerRestartedError);
       expect((error as SchedulerRestartedError).code).toBe("SCHEDULER_RESTARTED");
       expect((error as SchedulerRestartedError).lostKey).toBe(data!.key);

@@ -9,6 +9,8 @@ import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { WorkerProcess } from "../actors/process/worker-process.js";
 import { replayAt } from "../replay/jetstream-open.js";
 import * as tasks from "./support/cluster-tasks.js";
+
+const { default: _default, ...taskFunctions } = tasks;
 import { NatsServer } from "./support/nats-server.js";
 
 const CLUSTER = "perm";
@@ -50,7 +52,7 @@ describe("a NATS user with only the documented permissions", () => {
     const onError = (error: unknown) => errors.push(String((error as Error)?.message ?? error));
     const nats = { servers: url, env: {} };
     const scheduler = await SchedulerProcess.start({ nats, cluster: CLUSTER, log: { jetstream: true }, configFile: false, onError });
-    const worker = await WorkerProcess.start({ nats, cluster: CLUSTER, name: "w1", nthreads: 1, functions: { ...tasks }, configFile: false, log: { jetstream: true }, onError });
+    const worker = await WorkerProcess.start({ nats, cluster: CLUSTER, name: "w1", nthreads: 1, functions: taskFunctions, configFile: false, log: { jetstream: true }, onError });
     const client = await connectClient({ ...nats, cluster: CLUSTER });
     try {
       expect(await client.compute({ x: ["inc", 1], y: ["add", "x", 10] }, { timeout: 10_000 })).toEqual({ x: 2, y: 12 });

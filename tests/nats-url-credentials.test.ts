@@ -14,6 +14,8 @@ import { exportLog } from "../replay/jetstream-export.js";
 import { openLogAt } from "../replay/jetstream-open.js";
 import { connectNats, natsConnectionOptions, redactUrls, splitUrlCredentials } from "../transport/nats-connect.js";
 import * as tasks from "./support/cluster-tasks.js";
+
+const { default: _default, ...taskFunctions } = tasks;
 import { NatsServer } from "./support/nats-server.js";
 import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";
 
@@ -150,7 +152,7 @@ describe("a nats-server with --auth <token>", () => {
   it("the scheduler, a worker, a client and the log tools log in with nats://tok-123@host:port", async () => {
     const url = `nats://tok-123@127.0.0.1:${server.port}`;
     const scheduler = await SchedulerProcess.start({ nats: { servers: url, env: {} }, cluster: "tok", log: { jetstream: true }, configFile: false, service: false });
-    const worker = await WorkerProcess.start({ nats: { servers: url, env: {} }, cluster: "tok", name: "w1", nthreads: 1, functions: { ...tasks }, configFile: false, service: false });
+    const worker = await WorkerProcess.start({ nats: { servers: url, env: {} }, cluster: "tok", name: "w1", nthreads: 1, functions: taskFunctions, configFile: false, service: false });
     const client = await connectClient({ servers: url, cluster: "tok", env: {} });
     try {
       expect(await client.submit<number>("inc", [1]).result({ timeout: 20_000 })).toBe(2);
