@@ -326,6 +326,8 @@ export class DstChecker {
       const { stealableCount, binnedCount } = core.stealing;
       if (binnedCount !== stealableCount) bad("scheduler-bookkeeping", `stealable index: ${binnedCount} entries in bins, ${stealableCount} levelled tasks`);
       if (stealableCount > processing) bad("scheduler-bookkeeping", `stealable index holds ${stealableCount} tasks, only ${processing} are processing`);
+      // Every aborted request was logged with the task's transition out of processing.stealing.
+      if (core.stealing.abortedPending > 0) bad("scheduler-bookkeeping", `${core.stealing.abortedPending} aborted steal requests were not logged`);
     }
     const bandwidth = core.config.bandwidth;
     let total = 0;

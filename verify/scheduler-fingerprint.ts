@@ -28,6 +28,7 @@ export function schedulerFingerprint(core: SchedulerCore): unknown {
     priority: ts.priority,
     restrictions: ts.restrictions,
     stealRequest: ts.stealRequest,
+    attempt: ts.attempt,
   }));
   const workers = [...core.workers.values()].map((ws) => ({
     name: ws.name,
@@ -55,6 +56,7 @@ export function schedulerFingerprint(core: SchedulerCore): unknown {
     groups: [...core.groups.values()].map((g) => [g.name, g.size, g.lastWorker?.name ?? null, g.lastWorkerTasksLeft]),
     clients: [...core.clients].map(([c, set]) => [c, keys(set)]),
     totals: [core.totalNthreads, core.totalOccupancy, core.nAssigned, core.generation, core.now],
+    assignments: [core.run, core.attempts],
     stealing:
       stealing === null
         ? null

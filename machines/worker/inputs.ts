@@ -6,6 +6,8 @@ export interface WorkerInit {
   id: string;
   nthreads: number;
   transferIncomingCountLimit: number;
+  /** Tombstones kept (MAX_TOMBSTONES when absent); for tests of the bound. */
+  maxTombstones?: number;
 }
 
 /** Stimuli from the worker's own host: lifecycle, finished transfers and executions. */
