@@ -65,6 +65,8 @@ export interface CheckStats {
   stealRequests: number;
   stealsConfirmed: number;
   stealsRejected: number;
+  /** Instructions workers dropped as superseded (wtask STALE): late or copied compute-tasks, overtaken free-keys. */
+  staleDropped: number;
   restartsChecked: number;
 }
 
@@ -86,6 +88,7 @@ export class DstChecker {
     stealRequests: 0,
     stealsConfirmed: 0,
     stealsRejected: 0,
+    staleDropped: 0,
     restartsChecked: 0,
   };
   readonly observer: SimObserver;
@@ -194,6 +197,7 @@ export class DstChecker {
         }
         const track = this.tracks.get(r.actor);
         if (track !== undefined && r.machine === "wtask") this.workerTransition(track, r.id, r.event, r.from, r.to, r.t);
+        if (r.machine === "wtask" && r.event === "STALE") this.stats.staleDropped += 1;
         if (r.actor === "scheduler" && r.machine === "task") {
           if (r.event === "STEAL") this.stats.stealRequests += 1;
           else if (r.event === "STEAL_CONFIRM") this.stats.stealsConfirmed += 1;
