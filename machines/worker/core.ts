@@ -55,15 +55,16 @@ function numbered(ts: WTask): { attempt?: number } {
 }
 
 /**
- * How many tombstones (WorkerCore.voided) a worker keeps. A tombstone is only needed while
- * an instruction it voids may still arrive: one overtaken or copied by the transport. The
- * NATS transport delivers a held-back message within `order.maxWaitMs` (8 s) or
- * `order.maxHeld` (10,000) later messages of the same sender, and de-duplicates by
- * Natsched-Seq within its window (docs/nats.md, "Delivery across server restarts"); a worker
- * makes at most one tombstone per key per scheduler op about that key. So 65,536 tombstones
- * (a few MB at most) cover the transport's reorder window even if every op in it voids a
- * fresh key. Past the bound the oldest is dropped first; a stale compute-task for a key the
- * worker still tracks is recognised anyway (WTask.attempt).
+ * How many tombstones (WorkerCore.voided, one per key) a worker keeps. A tombstone is only
+ * needed while an instruction it voids may still arrive: one overtaken or copied by the
+ * transport. The NATS transport delivers a held-back message within `order.maxWaitMs` (8 s)
+ * or `order.maxHeld` (10,000) later messages of the same sender, and de-duplicates by
+ * Natsched-Seq within its window (docs/nats.md, "Delivery across server restarts"); every
+ * tombstone follows a scheduler op about its key (a steal-request, a free-keys, the
+ * compute-task of the task dropped). So 65,536 tombstones (a few MB at most) cover the
+ * transport's reorder window even if each message in it voids a few fresh keys. Past the
+ * bound the oldest is dropped first; a stale compute-task for a key the worker still tracks
+ * is recognised anyway (WTask.attempt). docs/protocol.md, "Assignment numbers".
  */
 export const MAX_TOMBSTONES = 65_536;
 
