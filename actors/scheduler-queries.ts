@@ -27,7 +27,14 @@ export function answerQuery(core: SchedulerCore, q: { op?: string; keys?: unknow
       return { whoHas: out };
     }
     case "status":
-      return { state: core.state, workers: workerSummaries(core), tasks: tasksByState(core), queued: core.queued.size, noWorker: core.unrunnable.size };
+      return {
+        state: core.state,
+        workers: workerSummaries(core),
+        tasks: tasksByState(core),
+        queued: core.queued.size,
+        noWorker: core.unrunnable.size,
+        stealing: stealingSummary(core),
+      };
     default:
       return { error: `unknown query ${JSON.stringify(q?.op)}` };
   }
@@ -51,4 +58,28 @@ export function tasksByState(core: SchedulerCore): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const ts of core.tasks.values()) counts[ts.state] = (counts[ts.state] ?? 0) + 1;
   return counts;
+}
+
+/**
+ * Work stealing's counters (docs/stealing.md, "Observability"), or null when stealing is
+ * off. Per level (index = level, 0..14): requests sent, and how they ended: confirmed
+ * (moved to the thief), rejected (the victim had started it), aborted (the victim no longer
+ * held the assignment, the thief left, or the task finished, failed or was released first).
+ * requests = confirmed + rejected + aborted + the ones still in flight. `stale`: answers that
+ * came after their request was over.
+ */
+export function stealingSummary(core: SchedulerCore): StealingSummary | null {
+  const stealing = core.stealing;
+  if (stealing === null) return null;
+  const { requests, confirmed, rejected, aborted, stale } = stealing.metrics;
+  return { requests: [...requests], confirmed: [...confirmed], rejected: [...rejected], aborted: [...aborted], stale, inFlight: stealing.inFlight.size };
+}
+
+export interface StealingSummary {
+  requests: number[];
+  confirmed: number[];
+  rejected: number[];
+  aborted: number[];
+  stale: number;
+  inFlight: number;
 }

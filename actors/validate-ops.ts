@@ -17,6 +17,8 @@ const list: Check = (v) => Array.isArray(v);
 const strings: Check = (v) => Array.isArray(v) && v.every((x) => typeof x === "string");
 const name: Check = (v) => typeof v === "string" && /^[A-Za-z0-9_-]+$/.test(v);
 const positiveInt: Check = (v) => Number.isSafeInteger(v) && (v as number) > 0;
+/** An assignment number (docs/protocol.md, "Assignment numbers"). */
+const attempt: Check = (v) => Number.isSafeInteger(v) && (v as number) >= 0;
 const numberRecord: Check = (v) => isObject(v) && Object.values(v).every(num);
 const oneOf =
   (...values: string[]): Check =>
@@ -56,8 +58,8 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
     holding: optional(arrayOf(keySize)),
   },
   "unregister-worker": { name: str, id: str, reason: str },
-  "task-finished": { worker: str, id: str, key: str, nbytes: num, start: num, stop: num },
-  "task-erred": { worker: str, id: str, key: str, error: shape({ name: str, message: str, code: optional(str) }) },
+  "task-finished": { worker: str, id: str, key: str, nbytes: num, start: num, stop: num, attempt: optional(attempt) },
+  "task-erred": { worker: str, id: str, key: str, error: shape({ name: str, message: str, code: optional(str) }), attempt: optional(attempt) },
   "steal-response": { worker: str, id: str, key: str, requestId: str, outcome: oneOf("confirm", "reject"), state: str },
   "add-keys": { worker: str, id: str, keys: arrayOf(keySize) },
   "missing-data": { worker: str, id: str, key: str, holder: str },
@@ -79,9 +81,11 @@ const WORKER_OPS: Readonly<Record<string, OpShape>> = {
     deps: arrayOf(shape({ key: str, nbytes: num, holders: strings })),
     priority: (v) => Array.isArray(v) && v.length === 3 && v.every(num),
     duration: num,
+    run: optional(num),
+    attempt: optional(attempt),
   },
-  "free-keys": { keys: strings },
-  "steal-request": { key: str, requestId: str },
+  "free-keys": { keys: strings, run: optional(num), attempt: optional(attempt) },
+  "steal-request": { key: str, requestId: str, run: optional(num), attempt: optional(attempt) },
   "acquire-replicas": { keys: arrayOf(shape({ key: str, nbytes: num, holders: strings })) },
   "close-worker": { reason: str },
 };

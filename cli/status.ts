@@ -5,6 +5,7 @@ import { subjects } from "../transport/subjects.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
+import type { StealingSummary } from "../actors/scheduler-queries.js";
 
 export const STATUS_USAGE = `usage: natsched status [--nats <url>] [--cluster <name>] [--json]
 
@@ -18,6 +19,8 @@ interface StatusReply {
   tasks: Record<string, number>;
   queued: number;
   noWorker: number;
+  /** Per-level steal counters; null with stealing off (absent from an older scheduler). */
+  stealing?: StealingSummary | null;
 }
 
 export async function statusCommand(args: string[], io: Io): Promise<number> {
@@ -59,6 +62,16 @@ export function formatStatus(cluster: string, status: StatusReply): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([state, n]) => `${state} ${n}`);
   lines.push(`tasks: ${states.length === 0 ? "none" : states.join(", ")}; queued ${status.queued}, no-worker ${status.noWorker}`);
+  const st = status.stealing;
+  if (st === null) lines.push("stealing: off");
+  else if (st !== undefined) {
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const levels = st.requests.flatMap((n, level) => (n > 0 ? [`L${level} ${n}/${st.confirmed[level] ?? 0}/${st.rejected[level] ?? 0}/${st.aborted[level] ?? 0}`] : []));
+    lines.push(
+      `stealing: ${sum(st.requests)} requested, ${sum(st.confirmed)} confirmed, ${sum(st.rejected)} rejected, ${sum(st.aborted)} aborted, ${st.inFlight} in flight, ${st.stale} stale answers` +
+        (levels.length > 0 ? `; per level (requested/confirmed/rejected/aborted): ${levels.join(", ")}` : ""),
+    );
+  }
   return lines.join("\n");
 }
 

@@ -127,6 +127,8 @@ export interface TaskFinishedOp {
   /** When the function started and stopped, on the worker's clock (seconds). */
   start: number;
   stop: number;
+  /** The assignment this result answers (the compute-task's number); absent if it had none. */
+  attempt?: number;
 }
 
 export interface TaskErredOp {
@@ -135,6 +137,8 @@ export interface TaskErredOp {
   id: string;
   key: string;
   error: ErrorInfo;
+  /** The assignment this failure answers (the compute-task's number); absent if it had none. */
+  attempt?: number;
 }
 
 export interface StealResponseOp {
@@ -224,7 +228,31 @@ export interface DepInfo {
   holders: string[];
 }
 
-export interface ComputeTaskOp {
+/**
+ * Assignment numbers (docs/protocol.md, "Assignment numbers"). The scheduler numbers every
+ * assignment of a task to a worker (ASSIGN, or a confirmed steal) from one counter per
+ * scheduler run, so a newer instruction about a key always carries a larger number than an
+ * older one. `run` names the scheduler run the numbers belong to (the time of the
+ * scheduler-start input that started its core): a worker compares numbers of one run only.
+ * Workers use them to drop instructions a transport delivered late or twice.
+ *
+ * Both are optional on the wire (protocol version 1 only gains optional fields): natsched's
+ * scheduler core always sends them; an op without them is handled as before they existed
+ * (taken as it comes, never dropped as stale).
+ */
+export interface Stamp {
+  /** The scheduler run the number belongs to. */
+  run?: number;
+  /**
+   * compute-task: the number of this assignment (a re-send with refreshed holders keeps it).
+   * steal-request: the assignment the request targets.
+   * free-keys: the scheduler's latest number when it sent it: every assignment of these keys
+   * to this worker numbered up to it is void.
+   */
+  attempt?: number;
+}
+
+export interface ComputeTaskOp extends Stamp {
   op: "compute-task";
   key: string;
   func: string;
@@ -235,12 +263,12 @@ export interface ComputeTaskOp {
   duration: number;
 }
 
-export interface FreeKeysOp {
+export interface FreeKeysOp extends Stamp {
   op: "free-keys";
   keys: string[];
 }
 
-export interface StealRequestOp {
+export interface StealRequestOp extends Stamp {
   op: "steal-request";
   key: string;
   requestId: string;

@@ -17,15 +17,16 @@ export function explainReasons(record: TransitionRecord, ctx: ReasonContext = {}
   const why = record.why;
   if (why === undefined) return explainWithoutWhy(record);
   if (record.machine !== "task") return [formatFields(why)];
+  if (why.steal === "aborted") return stealAborted(record, why);
   switch (record.event) {
     case "ASSIGN":
       return placement(record, why, ctx);
     case "STEAL":
       return stealRequest(why);
     case "STEAL_CONFIRM":
-      return [`steal ${str(why.requestId)} confirmed by ${str(why.victim)} (the task was ${str(why.state)} there, not started): moved to ${str(why.thief)} (level ${str(why.level)})`];
+      return [`steal ${str(why.requestId)} confirmed by ${str(why.victim)} (the task was ${str(why.state)} there, not started): moved to ${str(why.thief)} (level ${str(why.level)})`, ...stealCosts(why)];
     case "STEAL_REJECT":
-      return [`steal ${str(why.requestId)} rejected by ${str(why.victim)} (the task was ${str(why.state)} there): it stays`];
+      return [`steal ${str(why.requestId)} rejected by ${str(why.victim)} (the task was ${str(why.state)} there): it stays (level ${str(why.level)})`, ...stealCosts(why)];
     case "NO_WORKER":
       return why.rule === "no-candidate" ? ["no running worker can run it (none joined, or none meets its restrictions): it waits for one"] : [formatFields(why)];
     default:
@@ -86,7 +87,37 @@ function candidateText(rule: string, c: unknown[], ctx: ReasonContext): string {
 }
 
 function stealRequest(why: Why): string[] {
-  const lines = [`steal request ${str(why.requestId)}: from ${str(why.victim)} to ${str(why.thief)}, stealable level ${str(why.level)} (0: no dependencies; higher: more transfer per compute)`];
+  const lines = [`steal request ${str(why.requestId)}: from ${str(why.victim)} to ${str(why.thief)}, stealable level ${str(why.level)} (0: no dependencies; higher: more transfer per compute)`, ...stealCosts(why)];
+  const known = new Set(["victim", "thief", "level", "requestId", "compute", "commThief", "commVictim", "occVictim", "occThief"]);
+  const rest = Object.fromEntries(Object.entries(why).filter(([k]) => !known.has(k)));
+  if (Object.keys(rest).length > 0) lines.push(`  ${formatFields(rest)}`);
+  return lines;
+}
+
+/** Why a steal request ended without a confirm or reject deciding it (the core logs `steal: "aborted"`). */
+function stealAborted(record: TransitionRecord, why: Why): string[] {
+  let reason: string;
+  if (why.rule === "steal-reschedule") {
+    reason =
+      why.cause === "thief-gone"
+        ? `${str(why.victim)} gave it up (${str(why.state)}) but the thief is gone: placed afresh`
+        : `${str(why.victim)} did not hold the assignment (it answered ${str(why.state)}): placed afresh`;
+  } else if (record.event === "FINISH") {
+    reason = "its result came first";
+  } else if (record.event === "DATA") {
+    reason = "its data arrived from elsewhere";
+  } else if (record.event === "ERR") {
+    reason = typeof why.blame === "string" ? `a dependency failed: ${why.blame}` : typeof why.rule === "string" ? (RULES[why.rule] ?? `rule ${why.rule}`) : "it failed";
+  } else {
+    reason = typeof why.rule === "string" ? (RULES[why.rule] ?? `rule ${why.rule}`) : "it was released (no longer needed)";
+  }
+  const where = typeof why.worker === "string" && why.rule !== "steal-reschedule" ? ` (${why.worker})` : "";
+  return [`steal ${str(why.requestId)} from ${str(why.victim)} to ${str(why.thief)} (level ${str(why.level)}) aborted: ${reason}${where}`, ...stealCosts(why)];
+}
+
+/** The estimated costs and occupancies a steal request was made on (logged again with its outcome). */
+function stealCosts(why: Why): string[] {
+  const lines: string[] = [];
   const compute = why.compute;
   const commThief = why.commThief;
   const commVictim = why.commVictim;
@@ -100,9 +131,6 @@ function stealRequest(why: Why): string[] {
       lines.push(`  occupancy: victim ${seconds(occVictim)}, thief ${seconds(occThief)}; it pays: thief ${seconds(thiefStart)} (occupancy + transfer + compute) <= victim ${seconds(victimStart)} (occupancy - (transfer + compute) / 2)`);
     }
   }
-  const known = new Set(["victim", "thief", "level", "requestId", "compute", "commThief", "commVictim", "occVictim", "occThief"]);
-  const rest = Object.fromEntries(Object.entries(why).filter(([k]) => !known.has(k)));
-  if (Object.keys(rest).length > 0) lines.push(`  ${formatFields(rest)}`);
   return lines;
 }
 

@@ -154,7 +154,7 @@ describe("SchedulerCore: a chain", () => {
     // In priority order (the static graph order runs a before b before c).
     expect(transitions(out)).toEqual(["a: ASSIGN released->processing.assigned", "b: WAIT released->waiting", "c: WAIT released->waiting"]);
     expect(toWorkers(out)).toEqual([
-      { worker: "w1", op: { op: "compute-task", key: "a", func: "f", args: [], deps: [], priority: h.core.tasks.get("a")!.priority, duration: 0.5 } },
+      { worker: "w1", op: { op: "compute-task", key: "a", func: "f", args: [], deps: [], priority: h.core.tasks.get("a")!.priority, duration: 0.5, run: 0, attempt: 1 } },
     ]);
     expect(toClients(out)).toEqual([]);
 
@@ -164,7 +164,7 @@ describe("SchedulerCore: a chain", () => {
     expect(toWorkers(out)).toEqual([
       {
         worker: "w1",
-        op: { op: "compute-task", key: "b", func: "f", args: [], deps: [{ key: "a", nbytes: 100, holders: ["w1"] }], priority: h.core.tasks.get("b")!.priority, duration: 0.5 },
+        op: { op: "compute-task", key: "b", func: "f", args: [], deps: [{ key: "a", nbytes: 100, holders: ["w1"] }], priority: h.core.tasks.get("b")!.priority, duration: 0.5, run: 0, attempt: 2 },
       },
     ]);
 
@@ -661,7 +661,8 @@ describe("SchedulerCore: add-keys and missing-data", () => {
     h.register("w1");
     h.take();
     h.handle({ op: "add-keys", worker: "w1", id: h.ids.get("w1")!, keys: [{ key: "ghost", nbytes: 3 }] });
-    expect(h.take()).toEqual([{ kind: "worker", worker: "w1", op: { op: "free-keys", keys: ["ghost"] } }]);
+    // Stamped with the run and the latest assignment number (none yet): every older assignment of it on w1 is void.
+    expect(h.take()).toEqual([{ kind: "worker", worker: "w1", op: { op: "free-keys", keys: ["ghost"], run: 0, attempt: 0 } }]);
   });
 
   it("missing-data from the only holder makes a needed key be recomputed", () => {

@@ -77,8 +77,8 @@ export class MiniCluster {
         },
         gather: (from, keys) => this.gathers.push({ worker: name, from, keys: [...keys] }),
         freeData: () => {},
-        transition: (machine, key, event, from, to) => {
-          if (machine === "wtask") this.transitions.push({ actor: name, id: key, event, from, to });
+        transition: (machine, key, event, from, to, why) => {
+          if (machine === "wtask") this.transitions.push({ actor: name, id: key, event, from, to, ...(why ? { why: structuredClone(why) } : {}) });
         },
       },
     );
@@ -110,6 +110,25 @@ export class MiniCluster {
       if (core === undefined) continue;
       for (const op of batch) core.handle({ ...op, t: ++this.t } as WorkerInput);
     }
+  }
+
+  /**
+   * Deliver to `worker` only the ops `pick` selects, in their order, leaving the rest queued:
+   * a transport that lets later messages overtake earlier ones. `copy` delivers them and
+   * leaves them queued too (a transport that delivers twice).
+   */
+  deliverWhere(worker: string, pick: (op: SchedulerToWorker) => boolean, copy = false): SchedulerToWorker[] {
+    const ops = this.mailbox(worker);
+    const chosen = ops.filter(pick);
+    if (!copy) for (const op of chosen) ops.splice(ops.indexOf(op), 1);
+    const core = this.workers.get(worker);
+    if (core !== undefined) for (const op of chosen) core.handle({ ...structuredClone(op), t: ++this.t } as WorkerInput);
+    return chosen;
+  }
+
+  /** What the scheduler sent `worker` and was not delivered yet. */
+  queuedFor(worker: string): readonly SchedulerToWorker[] {
+    return this.mailbox(worker);
   }
 
   /** Worker messages waiting for the scheduler, optionally only those `pick` selects (the rest keep their order). */

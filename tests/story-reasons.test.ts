@@ -146,6 +146,28 @@ describe("natsched story", () => {
     expect(out).toMatch(/^ +steal request steal-\d+: from a to b/m);
   });
 
+  it("an aborted steal: the transition that ends it carries the request id, level, costs and occupancies, and the story says why", async () => {
+    // The race-free steal of tests/steal-races.test.ts, with the victim dying while the request is in flight.
+    const { log, steals } = simulate({
+      config: { defaultTaskDurations: { f: 1 } },
+      network: { latency: 0.01 },
+      workers: [{ name: "a" }, { name: "b" }],
+      tasks: Array.from({ length: 4 }, (_, i) => ({ key: `f-${i}`, duration: 1, workers: ["a"], allowOtherWorkers: true })),
+      actions: [{ at: 0.005, do: "kill-worker", worker: "a" }],
+    });
+    expect(steals).toEqual([expect.objectContaining({ key: "f-3", requestId: "steal-0", level: 0, outcome: "aborted" })]);
+    const request = transitions(log, { actor: "scheduler", id: "f-3", event: "STEAL" })[0]!;
+    const [aborted] = transitions(log, { actor: "scheduler", id: "f-3", event: "RELEASE" });
+    expect(aborted!.from).toBe("processing.stealing");
+    // Every reason of the request, plus what ended it.
+    expect(aborted!.why).toEqual({ ...request.why, steal: "aborted", rule: "worker-left", worker: "a" });
+    expect(aborted!.why).toMatchObject({ requestId: "steal-0", level: 0, compute: 1, commVictim: 0, commThief: 0, occVictim: expect.any(Number), occThief: expect.any(Number) });
+    const lines = storyLines(log, "f-3").flatMap((l) => [l.text, ...(l.reasons ?? [])]);
+    expect(lines).toContain("steal steal-0 from a to b (level 0) aborted: its worker left or died (a)");
+    expect(lines.filter((l) => l.startsWith("  estimated: compute 1.000 s"))).toHaveLength(2);
+    expect(replayLog(log).mismatches).toEqual([]);
+  });
+
   it("says so for a key the log does not have, and shows usage without one", async () => {
     const path = await writeLog("plain.natlog", simulate(gather).log);
     const none = await cli("story", path, "nope");

@@ -65,6 +65,8 @@ export interface CheckStats {
   stealRequests: number;
   stealsConfirmed: number;
   stealsRejected: number;
+  /** Instructions workers dropped as superseded (wtask STALE): late or copied compute-tasks, overtaken free-keys. */
+  staleDropped: number;
   restartsChecked: number;
 }
 
@@ -86,6 +88,7 @@ export class DstChecker {
     stealRequests: 0,
     stealsConfirmed: 0,
     stealsRejected: 0,
+    staleDropped: 0,
     restartsChecked: 0,
   };
   readonly observer: SimObserver;
@@ -194,6 +197,7 @@ export class DstChecker {
         }
         const track = this.tracks.get(r.actor);
         if (track !== undefined && r.machine === "wtask") this.workerTransition(track, r.id, r.event, r.from, r.to, r.t);
+        if (r.machine === "wtask" && r.event === "STALE") this.stats.staleDropped += 1;
         if (r.actor === "scheduler" && r.machine === "task") {
           if (r.event === "STEAL") this.stats.stealRequests += 1;
           else if (r.event === "STEAL_CONFIRM") this.stats.stealsConfirmed += 1;
@@ -331,6 +335,8 @@ export class DstChecker {
       const { stealableCount, binnedCount } = core.stealing;
       if (binnedCount !== stealableCount) bad("scheduler-bookkeeping", `stealable index: ${binnedCount} entries in bins, ${stealableCount} levelled tasks`);
       if (stealableCount > processing) bad("scheduler-bookkeeping", `stealable index holds ${stealableCount} tasks, only ${processing} are processing`);
+      // Every aborted request was logged with the task's transition out of processing.stealing.
+      if (core.stealing.abortedPending > 0) bad("scheduler-bookkeeping", `${core.stealing.abortedPending} aborted steal requests were not logged`);
     }
     let threads = 0;
     for (const ws of core.running) threads += ws.nthreads;

@@ -22,7 +22,7 @@ export interface DstCase {
  *   reconnects);
  * - reorder: also late envelopes overtaken by newer ones from the same sender (NATS
  *   re-publishing its window after a reconnect);
- * - duplicate: also envelopes delivered twice, which no transport hands a core.
+ * - duplicate: also envelopes delivered twice (NATS only past its de-duplication window).
  */
 export type FaultProfile = "none" | "fifo" | "reorder" | "duplicate";
 export const FAULT_PROFILES: readonly FaultProfile[] = ["none", "fifo", "reorder", "duplicate"];

@@ -90,6 +90,24 @@ export function judgeFixture(fixture: DstFixture, violations: readonly Violation
     : { ok: false, detail: `the known problem no longer shows: remove "known" from the fixture if it is fixed (now: ${violations.length === 0 ? "every invariant holds" : violations.map((v) => v.invariant).join(", ")})` };
 }
 
+/**
+ * A fixture's line in a verify summary. `holds`: every invariant held on the replay (false
+ * for a known, unfixed problem: a bug, not a pass). `asExpected`: the outcome is what the
+ * file says (judgeFixture). `known`: why a problem is marked known.
+ */
+export interface FixtureReport {
+  invariant: InvariantId;
+  holds: boolean;
+  asExpected: boolean;
+  known?: string;
+  detail: string;
+}
+
+export function fixtureReport(fixture: DstFixture, violations: readonly Violation[]): FixtureReport {
+  const { ok, detail } = judgeFixture(fixture, violations);
+  return { invariant: fixture.invariant, holds: violations.length === 0, asExpected: ok, ...(fixture.known !== undefined ? { known: fixture.known } : {}), detail };
+}
+
 function hash(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;

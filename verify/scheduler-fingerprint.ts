@@ -27,6 +27,7 @@ export function schedulerFingerprint(core: SchedulerCore): unknown {
     priority: ts.priority,
     restrictions: ts.restrictions,
     stealRequest: ts.stealRequest,
+    attempt: ts.attempt,
   }));
   const workers = [...core.workers.values()].map((ws) => ({
     name: ws.name,
@@ -57,6 +58,7 @@ export function schedulerFingerprint(core: SchedulerCore): unknown {
     clients: [...core.clients].map(([c, set]) => [c, keys(set)]),
     totals: [core.totalNthreads, core.totalOccupancy, core.nAssigned, core.generation, core.now, core.bandwidth, core.networkBytes],
     prefixCount: [...core.prefixCount].map(([p, n]) => [p.name, n]),
+    assignments: [core.run, core.attempts],
     stealing:
       stealing === null
         ? null

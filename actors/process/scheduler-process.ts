@@ -18,7 +18,7 @@ import type { Transport } from "../../transport/types.js";
 import { realClock } from "../clock.js";
 import { loadConfig } from "../config-loader.js";
 import { SchedulerActor } from "../scheduler-actor.js";
-import { tasksByState } from "../scheduler-queries.js";
+import { stealingSummary, tasksByState } from "../scheduler-queries.js";
 import { resyncAfterRestart, type ResyncReport } from "./scheduler-resync.js";
 import { registerService } from "./services.js";
 import { answers } from "./wait-for.js";
@@ -233,6 +233,9 @@ export function schedulerStats(cluster: string, actor: SchedulerActor) {
     clients: core.clients.size,
     // Running totals since this process started (the rest are gauges).
     totals: { ...actor.totals },
+    // Work stealing's per-level counters (docs/stealing.md), null with stealing off.
+    stealing: stealingSummary(core),
+    bandwidth: core.bandwidth,
   };
 }
 

@@ -143,27 +143,15 @@ function apply(opts: ResyncOptions, name: string, id: string, answer: ResyncAnsw
   for (const ts of wasProcessing) {
     if (ts.processingOn !== ws) continue; // settled by what the worker just reported
     if (ts.state === "processing.stealing" && ts.stealRequest !== null) {
-      again.push({ op: "steal-request", key: ts.key, requestId: ts.stealRequest });
+      again.push(opts.actor.core.stealRequestOp(ts, ts.stealRequest));
       report.stealAgain++;
     } else if (!active.has(ts.key)) {
-      again.push(computeTask(opts.actor, ts));
+      // As the core sent it when it assigned the task: with its assignment number, so the worker's guards apply.
+      again.push(opts.actor.core.computeTaskOp(ts, opts.actor.core.taskDuration(ts)));
       report.computeAgain++;
     }
   }
   if (again.length > 0) send(opts.transport, s.worker(name), again);
-}
-
-/** The compute-task the core sent when it assigned `ts` (machines/scheduler/core.ts, assign). */
-function computeTask(actor: SchedulerActor, ts: TaskRec): SchedulerToWorker {
-  return {
-    op: "compute-task",
-    key: ts.key,
-    func: ts.func!,
-    args: ts.args,
-    deps: ts.dependencies.map((dts) => ({ key: dts.key, nbytes: dts.nbytes, holders: names(dts.whoHas) })),
-    priority: ts.priority,
-    duration: actor.core.taskDuration(ts),
-  };
 }
 
 /** A scheduler input before it is stamped with its time. */

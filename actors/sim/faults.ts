@@ -11,9 +11,9 @@
  * - reorder: the NATS transport re-publishes its recent window after a reconnect, and those
  *   copies can arrive after newer messages of the same sender (docs/nats.md). A reordered
  *   envelope arrives late without holding back later ones, which overtake it.
- * - duplicate: no shipped transport hands a core the same envelope twice (the NATS
- *   transport drops copies by their Natsched-Seq tag; the in-process bus delivers once).
- *   It is here to test the cores beyond what the transports promise.
+ * - duplicate: the NATS transport drops copies by their Natsched-Seq tag, but only within
+ *   its window; the in-process bus delivers once. It is here to test the cores beyond what
+ *   the transports promise (assignment numbers make a copy harmless, docs/protocol.md).
  * Loss is not modelled: a worker's death (kill-worker) is the only way mail disappears.
  */
 import { BadOptionError } from "../../machines/errors.js";

@@ -10,6 +10,12 @@ import { setup } from "xstate";
  *
  * A steal request is answered by trying STEAL: it is only legal before the task started
  * (waiting, ready), which is the confirm; anywhere else the worker rejects.
+ *
+ * STALE is accepted in every state and changes nothing: the worker dropped a scheduler
+ * instruction about the task that a newer one superseded (a compute-task for an assignment
+ * it already holds, ran, or was told to void; a free-keys older than the assignment it
+ * holds). It is a transition only so that the drop is in the event log with its reasons
+ * (docs/protocol.md, "Assignment numbers").
  */
 export type WorkerTaskEvent =
   | { type: "WAIT_DEPS" } // compute requested, dependencies missing
@@ -24,7 +30,8 @@ export type WorkerTaskEvent =
   | { type: "STEAL" } // the scheduler moves it elsewhere (only before it starts)
   | { type: "FREE" } // the scheduler no longer needs it here
   | { type: "COMPUTE_AGAIN" } // requested again while cancelled
-  | { type: "DATA" }; // data handed over directly (scatter)
+  | { type: "DATA" } // data handed over directly (scatter)
+  | { type: "STALE" }; // a superseded instruction was dropped: stays where it is
 
 export const workerTaskMachine = setup({ types: { events: {} as WorkerTaskEvent } }).createMachine({
   id: "wtask",
@@ -36,22 +43,23 @@ export const workerTaskMachine = setup({ types: { events: {} as WorkerTaskEvent 
         READY: "ready",
         FETCH: "fetch",
         DATA: "memory",
+        STALE: "released",
       },
     },
     waiting: {
-      on: { READY: "ready", STEAL: "released", FREE: "released", FAIL: "error", DATA: "memory" },
+      on: { READY: "ready", STEAL: "released", FREE: "released", FAIL: "error", DATA: "memory", STALE: "waiting" },
     },
     fetch: {
-      on: { GATHER: "flight", FREE: "released", DATA: "memory", WAIT_DEPS: "waiting", READY: "ready" },
+      on: { GATHER: "flight", FREE: "released", DATA: "memory", WAIT_DEPS: "waiting", READY: "ready", STALE: "fetch" },
     },
     flight: {
-      on: { RECEIVED: "memory", FETCH_FAILED: "fetch", FREE: "cancelled", DATA: "memory" },
+      on: { RECEIVED: "memory", FETCH_FAILED: "fetch", FREE: "cancelled", DATA: "memory", STALE: "flight" },
     },
     ready: {
-      on: { EXECUTE: "executing", STEAL: "released", FREE: "released", DATA: "memory" },
+      on: { EXECUTE: "executing", STEAL: "released", FREE: "released", DATA: "memory", STALE: "ready" },
     },
     executing: {
-      on: { DONE: "memory", FAIL: "error", FREE: "cancelled" },
+      on: { DONE: "memory", FAIL: "error", FREE: "cancelled", STALE: "executing" },
     },
     cancelled: {
       on: {
@@ -60,12 +68,13 @@ export const workerTaskMachine = setup({ types: { events: {} as WorkerTaskEvent 
         RECEIVED: "released",
         FETCH_FAILED: "released",
         COMPUTE_AGAIN: "resumed",
+        STALE: "cancelled",
       },
     },
     resumed: {
-      on: { DONE: "memory", RECEIVED: "memory", FAIL: "error", FETCH_FAILED: "released", FREE: "cancelled" },
+      on: { DONE: "memory", RECEIVED: "memory", FAIL: "error", FETCH_FAILED: "released", FREE: "cancelled", STALE: "resumed" },
     },
-    memory: { on: { FREE: "released" } },
-    error: { on: { FREE: "released" } },
+    memory: { on: { FREE: "released", STALE: "memory" } },
+    error: { on: { FREE: "released", STALE: "error" } },
   },
 });

@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import { NatschedError, UnknownFunctionError } from "../errors.js";
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess } from "../priority.js";
-import type { ComputeTaskOp, ErrorInfo, RegisterWorkerOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
+import type { ComputeTaskOp, ErrorInfo, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
@@ -56,6 +56,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
   networkBytes = 0;
   nAssigned = 0;
   generation = 0;
+  /**
+   * Assignment numbers (docs/protocol.md): the latest one given (TaskRec.attempt), and the
+   * run they belong to, the time of the scheduler-start input that started this core.
+   */
+  attempts = 0;
+  run = 0;
   now = 0;
   private workerOrder = 0;
   private readonly recommendations: [TaskRec, Target][] = [];
@@ -64,11 +70,20 @@ export class SchedulerCore implements PlacementContext, StealHost {
   /** Workers retiring gracefully: their data being handed over (retire-worker). */
   readonly retirements: Retirements;
 
+  private readonly fx: SchedulerEffects;
+
   constructor(
     readonly config: Config,
-    private readonly fx: SchedulerEffects,
+    fx: SchedulerEffects,
   ) {
     this.estimates = new Estimates(config);
+    // Every free-keys, wherever it is decided (here or in Retirements), carries the run and
+    // the latest assignment number: the worker voids every older assignment of those keys.
+    this.fx = {
+      toWorker: (worker, op) => fx.toWorker(worker, op.op === "free-keys" ? { ...op, run: this.run, attempt: this.attempts } : op),
+      toClient: (client, op) => fx.toClient(client, op),
+      transition: (machine, id, event, from, to, why) => fx.transition(machine, id, event, from, to, why),
+    };
     this.stealing = config.workStealing ? new WorkStealing(this, config) : null;
     this.retirements = new Retirements(this, (worker, op) => this.fx.toWorker(worker, op));
   }
@@ -105,6 +120,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.now = input.t;
     switch (input.op) {
       case "scheduler-start":
+        if (this.state === "starting") this.run = input.t;
         this.lifecycle("START");
         return OK;
       case "scheduler-close":
@@ -138,10 +154,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
         this.retireWorker(input.name, input.id, input.reason ?? "retired");
         break;
       case "task-finished":
-        this.taskFinished(input.worker, input.id, input.key, input.nbytes, input.stop - input.start);
+        this.taskFinished(input.worker, input.id, input.key, input.nbytes, input.stop - input.start, input.attempt);
         break;
       case "task-erred":
-        this.taskErred(input.worker, input.id, input.key, input.error);
+        this.taskErred(input.worker, input.id, input.key, input.error, input.attempt);
         break;
       case "add-keys":
         this.addKeys(input.worker, input.id, input.keys);
@@ -449,7 +465,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     for (const other of this.running) this.checkIdleSaturated(other);
   }
 
-  private taskFinished(worker: string, id: string, key: string, nbytes: number, duration: number): void {
+  private taskFinished(worker: string, id: string, key: string, nbytes: number, duration: number, attempt: number | undefined): void {
     const ws = this.liveWorker(worker, id);
     const ts = this.tasks.get(key);
     if (ws === undefined) return;
@@ -457,6 +473,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
       this.fx.toWorker(ws.name, { op: "free-keys", keys: [key] });
       return;
     }
+    // The result of an assignment superseded since (a copy delivered late or twice): stale.
+    if (attempt !== undefined && attempt !== ts.attempt) return;
     if (ts.state === "memory") {
       ts.nbytes = nbytes;
       this.addReplica(ts, ws);
@@ -477,11 +495,11 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.dataArrived(ts);
   }
 
-  private taskErred(worker: string, id: string, key: string, error: ErrorInfo): void {
+  private taskErred(worker: string, id: string, key: string, error: ErrorInfo, attempt: number | undefined): void {
     const ws = this.liveWorker(worker, id);
     const ts = this.tasks.get(key);
     if (ws === undefined || ts === undefined) return;
-    if (ts.processingOn !== ws) return;
+    if (ts.processingOn !== ws || (attempt !== undefined && attempt !== ts.attempt)) return;
     this.exitProcessing(ts);
     this.fail(ts, error, { worker });
   }
@@ -552,6 +570,11 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const from = ts.state;
     const to = TASK.next(from, event);
     if (to === undefined) throw new Error(`task ${ts.key}: ${event} is not accepted in state ${from}`);
+    if (from === "processing.stealing" && this.stealing !== null) {
+      // Leaving a steal by anything but its answer aborts the request: say which, and why it was made.
+      const aborted = this.stealing.takeAborted(ts);
+      if (aborted !== undefined) why = { ...why, steal: "aborted", ...aborted.why };
+    }
     ts.state = to;
     if (from === "released" || from === "waiting") ts.group.pending -= 1;
     if (to === "released" || to === "waiting") ts.group.pending += 1;
@@ -633,13 +656,15 @@ export class SchedulerCore implements PlacementContext, StealHost {
     addCount(this.prefixCount, ts.prefix, 1);
     for (const dts of ts.dependencies) if (!dts.whoHas.has(ws)) this.needReplica(ws, dts);
     this.nAssigned += 1;
+    ts.attempt = ++this.attempts;
     this.move(ts, event, { worker: ws.name, ...why });
     this.checkIdleSaturated(ws);
     this.stealing?.put(ts);
     this.fx.toWorker(ws.name, this.computeTaskOp(ts, duration));
   }
 
-  private computeTaskOp(ts: TaskRec, duration: number): ComputeTaskOp {
+  /** The compute-task of a processing task's current assignment (sent by assign, and again by resendCompute). */
+  computeTaskOp(ts: TaskRec, duration: number): ComputeTaskOp {
     return {
       op: "compute-task",
       key: ts.key,
@@ -648,7 +673,14 @@ export class SchedulerCore implements PlacementContext, StealHost {
       deps: ts.dependencies.map((dts) => ({ key: dts.key, nbytes: dts.nbytes, holders: names(dts.whoHas) })),
       priority: ts.priority,
       duration,
+      run: this.run,
+      attempt: ts.attempt,
     };
+  }
+
+  /** The steal-request for a task in processing.stealing: it targets the assignment the victim holds. */
+  stealRequestOp(ts: TaskRec, requestId: string): StealRequestOp {
+    return { op: "steal-request", key: ts.key, requestId, run: this.run, attempt: ts.attempt };
   }
 
   private exitProcessing(ts: TaskRec): void {
@@ -878,7 +910,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   requestSteal(ts: TaskRec, info: InFlight, why: Why): void {
     ts.stealRequest = info.requestId;
     this.move(ts, "STEAL", why);
-    this.fx.toWorker(info.victim.name, { op: "steal-request", key: ts.key, requestId: info.requestId });
+    this.fx.toWorker(info.victim.name, this.stealRequestOp(ts, info.requestId));
   }
 
   /**
@@ -897,13 +929,15 @@ export class SchedulerCore implements PlacementContext, StealHost {
     }
     stealing.removeInFlight(ts);
     const { victim, thief, level } = info;
-    const why: Why = { victim: victim.name, thief: thief.name, level, requestId: info.requestId, state: op.state };
+    // The request's reasons (level, costs, occupancies), and what the victim answered.
+    const why: Why = { ...info.why, outcome: op.outcome, state: op.state };
     const thiefAlive = this.workers.get(thief.name) === thief && thief.state === "running";
     const undefinedState = op.state === "released";
     if (undefinedState || (op.outcome === "confirm" && !thiefAlive)) {
       // The victim no longer had it, or the thief is gone: place it afresh.
+      stealing.count("aborted", level);
       this.exitProcessing(ts);
-      this.move(ts, "RELEASE", { ...why, rule: "steal-reschedule" });
+      this.move(ts, "RELEASE", { ...why, steal: "aborted", rule: "steal-reschedule", cause: undefinedState ? "victim-released" : "thief-gone" });
       this.recommend(ts, "runnable");
     } else if (op.outcome === "reject") {
       stealing.count("rejected", level);

@@ -61,6 +61,11 @@ export class TaskRec {
   restrictions: Restrictions | null = null;
   /** An in-flight steal request's id, while state is processing.stealing. */
   stealRequest: string | null = null;
+  /**
+   * The number of its latest assignment to a worker (0: never assigned), from the core's
+   * run-wide counter: compute-task and steal-request carry it (docs/protocol.md, "Assignment numbers").
+   */
+  attempt = 0;
 
   constructor(
     readonly key: string,

@@ -23,6 +23,12 @@ export interface InFlight {
   thiefDuration: number;
   requestId: string;
   level: number;
+  /**
+   * What justified the request, logged with the STEAL transition and again with its
+   * confirm, reject or abort: victim, thief, level, requestId, the estimated costs
+   * (compute, commVictim, commThief) and the occupancies (occVictim, occThief).
+   */
+  why: Why;
 }
 
 export interface StealHost extends PlacementContext {
@@ -36,10 +42,20 @@ export interface StealHost extends PlacementContext {
   checkIdleSaturated(ws: WorkerRec, occupancy?: number): void;
 }
 
+/**
+ * Per-level counters (index = level). Every request ends confirmed, rejected or aborted, so
+ * requests[l] = confirmed[l] + rejected[l] + aborted[l] + the requests at l still in flight.
+ */
 export interface StealMetrics {
   requests: number[];
   confirmed: number[];
   rejected: number[];
+  /**
+   * Requests that ended without moving or keeping the task by the victim's answer: the victim
+   * no longer had the assignment (answered `released`), the thief left, or the task left
+   * processing.stealing meanwhile (finished, erred, released, its victim left).
+   */
+  aborted: number[];
   /** Responses that arrived after the request was moot (task released, finished, moved). */
   stale: number;
 }
@@ -60,7 +76,19 @@ export class WorkStealing {
   private readonly unknownDurations = new Map<string, Set<TaskRec>>();
   private readonly fastPrefixes: ReadonlySet<string>;
   private requestCounter = 0;
-  readonly metrics: StealMetrics = { requests: new Array(LEVELS).fill(0), confirmed: new Array(LEVELS).fill(0), rejected: new Array(LEVELS).fill(0), stale: 0 };
+  readonly metrics: StealMetrics = {
+    requests: new Array(LEVELS).fill(0),
+    confirmed: new Array(LEVELS).fill(0),
+    rejected: new Array(LEVELS).fill(0),
+    aborted: new Array(LEVELS).fill(0),
+    stale: 0,
+  };
+  /**
+   * Requests whose task left processing (exitProcessing) before any answer: kept until the
+   * core logs the task's transition out of processing.stealing (takeAborted), so that
+   * transition carries the request's reasons. Empty between stimuli.
+   */
+  private readonly aborted = new Map<TaskRec, InFlight>();
 
   constructor(
     private readonly host: StealHost,
@@ -143,7 +171,25 @@ export class WorkStealing {
   /** A task left processing (finished, erred, released, its worker left). */
   exitProcessing(ts: TaskRec): void {
     this.remove(ts);
-    this.removeInFlight(ts);
+    const info = this.removeInFlight(ts);
+    if (info !== undefined) this.aborted.set(ts, info);
+  }
+
+  /**
+   * The request of a task leaving processing.stealing other than by its answer, if
+   * exitProcessing ended it: counted as aborted, and its reasons returned for the log.
+   */
+  takeAborted(ts: TaskRec): InFlight | undefined {
+    const info = this.aborted.get(ts);
+    if (info === undefined) return undefined;
+    this.aborted.delete(ts);
+    this.count("aborted", info.level);
+    return info;
+  }
+
+  /** Aborted requests not logged yet (0 after every stimulus; the DST checks it). */
+  get abortedPending(): number {
+    return this.aborted.size;
   }
 
   /** A prefix's estimate changed (first measurement, or executions reported running long): re-level its estimated tasks. */
@@ -176,7 +222,7 @@ export class WorkStealing {
   }
 
   /** Count a request or an outcome at its level (a task moved by hand outside the index has level -1: not counted). */
-  count(metric: "requests" | "confirmed" | "rejected", level: number): void {
+  count(metric: "requests" | "confirmed" | "rejected" | "aborted", level: number): void {
     if (level >= 0 && level < LEVELS) this.metrics[metric][level]! += 1;
   }
 
@@ -284,18 +330,33 @@ export class WorkStealing {
     const compute = host.taskDuration(ts);
     const commVictim = commCost(host, ts, victim);
     const commThief = commCost(host, ts, thief);
+    const requestId = this.nextRequestId();
+    const why: Why = {
+      victim: victim.name,
+      thief: thief.name,
+      level,
+      requestId,
+      compute,
+      commVictim,
+      commThief,
+      // The balancing pass passes the occupancies it decided on; a request made by hand gets the current ones.
+      occVictim: this.combinedOccupancy(victim),
+      occThief: this.combinedOccupancy(thief),
+      ...extra,
+    };
     const info: InFlight = {
       victim,
       thief,
       victimDuration: compute + commVictim,
       thiefDuration: compute + commThief,
-      requestId: this.nextRequestId(),
+      requestId,
       level,
+      why,
     };
     this.remove(ts);
     this.addInFlight(ts, info);
-    host.requestSteal(ts, info, { victim: victim.name, thief: thief.name, level, requestId: info.requestId, compute, commVictim, commThief, ...extra });
-    return info.requestId;
+    host.requestSteal(ts, info, why);
+    return requestId;
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
 import type { WorkerTaskEvent } from "../definitions/worker-task.js";
 import { priorityLess, type Priority } from "../priority.js";
-import type { ComputeTaskOp, DepInfo, ErrorInfo, WorkerMetricsOp, WorkerToScheduler } from "../protocol.js";
+import type { ComputeTaskOp, DepInfo, ErrorInfo, FreeKeysOp, StealRequestOp, WorkerMetricsOp, WorkerToScheduler } from "../protocol.js";
 import { WORKER, WORKER_TASK, type WorkerStateName, type WorkerTaskStateName } from "../tables.js";
 import { IndexedHeap } from "../util/heap.js";
 import type { WorkerEffects, WorkerInit, WorkerInput } from "./inputs.js";
@@ -40,6 +40,12 @@ export class WTask {
   computeInstead: ComputeTaskOp | null = null;
   /** When its execution started here (the core's clock), while it runs. */
   startedAt = -1;
+  /**
+   * The newest assignment number (docs/protocol.md, "Assignment numbers") among the
+   * scheduler's instructions this worker acted on for the key: its own compute-task, or a
+   * compute-task of a dependent naming it as an input. 0: none (or a scheduler run ago).
+   */
+  attempt = 0;
   constructor(readonly key: string) {}
 }
 
@@ -50,6 +56,25 @@ const BANDWIDTH_SAMPLE_MIN_BYTES = 1_000_000;
 const MIN_TRANSFER_SECONDS = 0.01;
 /** Bandwidth assumed before any transfer is measured: Dask's distributed.scheduler.bandwidth. */
 export const DEFAULT_WORKER_BANDWIDTH = 100e6;
+
+/** A result's report names the assignment it answers, when the task has a number here. */
+function numbered(ts: WTask): { attempt?: number } {
+  return ts.attempt > 0 ? { attempt: ts.attempt } : {};
+}
+
+/**
+ * How many tombstones (WorkerCore.voided, one per key) a worker keeps. A tombstone is only
+ * needed while an instruction it voids may still arrive: one overtaken or copied by the
+ * transport. The NATS transport delivers a held-back message within `order.maxWaitMs` (8 s)
+ * or `order.maxHeld` (10,000) later messages of the same sender, and de-duplicates by
+ * Natsched-Seq within its window (docs/nats.md, "Delivery across server restarts"); every
+ * tombstone follows a scheduler op about its key (a steal-request, a free-keys, the
+ * compute-task of the task dropped). So 65,536 tombstones (a few MB at most) cover the
+ * transport's reorder window even if each message in it voids a few fresh keys. Past the
+ * bound the oldest is dropped first; a stale compute-task for a key the worker still tracks
+ * is recognised anyway (WTask.attempt). docs/protocol.md, "Assignment numbers".
+ */
+export const MAX_TOMBSTONES = 65_536;
 
 /**
  * A worker's state and policies, sans I/O (after Dask's WorkerState): it decides what to
@@ -74,6 +99,16 @@ export class WorkerCore {
    * 1 MB moves it 5% of the way to what that transfer achieved. Reported to the scheduler.
    */
   bandwidth: number;
+  /**
+   * Tombstones: key -> every assignment of it numbered up to this is void here (a steal
+   * took it, free-keys freed it, or the worker dropped the task after running it). A
+   * compute-task for a voided assignment is dropped. Insertion-ordered, oldest first,
+   * at most `maxTombstones` (MAX_TOMBSTONES).
+   */
+  readonly voided = new Map<string, number>();
+  /** The scheduler run the assignment numbers belong to (null: none seen yet). */
+  run: number | null = null;
+  private readonly maxTombstones: number;
   private inputs = 0;
   executing = 0;
   now = 0;
@@ -83,6 +118,7 @@ export class WorkerCore {
     private readonly fx: WorkerEffects,
   ) {
     this.bandwidth = init.bandwidth ?? DEFAULT_WORKER_BANDWIDTH;
+    this.maxTombstones = init.maxTombstones ?? MAX_TOMBSTONES;
   }
 
   get name(): string {
@@ -113,10 +149,10 @@ export class WorkerCore {
         this.computeTask(input);
         break;
       case "free-keys":
-        for (const key of input.keys) this.freeKey(key);
+        this.freeKeys(input);
         break;
       case "steal-request":
-        this.stealRequest(input.key, input.requestId);
+        this.stealRequest(input);
         break;
       case "put-data":
         for (const { key, nbytes } of input.keys) this.putData(key, nbytes);
@@ -163,8 +199,36 @@ export class WorkerCore {
 
   // ---- stimuli -------------------------------------------------------------------------
 
+  /**
+   * A compute-task, unless it is stale: an assignment this worker was told to void (steal,
+   * free-keys), already ran and dropped, or older than the one it holds. A re-send of the
+   * assignment it holds (same number) only refreshes the holders of a waiting task's inputs.
+   */
   private computeTask(op: ComputeTaskOp): void {
+    if (op.attempt === undefined || op.run === undefined) {
+      this.acceptCompute(op);
+      return;
+    }
+    this.sameRun(op.run);
+    const ts = this.tasks.get(op.key);
+    const held = ts?.attempt ?? 0;
+    const voided = this.voided.get(op.key) ?? 0;
+    if (op.attempt <= held || op.attempt <= voided) {
+      if (ts !== undefined && op.attempt === held && op.attempt > voided && ts.requested && ts.state === "waiting") {
+        // Sent again with the current holders of its inputs: one it was told of may be gone.
+        this.refreshHolders(op);
+        return;
+      }
+      const why = op.attempt === held ? "duplicate" : op.attempt <= voided ? "voided" : "superseded";
+      this.stale(op.key, { rule: "stale-assignment", op: "compute-task", attempt: op.attempt, held, voided, why });
+      return;
+    }
+    this.acceptCompute(op);
+  }
+
+  private acceptCompute(op: ComputeTaskOp): void {
     const ts = this.ensureTask(op.key);
+    if (op.attempt !== undefined) ts.attempt = op.attempt;
     ts.func = op.func;
     ts.args = op.args;
     ts.priority = op.priority;
@@ -172,7 +236,7 @@ export class WorkerCore {
     ts.freed = false;
     switch (ts.state) {
       case "memory":
-        this.send({ op: "task-finished", worker: this.name, id: this.init.id, key: ts.key, nbytes: ts.nbytes, start: this.now, stop: this.now });
+        this.send({ op: "task-finished", worker: this.name, id: this.init.id, key: ts.key, nbytes: ts.nbytes, start: this.now, stop: this.now, ...numbered(ts) });
         return;
       case "waiting":
         // Sent again with the current holders of its inputs: one it was told of may be gone.
@@ -196,6 +260,7 @@ export class WorkerCore {
     ts.missing = 0;
     for (const dep of op.deps) {
       const dts = this.ensureTask(dep.key);
+      if (op.attempt !== undefined && dts.attempt < op.attempt) dts.attempt = op.attempt;
       if (!ts.dependencies.includes(dts)) ts.dependencies.push(dts);
       dts.dependents.add(ts);
       if (dts.state === "memory") continue;
@@ -269,6 +334,25 @@ export class WorkerCore {
     this.ready.push(ts);
   }
 
+  private freeKeys(op: FreeKeysOp): void {
+    if (op.attempt === undefined || op.run === undefined) {
+      for (const key of op.keys) this.freeKey(key);
+      return;
+    }
+    this.sameRun(op.run);
+    for (const key of op.keys) {
+      // Every assignment of it up to op.attempt was sent before this free-keys: void.
+      this.void(key, op.attempt);
+      const ts = this.tasks.get(key);
+      if (ts !== undefined && ts.attempt > op.attempt) {
+        // Overtaken by a newer instruction about the key (a compute-task sent after it).
+        this.stale(key, { rule: "stale-free-keys", op: "free-keys", attempt: op.attempt, held: ts.attempt });
+        continue;
+      }
+      this.freeKey(key);
+    }
+  }
+
   private freeKey(key: string): void {
     const ts = this.tasks.get(key);
     if (ts === undefined) return;
@@ -325,6 +409,8 @@ export class WorkerCore {
       const ts = stack.pop()!;
       if (ts.state !== "released" || ts.requested || ts.acquire || ts.dependents.size > 0) continue;
       this.tasks.delete(ts.key);
+      // Whatever it was assigned here is over: a late or duplicated compute-task must not revive it.
+      if (ts.attempt > 0) this.void(ts.key, ts.attempt);
       for (const dts of ts.dependencies) {
         dts.dependents.delete(ts);
         if (dts.requested || dts.acquire || dts.dependents.size > 0) continue;
@@ -340,15 +426,32 @@ export class WorkerCore {
     }
   }
 
-  private stealRequest(key: string, requestId: string): void {
+  /**
+   * Confirm only if the assignment the request targets is here and has not started; then it
+   * is voided, so a copy of its compute-task arriving later is dropped. If that assignment
+   * has not arrived (the request overtook its compute-task), it is voided too and the answer
+   * is `released`: the scheduler places the task afresh, and the compute-task, when it
+   * comes, is dropped instead of running a second copy.
+   */
+  private stealRequest(op: StealRequestOp): void {
+    const { key, requestId, attempt } = op;
+    if (op.run !== undefined) this.sameRun(op.run);
     const ts = this.tasks.get(key);
-    const state = ts?.state ?? "released";
-    const confirm = ts !== undefined && ts.requested && WORKER_TASK.next(ts.state, "STEAL") !== undefined;
+    const numbered = attempt !== undefined && op.run !== undefined;
+    let state: string = ts?.state ?? "released";
+    let confirm = false;
+    if (numbered && (ts === undefined || ts.attempt < attempt)) {
+      this.void(key, attempt);
+      state = "released";
+    } else if (ts !== undefined) {
+      confirm = (!numbered || ts.attempt === attempt) && ts.requested && WORKER_TASK.next(ts.state, "STEAL") !== undefined;
+    }
     if (confirm) {
-      if (ts.state === "ready") this.ready.remove(ts);
-      this.move(ts, "STEAL");
-      ts.requested = false;
-      this.dropIfUnused(ts);
+      if (ts!.state === "ready") this.ready.remove(ts!);
+      this.move(ts!, "STEAL");
+      ts!.requested = false;
+      if (numbered) this.void(key, attempt);
+      this.dropIfUnused(ts!);
     }
     this.send({
       op: "steal-response",
@@ -385,7 +488,7 @@ export class WorkerCore {
         this.move(ts, "RECEIVED");
         replicas.push({ key, nbytes });
         if (ts.requested) {
-          this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start: this.now, stop: this.now });
+          this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start: this.now, stop: this.now, ...numbered(ts) });
         }
         this.dataArrived(ts);
       } else if (ts.state === "cancelled") {
@@ -453,7 +556,7 @@ export class WorkerCore {
       this.move(ts, "FETCH_FAILED");
       // The scheduler is waiting for this worker to compute it: do, rather than forget it.
       if (computeInstead !== null) {
-        this.computeTask(computeInstead);
+        this.acceptCompute(computeInstead);
       } else if (this.neededLocally(ts)) {
         // Cancelled, then needed again as a dependency while still in flight: fetch again.
         this.move(ts, "FETCH");
@@ -495,7 +598,7 @@ export class WorkerCore {
       return;
     }
     this.move(ts, "DONE");
-    this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start, stop });
+    this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start, stop, ...numbered(ts) });
     this.dataArrived(ts);
   }
 
@@ -510,7 +613,7 @@ export class WorkerCore {
       return;
     }
     this.move(ts, "FAIL");
-    this.send({ op: "task-erred", worker: this.name, id: this.init.id, key, error });
+    this.send({ op: "task-erred", worker: this.name, id: this.init.id, key, error, ...numbered(ts) });
   }
 
   private stopped(ts: WTask): void {
@@ -579,6 +682,39 @@ export class WorkerCore {
       if (best === undefined || holder < best) best = holder;
     }
     return best;
+  }
+
+  // ---- assignment numbers --------------------------------------------------------------
+
+  /**
+   * Numbers are compared within one scheduler run: a scheduler that started a new run
+   * (the last one stopped or died without a log to resume from) numbers afresh, so nothing
+   * remembered under the previous run applies.
+   */
+  private sameRun(run: number): void {
+    if (this.run === run) return;
+    const first = this.run === null;
+    this.run = run;
+    if (first) return;
+    this.voided.clear();
+    for (const ts of this.tasks.values()) ts.attempt = 0;
+  }
+
+  /** Remember that every assignment of `key` numbered up to `attempt` is void here (bounded, oldest dropped first). */
+  private void(key: string, attempt: number): void {
+    const old = this.voided.get(key);
+    if (old !== undefined) {
+      if (old >= attempt) return;
+      this.voided.delete(key); // re-inserted last: it is the newest tombstone now
+    }
+    this.voided.set(key, attempt);
+    if (this.voided.size > this.maxTombstones) this.voided.delete(this.voided.keys().next().value!);
+  }
+
+  /** A superseded instruction was dropped: logged as a STALE self-transition with its reasons. */
+  private stale(key: string, why: Record<string, unknown>): void {
+    const state = this.tasks.get(key)?.state ?? "released";
+    this.fx.transition("wtask", key, "STALE", state, state, why);
   }
 
   // ---- plumbing ------------------------------------------------------------------------

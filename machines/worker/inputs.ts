@@ -8,6 +8,8 @@ export interface WorkerInit {
   transferIncomingCountLimit: number;
   /** Bandwidth (bytes/s) assumed before a transfer is measured; default 100e6 (config.bandwidth). */
   bandwidth?: number;
+  /** Tombstones kept (MAX_TOMBSTONES when absent); for tests of the bound. */
+  maxTombstones?: number;
 }
 
 /** Stimuli from the worker's own host: lifecycle, finished transfers and executions. */
