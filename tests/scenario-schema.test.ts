@@ -25,7 +25,7 @@ const good = {
     { key: "inc-1", deps: ["x"], duration: 0.2, nbytes: 8, priority: 1 },
     { key: "inc-2", duration: 0.1, workers: ["b"], allowOtherWorkers: true, submitAt: 0.1, resources: { GPU: 1 } },
   ],
-  actions: [{ at: 0.05, do: "balance" }, { at: 0.3, do: "add-worker", worker: { name: "c" } }],
+  actions: [{ at: 0.05, do: "balance" }, { at: 0.3, do: "add-worker", worker: { name: "c" } }, { at: 0.35, do: "restart-scheduler" }],
 };
 
 describe("docs/scenario.schema.json", () => {

@@ -217,6 +217,8 @@ function buildCase(d: CaseDraw): DstCase {
     ...(data.length > 0 ? { data } : {}),
   };
   const actions = buildActions(d, workers);
+  // The scheduler restarts from its log at restartAt, for real: the rest of the run is the rebuilt one's.
+  if (d.restartAt !== null) actions.push({ at: d.restartAt, do: "restart-scheduler" });
   if (actions.length > 0) scenario.actions = actions;
   if (d.faults !== null) scenario.faults = d.faults;
   return d.restartAt === null ? { scenario } : { scenario, restartAt: d.restartAt };

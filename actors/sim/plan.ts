@@ -44,7 +44,8 @@ export type PlannedEvent =
   | { at: number; kind: "place-data"; data: PlannedData[] }
   | { at: number; kind: "submit"; submission: PlannedSubmission }
   | { at: number; kind: "kill"; worker: string }
-  | { at: number; kind: "balance" };
+  | { at: number; kind: "balance" }
+  | { at: number; kind: "restart-scheduler" };
 
 export interface Plan {
   seed: number;

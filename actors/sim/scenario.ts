@@ -56,7 +56,13 @@ export type SimAction =
   /** The worker vanishes without a word; the scheduler is told it is lost at once. */
   | { at: number; do: "kill-worker"; worker: string }
   /** A new worker joins (a killed worker's name may be reused: it is a new incarnation). */
-  | { at: number; do: "add-worker"; worker: Omit<SimWorkerSpec, "joinAt"> };
+  | { at: number; do: "add-worker"; worker: Omit<SimWorkerSpec, "joinAt"> }
+  /**
+   * The scheduler process dies and a new one takes over at once, its state rebuilt from
+   * the scheduler's log so far (as `natsched scheduler --log jetstream` resumes): every
+   * recorded input re-run, every recorded transition checked. Needs the log kept in memory.
+   */
+  | { at: number; do: "restart-scheduler" };
 
 export interface NetworkSpec {
   /** Bytes per second between workers; default config.bandwidth. */

@@ -1,7 +1,8 @@
 import type { Config } from "../../machines/config.js";
+import { BadOptionError } from "../../machines/errors.js";
 import { SchedulerCore } from "../../machines/scheduler/core.js";
-import type { SchedulerInput, SchedulerReply } from "../../machines/scheduler/inputs.js";
-import type { LogSink } from "../../replay/types.js";
+import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../../machines/scheduler/inputs.js";
+import type { LogRecord, LogSink } from "../../replay/types.js";
 import { ActorRecorder } from "../recorder.js";
 import { ON_DEMAND_GAP, serializableConfig } from "../scheduler-actor.js";
 import type { SimKernel } from "./kernel.js";
@@ -20,7 +21,11 @@ export const clientAddress = (client: string): string => `client.${client}`;
  * pass is a recorded `balance` input, so the log replays.
  */
 export class SimScheduler {
-  readonly core: SchedulerCore;
+  /** The scheduler's core; a new one after restart-scheduler. */
+  core: SchedulerCore;
+  /** Scheduler restarts so far (restart-scheduler actions). */
+  restarts = 0;
+  private readonly live: SchedulerEffects;
   readonly recorder: ActorRecorder;
   readonly steals: SimSteals;
   private lastBalance = -Infinity;
@@ -35,14 +40,15 @@ export class SimScheduler {
   ) {
     const recorder = (this.recorder = new ActorRecorder("scheduler", log));
     const steals = (this.steals = new SimSteals());
-    this.core = new SchedulerCore(config, {
+    this.live = {
       toWorker: (worker, op) => kernel.send(SCHEDULER_ADDRESS, workerAddress(worker), op),
       toClient: (client, op) => kernel.send(SCHEDULER_ADDRESS, clientAddress(client), op),
       transition: (machine, id, event, from, to, why) => {
         recorder.transition(machine, id, event, from, to, why);
         steals.transition(machine, id, event, from, why, kernel.now);
       },
-    });
+    };
+    this.core = new SchedulerCore(config, this.live);
     kernel.open(SCHEDULER_ADDRESS, (_from, ops) => this.receive(ops.map((op) => ({ ...(op as object), t: kernel.now }) as SchedulerInput)));
   }
 
@@ -59,6 +65,40 @@ export class SimScheduler {
   receive(inputs: SchedulerInput[]): void {
     for (const input of inputs) this.feed(input);
     this.maybeBalance(false);
+  }
+
+  /**
+   * The scheduler process dies and another takes over at once, rebuilt from the log: the
+   * scheduler's recorded inputs re-run through a fresh core, each transition it makes
+   * checked against the recorded one (as a scheduler resuming from its JetStream log does,
+   * replay/jetstream-resume.ts), then the new core's effects go live. Its timers are the
+   * host's and carry on. Throws if the log is not there or is not reproduced.
+   */
+  restart(records: readonly LogRecord[]): void {
+    const own = records.filter((r) => r.actor === this.recorder.actor);
+    if (own.length === 0 || own[0]!.kind !== "start") {
+      throw new BadOptionError("actions", "restart-scheduler rebuilds the scheduler from its log: run with the log kept in memory (simulate()'s default)");
+    }
+    const recorded = own.filter((r) => r.kind === "transition");
+    let checked = 0;
+    let going: SchedulerEffects | null = null;
+    const relay: SchedulerEffects = {
+      toWorker: (worker, op) => going?.toWorker(worker, op),
+      toClient: (client, op) => going?.toClient(client, op),
+      transition: (machine, id, event, from, to, why) => {
+        if (going !== null) return going.transition(machine, id, event, from, to, why);
+        const r = recorded[checked++];
+        if (r === undefined || r.kind !== "transition" || r.machine !== machine || r.id !== id || r.event !== event || r.from !== from || r.to !== to) {
+          throw new Error(`simulator: restart-scheduler: the scheduler's log is not reproduced at transition #${checked - 1} (${machine} ${id} ${event} ${from}->${to})`);
+        }
+      },
+    };
+    const core = new SchedulerCore(this.config, relay);
+    for (const r of own) if (r.kind === "input") core.handle(r.event as unknown as SchedulerInput);
+    if (checked !== recorded.length) throw new Error(`simulator: restart-scheduler: the rebuilt scheduler made ${checked} of the ${recorded.length} recorded transitions`);
+    going = this.live;
+    this.core = core;
+    this.restarts += 1;
   }
 
   /** Feed one stimulus; a refusal is a simulator bug (scenarios are checked up front), so it throws. */

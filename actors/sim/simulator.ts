@@ -26,6 +26,9 @@ export function simulate(scenario: Scenario, options: SimOptions = {}): SimResul
     if (typeof probe !== "function") throw new BadOptionError(`probes[${i}].probe`, "must be a function");
     return { at: readNumber(at, `probes[${i}].at`, { min: 0 }), probe };
   });
+  if (options.log !== undefined && plan.timeline.some((event) => event.kind === "restart-scheduler")) {
+    throw new BadOptionError("log", "a restart-scheduler action rebuilds the scheduler from its log, which must be kept in memory: leave the log option out");
+  }
   const log = options.log === undefined ? new MemoryLogSink({ location: "simulation", copy: false }) : options.log === false ? new NullLogSink() : options.log;
   return new Simulation(plan, log).run(probes, options.observer);
 }
@@ -83,6 +86,9 @@ class Simulation {
         return this.kill(event.worker);
       case "balance":
         this.scheduler.feed({ op: "balance", t: this.kernel.now });
+        return;
+      case "restart-scheduler":
+        this.scheduler.restart(this.records());
         return;
     }
   }

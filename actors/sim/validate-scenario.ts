@@ -27,7 +27,7 @@ const NETWORK_FIELDS = ["bandwidth", "latency"];
 const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
 const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "error"];
-const ACTIONS = ["balance", "kill-worker", "add-worker"];
+const ACTIONS = ["balance", "kill-worker", "add-worker", "restart-scheduler"];
 const WORKER_NAME = /^[A-Za-z0-9_-]+$/;
 
 export function planScenario(scenario: unknown): Plan {
@@ -174,7 +174,7 @@ function submissions(tasks: Map<string, PlannedTask>): [number, PlannedSubmissio
 
 interface ReadAction {
   index: number;
-  event: PlannedEvent & { kind: "join" | "kill" | "balance" };
+  event: PlannedEvent & { kind: "join" | "kill" | "balance" | "restart-scheduler" };
 }
 
 function readAction(value: unknown, index: number): ReadAction {
@@ -184,9 +184,9 @@ function readAction(value: unknown, index: number): ReadAction {
     readObject(value, path, ["at", "do", "worker"]);
     throw new BadOptionError(`${path}.do`, `must be one of ${ACTIONS.map((a) => JSON.stringify(a)).join(", ")}, got ${JSON.stringify(kind)}`);
   }
-  if (kind === "balance") {
+  if (kind === "balance" || kind === "restart-scheduler") {
     const raw = readObject(value, path, ["at", "do"]);
-    return { index, event: { at: readNumber(raw.at, `${path}.at`, { min: 0 }), kind: "balance" } };
+    return { index, event: { at: readNumber(raw.at, `${path}.at`, { min: 0 }), kind } };
   }
   const raw = readObject(value, path, ["at", "do", "worker"]);
   const at = readNumber(raw.at, `${path}.at`, { min: 0 });
