@@ -12,7 +12,7 @@ export function formatSummary(result: ReplayResult, location: string): string {
   const verdict = result.ok ? "ok" : [result.complete ? "" : "INCOMPLETE", divergences(result).length ? "DIVERGED" : ""].filter(Boolean).join(", ") || "NOT VERIFIED";
   const lines = [
     `replay of ${location}: ${verdict}`,
-    `  ${stats.records} records, ${stats.inputs} inputs re-fed, ${stats.transitions} transitions reproduced in ${stats.seconds.toFixed(2)} s (${rate.toLocaleString("en-US")} transitions/s)${stats.readTo === "until" ? ", read up to --until" : ""}`,
+    `  ${stats.records} records, ${stats.inputs} inputs re-fed, ${stats.transitions} transitions reproduced in ${stats.seconds.toFixed(2)} s (${rate.toLocaleString("en-US")} transitions/s${stats.threads > 1 ? ` on ${stats.threads} threads` : ""})${stats.readTo === "until" ? ", read up to --until" : ""}`,
   ];
   const width = Math.max(0, ...Object.keys(result.actors).map((a) => a.length));
   for (const [name, a] of Object.entries(result.actors)) {

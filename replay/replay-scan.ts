@@ -11,11 +11,12 @@ import { decodeHeaderLine, decodeRecordLine, recordShapeProblem } from "./codec.
 import { crc32Range } from "./crc32.js";
 import { readFirstLine } from "./first-line.js";
 import { SequenceChecker } from "./sequences.js";
-import { literal, literalBytes, RecordHead, trailingObject } from "./line-bytes.js";
+import { literal, literalBytes, plainString, RecordHead, trailingObject } from "./line-bytes.js";
 import { ACTOR, TransitionLine } from "./transition-line.js";
 import type { InputRecord, LogProblem, LogRecord } from "./types.js";
 
 const INPUT_KIND = literalBytes(',"kind":"input","event":');
+const OPEN_ACTOR = literalBytes('{"actor":"');
 
 export interface ScanHandler {
   /** A problem, reported before the record it concerns is handed over (if it is). */
@@ -31,11 +32,32 @@ export interface ScanOutcome {
   stopped: boolean;
 }
 
+/**
+ * One part of a log read by several scans at once (replay-parallel.ts): each line belongs
+ * to exactly one part, decided from its bytes alone, and only that part checks it and
+ * hands it over. A line's actor is the one its JSON starts with (`{"actor":"<name>"`, as
+ * every writer writes it); a line that does not start so belongs to the actor it decodes
+ * to, and one that does not decode (damaged, empty, torn) to part 0. Sequences are per
+ * actor, so each part checks its actors' sequences completely.
+ */
+export interface ScanShare {
+  readonly part: number;
+  /** Whether this part takes the lines of `actor`. */
+  takes(actor: string): boolean;
+  /** Set by the scan: the line of each taken actor's first record (the order the actors appear in). */
+  readonly firstLines: Map<string, number>;
+  /**
+   * Set by the scan, which then stops: a line decoded to another actor than the one it
+   * starts with (a duplicate "actor" field), which only a whole-log scan places right.
+   */
+  misplaced?: string;
+}
+
 const CHUNK_BYTES = 1 << 20;
 const PREFIX_LENGTH = 9;
 
 /** Reads the log file at `path`. Throws LogCorruptError if it is not a natsched log (as openLog does). */
-export async function scanLogFile(path: string, handler: ScanHandler): Promise<ScanOutcome> {
+export async function scanLogFile(path: string, handler: ScanHandler, share?: ScanShare): Promise<ScanOutcome> {
   const handle = await open(path, "r");
   try {
     const first = await readFirstLine(handle);
@@ -43,10 +65,10 @@ export async function scanLogFile(path: string, handler: ScanHandler): Promise<S
     const header = decodeHeaderLine(first.line);
     if (!header.ok) {
       if (header.kind === "malformed") throw new LogCorruptError(`${path}: ${header.message}`, 1);
-      handler.problem({ kind: "version", line: 1, message: `line 1: ${header.message}; no records read` });
+      if (share === undefined || share.part === 0) handler.problem({ kind: "version", line: 1, message: `line 1: ${header.message}; no records read` });
       return { stopped: false };
     }
-    const lines = new LineChecker(handler);
+    const lines = new LineChecker(handler, share);
     let buf = Buffer.allocUnsafe(CHUNK_BYTES);
     let filled = 0;
     let position = first.bytes;
@@ -71,7 +93,7 @@ export async function scanLogFile(path: string, handler: ScanHandler): Promise<S
       buf.copy(buf, 0, start, end);
       filled = end - start;
     }
-    lines.end(filled);
+    if (share === undefined || share.part === 0) lines.end(filled);
     return { stopped: false };
   } finally {
     await handle.close();
@@ -122,12 +144,22 @@ class LineChecker {
   private readonly head = new RecordHead();
   /** Reused to ask the sequence checker about a line decoded in place. */
   private readonly probe = { actor: "", seq: 0 } as LogRecord;
+  /** With a share: the actor the current line belongs to. */
+  private lineActor: string | undefined = undefined;
+  /** With a share: whether this part takes each actor's lines. */
+  private readonly taken = new Map<string, boolean>();
+  /** With a share: a misplaced line stopped the scan. */
+  private stopped = false;
 
-  constructor(private readonly handler: ScanHandler) {}
+  constructor(
+    private readonly handler: ScanHandler,
+    private readonly share?: ScanShare,
+  ) {}
 
   /** The line `buf[start, end)` (without its newline); false if the handler wants no more. */
   line(buf: Buffer, start: number, end: number): boolean {
     const line = this.lineNumber++;
+    if (this.share !== undefined && !this.takes(buf, start, end)) return true;
     if (end === start) {
       this.handler.problem({ kind: "malformed", line, message: `line ${line}: empty line` });
       return true;
@@ -140,12 +172,12 @@ class LineChecker {
       const actor = this.names.intern(buf, transition.offsets[2 * ACTOR]!, transition.offsets[2 * ACTOR + 1]!);
       this.probe.actor = actor;
       this.probe.seq = transition.seq;
-      if (!this.inSequence(this.probe, line)) return true;
+      if (!this.inSequence(this.probe, line)) return !this.stopped;
       return this.handler.transitionLine(transition, actor);
     }
     const input = this.inputRecord(buf, bodyStart, end);
     if (input !== undefined) {
-      if (!this.inSequence(input, line)) return true;
+      if (!this.inSequence(input, line)) return !this.stopped;
       return this.handler.record(input);
     }
     let value: unknown;
@@ -160,7 +192,7 @@ class LineChecker {
       return true;
     }
     const record = value as LogRecord;
-    if (!this.inSequence(record, line)) return true;
+    if (!this.inSequence(record, line)) return !this.stopped;
     return this.handler.record(record);
   }
 
@@ -195,12 +227,44 @@ class LineChecker {
       this.handler.problem({ kind: decoded.kind, line, message: `line ${line}: ${decoded.message}` });
       return true;
     }
-    if (!this.inSequence(decoded.record, line)) return true;
+    if (!this.inSequence(decoded.record, line)) return !this.stopped;
     return this.handler.record(decoded.record);
+  }
+
+  /** Whether this scan's share takes the line `buf[start, end)` (see ScanShare). */
+  private takes(buf: Buffer, start: number, end: number): boolean {
+    const share = this.share!;
+    this.lineActor = undefined;
+    const p = literal(buf, start + PREFIX_LENGTH, end, OPEN_ACTOR);
+    if (p >= 0) {
+      const close = plainString(buf, p, end);
+      if (close > p) return this.takesActor(this.names.intern(buf, p, close));
+    }
+    if (end > start) {
+      const decoded = decodeRecordLine(buf.subarray(start, end));
+      if (decoded.ok) return this.takesActor(decoded.record.actor);
+    }
+    return share.part === 0;
+  }
+
+  private takesActor(actor: string): boolean {
+    this.lineActor = actor;
+    let takes = this.taken.get(actor);
+    if (takes === undefined) this.taken.set(actor, (takes = this.share!.takes(actor)));
+    return takes;
   }
 
   /** Reports a sequence problem; false for a duplicate, which is dropped. */
   private inSequence(record: LogRecord, line: number): boolean {
+    const share = this.share;
+    if (share !== undefined) {
+      if (record.actor !== this.lineActor) {
+        share.misplaced = `line ${line}: a record of ${record.actor} that starts as one of ${String(this.lineActor)}`;
+        this.stopped = true;
+        return false;
+      }
+      if (!share.firstLines.has(record.actor)) share.firstLines.set(record.actor, line);
+    }
     const problem = this.sequences.check(record, { line });
     if (problem === undefined) return true;
     this.handler.problem(problem);

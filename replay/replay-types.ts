@@ -29,6 +29,12 @@ export interface ReplayOptions {
    * Sources that can be read only once (iterators) never get one.
    */
   diffState?: boolean;
+  /**
+   * Threads to replay a log file on (its actors split between them; see
+   * replay-parallel.ts). Default: one for a log under 8 MB, else one per core (at most 4).
+   * Only a whole file read to its end is split: with `until` or `actor`, one thread.
+   */
+  threads?: number;
 }
 
 /** A machine transition, as recorded or as reproduced. */
@@ -132,6 +138,8 @@ export interface ReplayStats {
   seconds: number;
   /** Where reading stopped: the end of the log, or the cut of `until` (seq) or the first divergence. */
   readTo: "end" | "until";
+  /** Threads the actors were replayed on (see ReplayOptions.threads). */
+  threads: number;
 }
 
 export type { LogRecord };

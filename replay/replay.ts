@@ -2,16 +2,24 @@
  * `replay(log, options)`: re-runs every actor of a log through its machines and checks
  * that each recorded transition is reproduced exactly. See docs/replay.md.
  */
+import { statSync } from "node:fs";
 import { BadOptionError } from "../machines/errors.js";
 import { divergenceState } from "./divergence-state.js";
 import { ReplayEngine } from "./replay-engine.js";
+import { defaultParts, replayInParts, runView, type PartOutcome, type RunOutcome } from "./replay-parallel.js";
 import { scanLogFile, scanRecordSource } from "./replay-scan.js";
-import type { ReplayOptions, ReplayResult, ReplaySource, UntilKind } from "./replay-types.js";
-import { schedulerStateView, workerCoreView, type ClusterStateView } from "./state-view.js";
+import type { ActorReplay, ReplayOptions, ReplayProblem, ReplayResult, ReplaySource, UntilKind } from "./replay-types.js";
+import type { ClusterStateView } from "./state-view.js";
 import type { LogRecord } from "./types.js";
 
 export async function replay(log: ReplaySource, options: ReplayOptions = {}): Promise<ReplayResult> {
   const until = cutOf(options);
+  const parts = partsOf(log, options, until);
+  if (parts > 1) {
+    const began = performance.now();
+    const outcomes = await replayInParts(log as string, parts);
+    if (outcomes !== undefined) return merged(log as string, options, outcomes, (performance.now() - began) / 1000);
+  }
   const engine = new ReplayEngine({ actor: options.actor, until });
   const began = performance.now();
   const { stopped } = typeof log === "string" ? await scanLogFile(log, engine) : await scanRecordSource(log, engine);
@@ -21,14 +29,60 @@ export async function replay(log: ReplaySource, options: ReplayOptions = {}): Pr
     const known = [...engine.started].sort().join(", ") || "none";
     throw new BadOptionError("actor", `no records of actor "${options.actor}" in the log (actors: ${known})`);
   }
+  const runs = [...engine.runs.values()].map((run) => ({ name: run.name, summary: { ...run.summary, sent: run.sentCounts() }, view: runView(run) }));
+  return result(log, options, {
+    runs,
+    problems: engine.problems,
+    state: { at: atOf(engine, options, until), t: engine.lastT },
+    stats: { records: engine.records, seconds, readTo: stopped ? "until" : "end", threads: 1 },
+  });
+}
 
+/** How many parts to replay the log in (replay-parallel.ts): only a whole file, read to its end. */
+function partsOf(log: ReplaySource, options: ReplayOptions, until: unknown): number {
+  const threads = options.threads;
+  if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1)) throw new BadOptionError("threads", `must be a whole number >= 1, got ${String(threads)}`);
+  if (typeof log !== "string" || until !== undefined || options.actor !== undefined) return 1;
+  if (threads !== undefined) return threads;
+  let bytes: number;
+  try {
+    bytes = statSync(log).size;
+  } catch {
+    return 1; // the one-pass reader reports it
+  }
+  return defaultParts(bytes);
+}
+
+/** The outcomes of the parts of a log, as one result: problems in line order, actors in order of appearance. */
+async function merged(log: string, options: ReplayOptions, outcomes: PartOutcome[], seconds: number): Promise<ReplayResult> {
+  const runs = outcomes.flatMap((o) => o.runs).sort((a, b) => a.firstLine - b.firstLine);
+  const problems = outcomes.flatMap((o) => o.problems).sort((a, b) => a.line! - b.line!);
+  for (const run of runs) if (run.truncated !== undefined) problems.push(run.truncated);
+  let t: number | null = null;
+  for (const o of outcomes) if (o.lastT !== null && (t === null || o.lastT > t)) t = o.lastT;
+  return result(log, options, {
+    runs,
+    problems,
+    state: { at: { until: "end" }, t },
+    stats: { records: outcomes.reduce((n, o) => n + o.records, 0), seconds, readTo: "end", threads: 1 + outcomes.filter((o) => o.onThread === true).length },
+  });
+}
+
+interface Replayed {
+  /** The actors replayed, in the order they first appear in the log. */
+  runs: { name: string; summary: ActorReplay; view: RunOutcome["view"] }[];
+  problems: ReplayProblem[];
+  state: Pick<ClusterStateView, "at" | "t">;
+  stats: Pick<ReplayResult["stats"], "records" | "seconds" | "readTo" | "threads">;
+}
+
+async function result(log: ReplaySource, options: ReplayOptions, replayed: Replayed): Promise<ReplayResult> {
   const rereadable = typeof log === "string" || Array.isArray(log);
   const actors: ReplayResult["actors"] = {};
   let inputs = 0;
   let transitions = 0;
   let verified = true;
-  for (const [name, run] of [...engine.runs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const summary = { ...run.summary, sent: run.sentCounts() };
+  for (const { name, summary } of [...replayed.runs].sort(({ name: a }, { name: b }) => (a < b ? -1 : a > b ? 1 : 0))) {
     inputs += summary.inputs;
     transitions += summary.transitions;
     if (summary.divergence !== undefined || summary.halted !== undefined) verified = false;
@@ -40,14 +94,23 @@ export async function replay(log: ReplaySource, options: ReplayOptions = {}): Pr
     }
     actors[name] = summary;
   }
-  const complete = engine.problems.length === 0;
+  const state: ClusterStateView = { ...replayed.state, scheduler: null, workers: {} };
+  for (const { name, view } of replayed.runs) {
+    if (view === null) continue;
+    if ("scheduler" in view) {
+      if (state.scheduler === null || name === "scheduler") state.scheduler = view.scheduler;
+    } else {
+      state.workers[view.worker] = view.view;
+    }
+  }
+  const complete = replayed.problems.length === 0;
   return {
     ok: complete && verified,
     complete,
     actors,
-    problems: engine.problems,
-    state: stateView(engine, options, until),
-    stats: { records: engine.records, inputs, transitions, seconds, readTo: stopped ? "until" : "end" },
+    problems: replayed.problems,
+    state,
+    stats: { ...replayed.stats, inputs, transitions },
   };
 }
 
@@ -64,27 +127,10 @@ function cutOf(options: ReplayOptions): { kind: UntilKind; value: number } | und
   return { kind, value: until };
 }
 
-function stateView(engine: ReplayEngine, options: ReplayOptions, until: { kind: UntilKind; value: number } | undefined): ClusterStateView {
-  const view: ClusterStateView = {
-    at:
-      until === undefined
-        ? { until: "end" }
-        : until.kind === "seq"
-          ? { until: "seq", actor: options.actor ?? "scheduler", seq: until.value }
-          : { until: "time", t: until.kind === "time" ? until.value : (engine.firstTime ?? 0) + until.value },
-    t: engine.lastT,
-    scheduler: null,
-    workers: {},
-  };
-  for (const run of engine.runs.values()) {
-    const host = run.host;
-    if (host === null) continue;
-    const diverged = run.summary.divergence !== undefined;
-    if (host.role === "scheduler") {
-      if (view.scheduler === null || run.name === "scheduler") view.scheduler = schedulerStateView(run.name, host.core, diverged);
-    } else {
-      view.workers[host.core.init.name] = workerCoreView(run.name, host.core, run.summary.stopped, diverged);
-    }
-  }
-  return view;
+function atOf(engine: ReplayEngine, options: ReplayOptions, until: { kind: UntilKind; value: number } | undefined): ClusterStateView["at"] {
+  return until === undefined
+    ? { until: "end" }
+    : until.kind === "seq"
+      ? { until: "seq", actor: options.actor ?? "scheduler", seq: until.value }
+      : { until: "time", t: until.kind === "time" ? until.value : (engine.firstTime ?? 0) + until.value };
 }

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { IndexedHeap } from "../machines/util/heap.js";
+import { OrderedQueue } from "../machines/util/ordered-queue.js";
 
 interface Item {
   name: number;
@@ -61,5 +62,76 @@ describe("IndexedHeap", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("OrderedQueue", () => {
+  // Distinct ranks (a strict order): the queue must then agree with IndexedHeap on every result.
+  const strictLess = (a: Item, b: Item): boolean => a.rank < b.rank;
+  type QOp = Op | { kind: "pushRun"; from: number; count: number };
+  const qop: fc.Arbitrary<QOp> = fc.oneof(
+    op,
+    op,
+    fc.record({ kind: fc.constant("pushRun" as const), from: fc.nat({ max: 60 }), count: fc.nat({ max: 20 }) }),
+  );
+
+  it("gives the same results as IndexedHeap under any mix of operations, in-order runs included", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: -1000, max: 1000 }), { minLength: 61, maxLength: 61 }), fc.array(qop, { maxLength: 300 }), (ranks, ops) => {
+        const items: Item[] = ranks.map((rank, name) => ({ name, rank }));
+        const byRankOrder = [...items].sort(byRank);
+        const slot = Symbol("queue");
+        const queue = new OrderedQueue<Item>(strictLess, slot);
+        const heap = new IndexedHeap<Item>(strictLess);
+        for (const o of ops) {
+          switch (o.kind) {
+            case "push":
+              queue.push(items[o.item]!);
+              heap.push(items[o.item]!);
+              break;
+            case "pushRun":
+              // Items in increasing order, as update-graph queues a graph's root tasks.
+              for (const item of byRankOrder.slice(o.from, o.from + o.count)) {
+                queue.push(item);
+                heap.push(item);
+              }
+              break;
+            case "remove":
+              expect(queue.remove(items[o.item]!)).toBe(heap.remove(items[o.item]!));
+              break;
+            case "has":
+              expect(queue.has(items[o.item]!)).toBe(heap.has(items[o.item]!));
+              break;
+            case "pop":
+              expect(queue.pop()).toBe(heap.pop());
+              break;
+            case "peekN":
+              expect(queue.peekN(o.n)).toEqual(heap.peekN(o.n));
+              break;
+          }
+          expect(queue.size).toBe(heap.size);
+          expect(queue.peek()).toBe(heap.peek());
+        }
+        expect(new Set(queue.values())).toEqual(new Set(heap.values()));
+        const drained: Item[] = [];
+        for (let top = queue.pop(); top !== undefined; top = queue.pop()) drained.push(top);
+        const expected: Item[] = [];
+        for (let top = heap.pop(); top !== undefined; top = heap.pop()) expected.push(top);
+        expect(drained).toEqual(expected);
+        for (const item of items) expect(queue.has(item)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("pops a long in-order run with holes in order, and compacts it", () => {
+    const items: Item[] = Array.from({ length: 1000 }, (_, i) => ({ name: i, rank: i }));
+    const queue = new OrderedQueue<Item>(strictLess);
+    for (const item of items) queue.push(item);
+    for (const item of items) if (item.rank % 3 === 1) queue.remove(item);
+    queue.push({ name: -1, rank: 500.5 }); // out of order: goes to the heap
+    const out: number[] = [];
+    for (let top = queue.pop(); top !== undefined; top = queue.pop()) out.push(top.rank);
+    expect(out).toEqual([...items.filter((i) => i.rank % 3 !== 1).map((i) => i.rank), 500.5].sort((a, b) => a - b));
   });
 });

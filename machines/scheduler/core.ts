@@ -6,7 +6,7 @@ import type { ComputeTaskOp, ErrorInfo, RegisterWorkerOp, StealRequestOp, StealR
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
-import { IndexedHeap } from "../util/heap.js";
+import { OrderedQueue } from "../util/ordered-queue.js";
 import {
   decideNonRootish,
   decideRootishCoassign,
@@ -42,7 +42,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   readonly idle = new Set<WorkerRec>();
   readonly saturated = new Set<WorkerRec>();
   readonly idleTaskCount = new Set<WorkerRec>();
-  readonly queued = new IndexedHeap<TaskRec>((a, b) => priorityLess(a.priority, b.priority), QUEUED_AT);
+  readonly queued = new OrderedQueue<TaskRec>((a, b) => priorityLess(a.priority, b.priority), QUEUED_AT);
   readonly unrunnable = new Set<TaskRec>();
   readonly prefixes = new Map<string, PrefixRec>();
   readonly groups = new Map<string, GroupRec>();
