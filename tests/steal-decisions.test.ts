@@ -224,6 +224,34 @@ describe("fast and unknown tasks", () => {
     expect(Math.max(...result.steals.map((st) => st.requested))).toBeLessThan(5);
   });
 
+  it("no data is moved on a pure guess: 200 MB next to tasks of an unmeasured prefix stays put until one is measured", () => {
+    // Estimated at unknownTaskDuration (0.5 s) each, 100 tasks make a's occupancy 50 s and a
+    // 2 s transfer would pay on that guess; the first measurement (1 ms) shows it does not.
+    const result = simulate({
+      config: { workStealingInterval: 0.01 },
+      workers: [{ name: "a" }, { name: "b" }, { name: "c" }],
+      data: [
+        ...range(5).map((i) => ({ key: `big-${i}`, nbytes: i === 0 ? 200e6 : 8, on: ["a"] })),
+      ],
+      tasks: range(100).map((i) => ({ key: `fast-${i}`, deps: ["big-0"], duration: 0.001, workers: ["a"], allowOtherWorkers: true })),
+    });
+    expect(result.transfers).toEqual([]);
+    expect(result.steals).toEqual([]);
+    expect(ranCount(result)).toEqual({ a: 100 });
+  });
+
+  it("the same tasks with a small input are stolen on the guess, as in Dask", () => {
+    const result = simulate({
+      config: { workStealingInterval: 0.01 },
+      workers: [{ name: "a" }, { name: "b" }],
+      data: range(5).map((i) => ({ key: `small-${i}`, nbytes: 8, on: ["a"] })),
+      tasks: range(20).map((i) => ({ key: `slow-${i}`, deps: ["small-0"], duration: 0.2, workers: ["a"], allowOtherWorkers: true })),
+    });
+    const firstFinish = Math.min(...Object.values(result.tasks).map((t) => t.end));
+    expect(result.steals.length).toBeGreaterThan(0);
+    expect(Math.min(...result.steals.map((st) => st.requested))).toBeLessThan(firstFinish);
+  });
+
   it("test_correct_bad_time_estimate: tasks first estimated near 0 end up on every worker", () => {
     for (const workerSaturation of [1.1, Infinity]) {
       const result = simulate({

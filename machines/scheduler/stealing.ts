@@ -136,24 +136,32 @@ export class WorkStealing {
    * A task entered processing (or moved): index it if it may be stolen (Dask's
    * put_key_in_stealable). A task of a prefix with no measured or configured duration is
    * levelled on the current estimate (the unknown-task duration, or twice the longest
-   * execution reported) and levelled again when the estimate changes.
+   * execution reported) and levelled again when the estimate changes. One difference from
+   * Dask: on a pure guess (nothing of the prefix measured nor seen running), a task whose
+   * inputs would cost more to move than the guessed compute is not indexed until the
+   * estimate is informed. Dask's 1 s pass interval usually lets a first task finish before
+   * it steals; natsched's on-demand passes come within milliseconds of a submission, and
+   * would move large inputs on the guess alone (the bad-steal benchmark, W4).
    */
   put(ts: TaskRec): void {
     const ws = ts.processingOn;
     if (ws === null) return;
+    this.remove(ts); // a task put again (re-levelled) leaves its old place first
+    const prefix = ts.prefix;
+    const estimated = prefix.durationAverage < 0;
+    if (estimated) {
+      let set = this.unknownDurations.get(prefix.name);
+      if (set === undefined) this.unknownDurations.set(prefix.name, (set = new Set()));
+      set.add(ts);
+    }
     const ratio = this.stealTimeRatio(ts);
     if (ratio === null) return;
+    if (estimated && prefix.maxExecTime <= 0 && ratio.costMultiplier >= 1) return;
     const levels = this.stealable.get(ws);
     if (levels === undefined) return;
-    this.remove(ts); // a task put again (re-levelled) leaves its old bin first
     levels[ratio.level]!.add(ts);
     this.levelOf.set(ts, ratio.level);
     this.binnedOn.set(ts, ws);
-    if (ts.prefix.durationAverage < 0) {
-      let set = this.unknownDurations.get(ts.prefix.name);
-      if (set === undefined) this.unknownDurations.set(ts.prefix.name, (set = new Set()));
-      set.add(ts);
-    }
   }
 
   remove(ts: TaskRec): void {
