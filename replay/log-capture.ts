@@ -23,7 +23,7 @@
  *   values: NULL | TRUE | FALSE | NUMBER x | STRING len (chars) | REF ref | ARRAY n v... | OBJECT n (key-ref v)...
  *   The transition's id is a ref too (to the recent-values ring).
  */
-import type { LogRecord } from "./types.js";
+import type { InputRecord, LogRecord } from "./types.js";
 
 export const TRANSITION = 2;
 export const INPUT = 3;
@@ -139,6 +139,36 @@ export class LogCapture {
     if (outcome === UNSUPPORTED) {
       this.rollback(n0, c0);
       outcome = this.raw(JSON.stringify(record)); // throws as JSON.stringify does (bigint, cycles)
+    }
+    if (outcome === FULL) {
+      this.rollback(n0, c0);
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Captures the input record { actor, seq, t: event.t, kind: "input", event } without the
+   * record object; false if the batch has no room for it (see `transition`).
+   */
+  input(actor: string, seq: number, event: InputRecord["event"] & { t: number }): boolean {
+    const t = event.t;
+    if (typeof t !== "number") return this.record({ actor, seq, t, kind: "input", event });
+    const n0 = this.n;
+    const c0 = this.c;
+    this.forgetFresh();
+    let outcome: Outcome = FULL;
+    if (this.n + 4 <= this.nums.length) {
+      this.nums[this.n++] = INPUT;
+      if (this.ref(actor) === OK && this.n + 2 <= this.nums.length) {
+        this.nums[this.n++] = seq;
+        this.nums[this.n++] = t;
+        outcome = this.value(event, 1);
+      }
+    }
+    if (outcome === UNSUPPORTED) {
+      this.rollback(n0, c0);
+      outcome = this.raw(JSON.stringify({ actor, seq, t, kind: "input", event })); // throws as JSON.stringify does
     }
     if (outcome === FULL) {
       this.rollback(n0, c0);

@@ -37,6 +37,8 @@ const record: fc.Arbitrary<LogRecord> = fc.oneof(
   transition,
   fc.tuple(transition, object).map(([r, why]) => ({ ...r, why })),
   fc.tuple(transition, object).map(([{ actor, seq, t }, event]) => ({ actor, seq, t, kind: "input" as const, event: { op: "x", ...event } })),
+  // As the recorder builds them: the record's t is the event's (captured through LogCapture.input).
+  fc.tuple(transition, object).map(([{ actor, seq, t }, event]) => ({ actor, seq, t, kind: "input" as const, event: { op: "x", ...event, t } })),
   fc.tuple(transition, text, object).map(([{ actor, seq, t }, role, init]) => ({ actor, seq, t, kind: "start" as const, role, init })),
   transition.map(({ actor, seq, t }) => ({ actor, seq, t, kind: "stop" as const })),
   fc.tuple(transition, text).map(([{ actor, seq, t }, reason]) => ({ actor, seq, t, kind: "stop" as const, reason })),
@@ -58,10 +60,13 @@ function roundTrip(records: LogRecord[], batch: { nums: number; chars: number })
   };
   records.forEach((r, i) => {
     const recorderLayout = ["actor", "seq", "t", "kind", "machine", "id", "event", "from", "to", "why"].slice(0, Object.keys(r).length).join();
+    const asInput = r.kind === "input" && i % 2 === 0 && Object.keys(r).join() === "actor,seq,t,kind,event" && Object.is((r.event as { t?: unknown }).t, r.t);
     const take = (): boolean =>
       r.kind === "transition" && i % 2 === 0 && Object.keys(r).join() === recorderLayout
         ? capture.transition(r.actor, r.seq, r.t, r.machine, r.id, r.event, r.from, r.to, r.why)
-        : capture.record(r);
+        : asInput
+          ? capture.input(r.actor, r.seq, r.event as never)
+          : capture.record(r);
     if (take()) return;
     seal();
     while (!take()) capture.grow(2);
@@ -114,11 +119,12 @@ describe("the file log's capture and writer thread", () => {
         const i = seq % 3;
         const r: LogRecord =
           seq === 45_000
-            ? { actor: `a${i}`, seq: expected[i]!.length, t: seq, kind: "input", event: { op: "big", keys: Array.from({ length: 200_000 }, (_, k) => `key-${k}`) } }
+            ? { actor: `a${i}`, seq: expected[i]!.length, t: seq, kind: "input", event: { op: "big", keys: Array.from({ length: 200_000 }, (_, k) => `key-${k}`), t: seq } }
             : // Keys come back after many others, as a task's key does between its first and last record.
               { actor: `a${i}`, seq: expected[i]!.length, t: seq / 7, kind: "transition", machine: "task", id: `key-${seq % 2 === 0 ? seq : seq - 50_001}`, event: "E", from: "a", to: "b" };
         expected[i]!.push(r);
         if (r.kind === "transition" && seq % 2 === 0) sinks[i]!.appendTransition(r.actor, r.seq, r.t, r.machine, r.id, r.event, r.from, r.to);
+        else if (r.kind === "input") sinks[i]!.appendInput(r.actor, r.seq, { ...r.event, t: r.t });
         else sinks[i]!.append(r);
       }
       await Promise.all(sinks.map((s) => s.close()));
