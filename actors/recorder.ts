@@ -33,7 +33,10 @@ export class ActorRecorder {
 
   input(event: { op: string; t: number }): void {
     this.t = event.t;
-    this.sink?.append({ actor: this.actor, seq: this.seq++, t: event.t, kind: "input", event: event as InputRecord["event"] });
+    const sink = this.sink;
+    if (sink === null) return;
+    if (sink.appendInput !== undefined) sink.appendInput(this.actor, this.seq++, event as InputRecord["event"] & { t: number });
+    else sink.append({ actor: this.actor, seq: this.seq++, t: event.t, kind: "input", event: event as InputRecord["event"] });
   }
 
   transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void {

@@ -14,7 +14,7 @@ import { decodeHeaderLine, encodeHeaderLine, makeHeader } from "./codec.js";
 import { readFirstLine } from "./first-line.js";
 import { LogCapture } from "./log-capture.js";
 import { BATCH_CHARS, BATCH_NUMS, LogWriterThread } from "./log-writer.js";
-import type { LogRecord, LogSink } from "./types.js";
+import type { InputRecord, LogRecord, LogSink } from "./types.js";
 
 export interface FileLogSinkOptions {
   /** Stored in the header of a new log. Ignored when appending to an existing one. */
@@ -110,6 +110,17 @@ export class FileLogSink implements LogSink {
     if (!this.capture.transition(actor, seq, t, machine, id, event, from, to, why)) {
       this.makeRoom();
       while (!this.capture.transition(actor, seq, t, machine, id, event, from, to, why)) this.capture.grow(2);
+    }
+    this.scheduleTick();
+  }
+
+  /** The input record { actor, seq, t: event.t, kind: "input", event }, given as fields. */
+  appendInput(actor: string, seq: number, event: InputRecord["event"] & { t: number }): void {
+    if (this.closing) throw new ClosedError(`log ${this.location}`);
+    if (this.failure) return;
+    if (!this.capture.input(actor, seq, event)) {
+      this.makeRoom();
+      while (!this.capture.input(actor, seq, event)) this.capture.grow(2);
     }
     this.scheduleTick();
   }

@@ -23,7 +23,7 @@
  *   values: NULL | TRUE | FALSE | NUMBER x | STRING len (chars) | REF ref | ARRAY n v... | OBJECT n (key-ref v)...
  *   The transition's id is a ref too (to the recent-values ring).
  */
-import type { LogRecord } from "./types.js";
+import type { InputRecord, LogRecord } from "./types.js";
 
 export const TRANSITION = 2;
 export const INPUT = 3;
@@ -50,11 +50,14 @@ const MAX_INTERNED = 65_536;
 export const RECENT_FROM = MAX_INTERNED;
 /**
  * Recent values (task keys, worker names...) are interned in a ring of this many ids,
- * from MAX_INTERNED on: a key appears in a dozen records of its task, mostly close
- * together, and a ref costs a lookup where the text costs a copy. A slot is reused for
- * the next new value; the thread's table follows the redefinitions in stream order.
+ * from MAX_INTERNED on: a key appears in a dozen records of its task, and a ref costs a
+ * lookup where the text costs a copy. A slot is reused for the next new value; the
+ * thread's table follows the redefinitions in stream order. The ring is large enough for
+ * the tasks of a big submission: with 16,384 slots a 20,000-task `map` had each key
+ * evicted between its update-graph, its QUEUE and its ASSIGN records, and redefining
+ * (a Map delete and set, and the text) was 5% of the actors' thread.
  */
-const RECENT = 16_384;
+const RECENT = 262_144;
 /** Values shorter than this are cheaper to copy than to look up. */
 const RECENT_MIN_LENGTH = 16;
 const RECENT_MAX_LENGTH = 256;
@@ -77,17 +80,22 @@ export class LogCapture {
   private readonly freshRecent: string[] = [];
   /** The recent-values ring: string -> id, and id - MAX_INTERNED -> string. */
   private readonly recentIds = new Map<string, number>();
-  private readonly recentSlots: (string | undefined)[] = new Array<string | undefined>(RECENT).fill(undefined);
+  private readonly recentSlots: (string | undefined)[];
   private recentNext = 0;
+  /** The latest recent value referred to, and its id (a task's records often follow each other). */
+  private lastRecent: string | undefined = undefined;
+  private lastRecentId = -1;
   /** The names of the latest transition (the next one is mostly by the same actor, of the same machine). */
   private lastActor = "";
   private lastActorId = -1;
   private lastMachine = "";
   private lastMachineId = -1;
 
-  constructor(nums: Float64Array, chars: Uint16Array) {
+  /** `recent`: slots of the recent-values ring (tests use a small one to exercise evictions). */
+  constructor(nums: Float64Array, chars: Uint16Array, recent = RECENT) {
     this.nums = nums;
     this.chars = chars;
+    this.recentSlots = new Array<string | undefined>(Math.min(Math.max(1, Math.floor(recent)), RECENT)).fill(undefined);
   }
 
   get empty(): boolean {
@@ -147,6 +155,36 @@ export class LogCapture {
     return true;
   }
 
+  /**
+   * Captures the input record { actor, seq, t: event.t, kind: "input", event } without the
+   * record object; false if the batch has no room for it (see `transition`).
+   */
+  input(actor: string, seq: number, event: InputRecord["event"] & { t: number }): boolean {
+    const t = event.t;
+    if (typeof t !== "number") return this.record({ actor, seq, t, kind: "input", event });
+    const n0 = this.n;
+    const c0 = this.c;
+    this.forgetFresh();
+    let outcome: Outcome = FULL;
+    if (this.n + 4 <= this.nums.length) {
+      this.nums[this.n++] = INPUT;
+      if (this.ref(actor) === OK && this.n + 2 <= this.nums.length) {
+        this.nums[this.n++] = seq;
+        this.nums[this.n++] = t;
+        outcome = this.value(event, 1);
+      }
+    }
+    if (outcome === UNSUPPORTED) {
+      this.rollback(n0, c0);
+      outcome = this.raw(JSON.stringify({ actor, seq, t, kind: "input", event })); // throws as JSON.stringify does
+    }
+    if (outcome === FULL) {
+      this.rollback(n0, c0);
+      return false;
+    }
+    return true;
+  }
+
   /** Grows the current (empty) batch so that a record too big for it fits: `factor` times larger. */
   grow(factor: number): void {
     const nums = new Float64Array(this.nums.length * factor);
@@ -175,6 +213,7 @@ export class LogCapture {
       this.recentSlots[id - MAX_INTERNED] = undefined;
     }
     this.freshRecent.length = 0;
+    this.lastRecent = undefined;
   }
 
   private transitionBody(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): Outcome {
@@ -184,7 +223,7 @@ export class LogCapture {
     if (n + 16 <= nums.length && why === undefined) {
       const actorId = actor === this.lastActor ? this.lastActorId : this.ids.get(actor);
       const machineId = machine === this.lastMachine ? this.lastMachineId : this.ids.get(machine);
-      const idId = this.recentIds.get(id);
+      const idId = id === this.lastRecent ? this.lastRecentId : this.recentIds.get(id);
       const eventId = this.ids.get(event);
       const fromId = this.ids.get(from);
       const toId = this.ids.get(to);
@@ -204,6 +243,8 @@ export class LogCapture {
         this.lastActorId = actorId;
         this.lastMachine = machine;
         this.lastMachineId = machineId;
+        this.lastRecent = id;
+        this.lastRecentId = idId;
         return OK;
       }
     }
@@ -298,13 +339,16 @@ export class LogCapture {
 
   /** A value in the recent-values ring: its id, (re)defined in the stream when it is not there. */
   private recentRef(s: string): Outcome {
-    let id = this.recentIds.get(s);
+    let id = s === this.lastRecent ? this.lastRecentId : this.recentIds.get(s);
     if (id === undefined) {
       if (this.n + 4 > this.nums.length || this.c + s.length > this.chars.length) return FULL;
       const slot = this.recentNext;
-      this.recentNext = (slot + 1) % RECENT;
+      this.recentNext = (slot + 1) % this.recentSlots.length;
       const evicted = this.recentSlots[slot];
-      if (evicted !== undefined) this.recentIds.delete(evicted);
+      if (evicted !== undefined) {
+        this.recentIds.delete(evicted);
+        if (evicted === this.lastRecent) this.lastRecent = undefined;
+      }
       this.recentSlots[slot] = s;
       id = MAX_INTERNED + slot;
       this.recentIds.set(s, id);
@@ -317,6 +361,8 @@ export class LogCapture {
       return FULL;
     }
     this.nums[this.n++] = id;
+    this.lastRecent = s;
+    this.lastRecentId = id;
     return OK;
   }
 

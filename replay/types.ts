@@ -66,6 +66,8 @@ export interface LogSink {
    * `why` when it is undefined), without building the object.
    */
   appendTransition?(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void;
+  /** Optional fast path: the same as appending { actor, seq, t: event.t, kind: "input", event }. */
+  appendInput?(actor: string, seq: number, event: InputRecord["event"] & { t: number }): void;
   /** Write everything appended so far. */
   flush(): Promise<void>;
   close(): Promise<void>;

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { CompactLogSink } from "../replay/compact-log.js";
+import { MemoryLogSink } from "../replay/memory-log.js";
 import { FileLogSink, readLogSync, replay } from "../replay/index.js";
 import { simulate, type Scenario } from "../sim.js";
 
@@ -41,5 +43,92 @@ describe("simulate({ log })", () => {
     const dropped = simulate(tree, { log: false });
     expect(dropped.log).toEqual([]);
     expect({ ...dropped, log: kept.log }).toEqual(kept);
+  });
+});
+
+describe("the default in-memory log (CompactLogSink)", () => {
+  // Failures, a kill and a restart, steals and data placed up front: every kind of record.
+  const busy: Scenario = {
+    seed: 11,
+    workers: [{ name: "a", nthreads: 2 }, { name: "b" }, { name: "c", joinAt: 0.05 }],
+    data: [{ key: "d0", nbytes: 5e6, on: ["a"] }],
+    tasks: [
+      ...Array.from({ length: 60 }, (_, i) => ({ key: `x-${i}`, duration: 0.005 * (1 + (i % 7)), nbytes: 1e4, ...(i % 9 === 0 ? { deps: ["d0"] } : {}) })),
+      ...Array.from({ length: 10 }, (_, i) => ({ key: `y-${i}`, deps: [`x-${i}`, `x-${i + 10}`], duration: 0.01, priority: i % 3 })),
+    ],
+    actions: [{ at: 0.08, do: "kill-worker", worker: "b" }],
+  };
+
+  it("holds exactly the records a MemoryLogSink would, fields in the same order", () => {
+    for (const scenario of [tree, busy]) {
+      const reference = new MemoryLogSink({ copy: false });
+      const plain = simulate(scenario, { log: reference });
+      const compact = simulate(scenario);
+      expect(plain.log).toBe(reference.records);
+      expect(compact.log.length).toBe(reference.records.length);
+      expect(JSON.stringify(compact.log)).toBe(JSON.stringify(reference.records));
+      expect(compact.log).toEqual(reference.records);
+      expect({ ...compact, log: [] }).toEqual({ ...plain, log: [] });
+      expect(compact.log).toBe(compact.log); // built once, then kept
+      expect(Object.keys(compact)).toEqual(["makespan", "tasks", "transfers", "steals", "log"]);
+    }
+  });
+
+  it("builds records on demand, and keeps an assigned log", () => {
+    const sink = new CompactLogSink();
+    sink.appendTransition("scheduler", 0, 1.5, "task", "k", "QUEUE", "released", "queued");
+    sink.appendTransition("scheduler", 1, -0, "task", "k", "ASSIGN", "queued", "processing", { worker: "w" });
+    sink.appendInput("worker.a", 0, { op: "registered", t: 2 });
+    sink.append({ actor: "worker.a", seq: 1, t: 3, kind: "stop" });
+    sink.appendTransition("scheduler", 2 ** 31, 4, "task", "k", "QUEUE", "released", "queued");
+    expect(sink.size).toBe(5);
+    expect(sink.toArray()).toEqual([
+      { actor: "scheduler", seq: 0, t: 1.5, kind: "transition", machine: "task", id: "k", event: "QUEUE", from: "released", to: "queued" },
+      { actor: "scheduler", seq: 1, t: -0, kind: "transition", machine: "task", id: "k", event: "ASSIGN", from: "queued", to: "processing", why: { worker: "w" } },
+      { actor: "worker.a", seq: 0, t: 2, kind: "input", event: { op: "registered", t: 2 } },
+      { actor: "worker.a", seq: 1, t: 3, kind: "stop" },
+      { actor: "scheduler", seq: 2 ** 31, t: 4, kind: "transition", machine: "task", id: "k", event: "QUEUE", from: "released", to: "queued" },
+    ]);
+    expect(Object.is(sink.record(1).t, -0)).toBe(true);
+    // Payloads come back exactly, or are kept as the objects appended when the tape cannot hold them.
+    const exact = [
+      { op: "x", t: 1, a: undefined, b: NaN, c: -0, d: Infinity, e: [1, "two", null, [true, false, {}]], f: { g: { h: "i" } }, "7": 7 },
+      { op: "y", t: 2, deep: JSON.parse("[".repeat(31) + "]".repeat(31)) },
+    ];
+    const kept = [
+      { op: "z", t: 3, map: new Map([[1, 2]]) },
+      { op: "z", t: 4, holes: [1, , 3] },
+      { op: "z", t: 5, deep: JSON.parse("[".repeat(40) + "]".repeat(40)) },
+      { op: "z", t: 6, ...JSON.parse('{"__proto__": {"x": 1}}') },
+      { op: "z", t: 7, at: new Date(0) },
+    ];
+    const payloads = new CompactLogSink();
+    [...exact, ...kept].forEach((event, seq) => payloads.appendInput("a", seq, event));
+    payloads.appendTransition("a", 7, 8, "m", "k", "E", "f", "t", { nested: [{ x: -0 }], u: undefined });
+    const back = payloads.toArray();
+    exact.forEach((event, i) => {
+      const got = (back[i] as { event: unknown }).event;
+      expect(got).not.toBe(event);
+      expect(got).toStrictEqual(event);
+      expect(Object.keys(got as object)).toEqual(Object.keys(event));
+    });
+    expect(Object.is(((back[0] as unknown as { event: { c: number } }).event).c, -0)).toBe(true);
+    kept.forEach((event, i) => expect((back[exact.length + i] as { event: unknown }).event).toBe(event));
+    expect((back[7] as { why: unknown }).why).toStrictEqual({ nested: [{ x: -0 }], u: undefined });
+    expect(Object.is(((back[7] as unknown as { why: { nested: { x: number }[] } }).why).nested[0]!.x, -0)).toBe(true);
+    // Payloads across tape chunks (1M doubles each), and one bigger than a chunk.
+    const big = new CompactLogSink();
+    const events = Array.from({ length: 60 }, (_, i) => ({ op: "big", t: i, items: Array.from({ length: 9_000 }, (_, j) => (j % 3 === 0 ? `s${i}-${j}` : j)) }));
+    const huge = { op: "huge", t: 99, items: Array.from({ length: 600_000 }, (_, j) => j) };
+    events.forEach((event, seq) => big.appendInput("a", seq, event));
+    big.appendInput("a", 60, huge);
+    big.appendInput("a", 61, events[0]!);
+    const all = big.toArray();
+    events.forEach((event, i) => expect((all[i] as { event: unknown }).event).toStrictEqual(event));
+    expect((all[60] as { event: unknown }).event).toBe(huge);
+    expect((all[61] as { event: unknown }).event).toStrictEqual(events[0]);
+    const result = simulate(tree);
+    result.log = [];
+    expect(result.log).toEqual([]);
   });
 });

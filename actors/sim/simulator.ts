@@ -1,6 +1,7 @@
 import { BadOptionError } from "../../machines/errors.js";
 import type { TaskSpec } from "../../machines/protocol.js";
 import type { WorkerCore } from "../../machines/worker/core.js";
+import { CompactLogSink } from "../../replay/compact-log.js";
 import { MemoryLogSink, NullLogSink } from "../../replay/memory-log.js";
 import type { LogRecord, LogSink } from "../../replay/types.js";
 import { ActorRecorder } from "../recorder.js";
@@ -26,10 +27,21 @@ export function simulate(scenario: Scenario, options: SimOptions = {}): SimResul
     if (typeof probe !== "function") throw new BadOptionError(`probes[${i}].probe`, "must be a function");
     return { at: readNumber(at, `probes[${i}].at`, { min: 0 }), probe };
   });
-  if (options.log !== undefined && plan.timeline.some((event) => event.kind === "restart-scheduler")) {
+  const restarts = plan.timeline.some((event) => event.kind === "restart-scheduler");
+  if (options.log !== undefined && restarts) {
     throw new BadOptionError("log", "a restart-scheduler action rebuilds the scheduler from its log, which must be kept in memory: leave the log option out");
   }
-  const log = options.log === undefined ? new MemoryLogSink({ location: "simulation", copy: false }) : options.log === false ? new NullLogSink() : options.log;
+  // The default log is kept compactly and built into records when `result.log` is first read;
+  // an observer, and a scheduler restarting from it, read the log as it grows, so they get
+  // one of plain records.
+  const log =
+    options.log === false
+      ? new NullLogSink()
+      : options.log !== undefined
+        ? options.log
+        : options.observer === undefined && !restarts
+          ? new CompactLogSink({ location: "simulation" })
+          : new MemoryLogSink({ location: "simulation", copy: false });
   return new Simulation(plan, log).run(probes, options.observer);
 }
 
@@ -148,16 +160,32 @@ class Simulation {
       const { executions, worker, start, end } = this.observations.runsOf(key);
       tasks[key] = { worker, start, end, state: this.scheduler.core.taskState(key) ?? "forgotten", executions };
     }
-    return {
+    const result = {
       makespan: this.observations.makespan,
       tasks,
       transfers: this.observations.transfers,
       steals: this.scheduler.steals.steals,
-      log: this.records(),
+    } as SimResult;
+    const log = this.log;
+    if (!(log instanceof CompactLogSink)) {
+      result.log = this.records();
+      return result;
+    }
+    // Built on first read, then an ordinary property holding the array.
+    const settle = (records: LogRecord[]): LogRecord[] => {
+      Object.defineProperty(result, "log", { value: records, writable: true, enumerable: true, configurable: true });
+      return records;
     };
+    Object.defineProperty(result, "log", {
+      get: () => settle(log.toArray()),
+      set: (records: LogRecord[]) => settle(records),
+      enumerable: true,
+      configurable: true,
+    });
+    return result;
   }
 
-  /** The records kept in memory (none when the log went elsewhere). */
+  /** The records kept in memory as records (none when the log went elsewhere). */
   private records(): LogRecord[] {
     return this.log instanceof MemoryLogSink ? this.log.records : [];
   }
