@@ -19,6 +19,8 @@
  *   --profile                             node --cpu-prof for every case; prints top self time
  *   --w6-leaves N                         leaves of every W6 fan-in-2 tree (default: 500,000
  *                                         for memory, 100,000 embedded, 50,000 simulated)
+ *   --replay-threads N                    R1: replay on N threads (default: replay()'s own
+ *                                         choice, one thread when the cores are busy)
  *   --json                                print only the JSON result on stdout
  *
  * Every case runs in a fresh child process (bench/child.ts, node --expose-gc). Results go
@@ -56,6 +58,7 @@ interface Options {
   profile: boolean;
   json: boolean;
   w6Leaves: number | undefined;
+  replayThreads: number | undefined;
 }
 
 function usage(message?: string): never {
@@ -66,7 +69,7 @@ function usage(message?: string): never {
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { workloads: [...ALL], transports: ["memory"], log: "both", repeat: 3, largeRepeat: 1, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined };
+  const o: Options = { workloads: [...ALL], transports: ["memory"], log: "both", repeat: 3, largeRepeat: 1, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined };
   let repeatGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -134,6 +137,9 @@ function parseArgs(argv: string[]): Options {
         break;
       case "--w6-leaves":
         o.w6Leaves = int(value(), "--w6-leaves");
+        break;
+      case "--replay-threads":
+        o.replayThreads = int(value(), "--replay-threads");
         break;
       case "--help":
       case "-h":
@@ -210,7 +216,7 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
       add("W6", `W6 embedded, ${runLeaves} leaves`, { kind: "W6-embedded", leaves: runLeaves, fanin: 2, reps: 1 }, big);
       for (const log of ["memory", "dropped"] as const) add("W6", `W6 simulator, ${simLeaves} leaves, log ${log}`, { kind: "W6-sim", leaves: simLeaves, fanin: 2, log }, big);
     }
-    if (has("R1")) add("R1", "R1 replay", { kind: "R1", n: q ? 2_000 : 10_000, treeLeaves: q ? 2_000 : 10_000, reps }, ["--max-old-space-size=8192"]);
+    if (has("R1")) add("R1", "R1 replay", { kind: "R1", n: q ? 2_000 : 10_000, treeLeaves: q ? 2_000 : 10_000, reps, ...(o.replayThreads !== undefined ? { threads: o.replayThreads } : {}) }, ["--max-old-space-size=8192"]);
   }
   if (has("W1")) {
     peer.push({ workload: "W1", title: `Dask W1 ${w1PeerN}`, args: ["w1", "--n", String(w1PeerN)] });

@@ -24,7 +24,7 @@ export type Case = (
   | { kind: "W6-memory"; leaves: number; fanin: number }
   | { kind: "W6-embedded"; leaves: number; fanin: number; reps: number }
   | { kind: "W6-sim"; leaves: number; fanin: number; log: "memory" | "dropped" }
-  | { kind: "R1"; n: number; treeLeaves: number; reps: number }
+  | { kind: "R1"; n: number; treeLeaves: number; reps: number; threads?: number }
 ) & { transport?: TransportName };
 
 const fmtN = (n: number): string => (n % 1000 === 0 ? `${n / 1000}k` : String(n));
@@ -539,7 +539,7 @@ async function r1(c: Extract<Case, { kind: "R1" }>): Promise<Row[]> {
     for (const what of ["W1", "W6"]) rows.push({ id: `R1.${what.toLowerCase()}`, workload: "R1", label: label(what), unit: "transitions/s", higherIsBetter: true, value: null, status: "not-available", note: "replay/replay.ts (replay()) not available yet" });
     return rows;
   }
-  const mod = (await import("../replay/replay.js" as string)) as { replay?: (log: string) => Promise<{ ok: boolean; stats: { records: number; inputs: number; transitions: number; seconds: number } }> };
+  const mod = (await import("../replay/replay.js" as string)) as { replay?: (log: string, options?: { threads?: number }) => Promise<{ ok: boolean; stats: { records: number; inputs: number; transitions: number; seconds: number; threads?: number } }> };
   const replay = mod.replay;
   if (typeof replay !== "function") {
     for (const what of ["W1", "W6"]) rows.push({ id: `R1.${what.toLowerCase()}`, workload: "R1", label: label(what), unit: "transitions/s", higherIsBetter: true, value: null, status: "not-available", note: "replay/replay.ts has no replay() export yet" });
@@ -577,7 +577,7 @@ async function r1(c: Extract<Case, { kind: "R1" }>): Promise<Row[]> {
     let last: Awaited<ReturnType<typeof replay>> | undefined;
     for (let r = 0; r < c.reps; r++) {
       const t0 = performance.now();
-      last = await replay(l.path);
+      last = await replay(l.path, c.threads === undefined ? undefined : { threads: c.threads });
       const wall = (performance.now() - t0) / 1000;
       rates.push(last.stats.transitions / wall);
       engine.push(last.stats.transitions / last.stats.seconds);
@@ -593,7 +593,7 @@ async function r1(c: Extract<Case, { kind: "R1" }>): Promise<Row[]> {
       value: stats(rates, 4),
       status: "ok",
       ...(last && !last.ok ? { note: "replay did not verify the log (ok: false)" } : {}),
-      extra: { ok: last?.ok, records: last?.stats.records, inputs: last?.stats.inputs, transitions: last?.stats.transitions, records_per_s: last ? Math.round(last.stats.records / (last.stats.seconds || 1)) : undefined, engine_transitions_per_s: stats(engine, 4), log_bytes: bytes },
+      extra: { ok: last?.ok, records: last?.stats.records, inputs: last?.stats.inputs, transitions: last?.stats.transitions, records_per_s: last ? Math.round(last.stats.records / (last.stats.seconds || 1)) : undefined, engine_transitions_per_s: stats(engine, 4), log_bytes: bytes, threads: last?.stats.threads },
     });
   }
   return rows;

@@ -31,7 +31,8 @@ export interface ReplayOptions {
   diffState?: boolean;
   /**
    * Threads to replay a log file on (its actors split between them; see
-   * replay-parallel.ts). Default: one for a log under 8 MB, else one per core (at most 4).
+   * replay-parallel.ts). Default: one for a log under 8 MB or when the cores are busy (load
+   * average above their number less a half), else one per core (at most 4).
    * Only a whole file read to its end is split: with `until` or `actor`, one thread.
    */
   threads?: number;
