@@ -30,9 +30,18 @@ export interface SchedulerActorOptions {
    * `scheduler-start` input marking the restart.
    */
   resume?: { core: SchedulerCore; connect(effects: SchedulerEffects): void };
+  /**
+   * Milliseconds the ops to a client's subject (key-in-memory, key-erred, ...) may wait to
+   * travel together, as Dask's scheduler batches its sends to clients (BatchedSend, 2 ms).
+   * Default: CLIENT_BATCH_MS on a transport with a wire (NATS), 0 (end of turn) in process.
+   */
+  clientBatchMs?: number;
 }
 
 type SchedulerOp = Omit<SchedulerInput, "t">;
+
+/** How long reports to a client may wait for company on a wire (Dask's client BatchedSend interval). */
+export const CLIENT_BATCH_MS = 2;
 
 /** Seconds between two on-demand stealing passes. */
 export const ON_DEMAND_GAP = 0.02;
@@ -69,7 +78,11 @@ export class SchedulerActor {
   constructor(private readonly opts: SchedulerActorOptions) {
     this.subjects = subjects(opts.cluster);
     this.recorder = new ActorRecorder("scheduler", opts.log, opts.firstSeq);
-    this.outbox = new Outbox(opts.transport, "scheduler");
+    const clientBatchMs = opts.clientBatchMs ?? (opts.transport.wire !== undefined ? CLIENT_BATCH_MS : 0);
+    const clientPrefix = `natsched.${opts.cluster}.client.`;
+    this.outbox = new Outbox(opts.transport, "scheduler", {
+      ...(clientBatchMs > 0 ? { linger: { ms: clientBatchMs, matches: (subject: string) => subject.startsWith(clientPrefix) } } : {}),
+    });
     this.liveness = new Liveness(opts.config);
     const { recorder, outbox } = this;
     const s = this.subjects;
@@ -253,7 +266,7 @@ export class SchedulerActor {
     if (this.balanceTimer !== null) clearInterval(this.balanceTimer);
     for (const sub of this.subscriptions) sub.unsubscribe();
     this.subscriptions.length = 0;
-    this.outbox.flush();
+    this.outbox.flushAll();
     this.feed({ op: "scheduler-close", t });
     this.recorder.stop(t);
   }
