@@ -14,9 +14,9 @@ const ENC = "Natsched-Encoding";
 const FRAG = "Natsched-Frag";
 
 /** nats.js's own reading of natsched's headers. */
-function viaNatsJs(h: { get(k: string): string } | undefined) {
+function viaNatsJs(h: { get(k: string): string; code: number } | undefined) {
   if (h === undefined) return undefined;
-  return { seq: h.get(SEQ_HEADER), prev: h.get(PREV_HEADER), binary: h.get(ENC) === "bytes", fragment: h.get(FRAG) };
+  return { seq: h.get(SEQ_HEADER), prev: h.get(PREV_HEADER), binary: h.get(ENC) === "bytes", fragment: h.get(FRAG), status: h.code };
 }
 
 /** A MsgHdrs's encoding (not in the public type, but what nats-core's publish writes). */
@@ -58,6 +58,9 @@ describe("parseHeaderBlock", () => {
       "NATS/1.0\r\nOther: v\r\nNatsched-Encoding: json\r\nBroken line\r\nNatsched-Frag: f/1/2\r\n\r\n",
       "NATS/1.0\r\nX-Natsched-Seq: no.1\r\n\r\n",
       "NATS/1.0\r\n\r\n",
+      "NATS/1.0 404 No Messages\r\n\r\n",
+      "NATS/1.0  408  Request Timeout\r\nNatsched-Seq: t.1\r\n\r\n",
+      "NATS/1.0 abc\r\n\r\n",
     ];
     for (const block of blocks) {
       const ours = parseHeaderBlock(block);
@@ -103,7 +106,25 @@ describe("readHeaders on a real connection", () => {
     expect(internals._rdata).toBeInstanceOf(Uint8Array);
     expect(typeof internals._msg?.hdr).toBe("number");
     for (const m of got) expect(readHeaders(m), m.subject).toEqual(viaNatsJs(m.headers));
-    expect(readHeaders(got[4]!)).toEqual({ seq: "e.5", prev: "4", binary: false, fragment: "e.1/0/1" });
+    expect(readHeaders(got[4]!)).toEqual({ seq: "e.5", prev: "4", binary: false, fragment: "e.1/0/1", status: 0 });
     expect(new TextDecoder().decode(got[2]!.data)).toBe("{}");
+  });
+
+  it("reads a no-responders status as nats.js does", async () => {
+    let status: number | undefined;
+    let viaJs: number | undefined;
+    const inbox = `_INBOX.hdrtest`;
+    const sub = t.nc.subscribe(inbox, {
+      callback: (_e, m) => {
+        status = readHeaders(m)?.status;
+        viaJs = m.headers?.code;
+      },
+    });
+    t.nc.publish("nobody.listens.here", "{}", { reply: inbox });
+    await t.nc.flush();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    sub.unsubscribe();
+    expect(viaJs).toBe(503);
+    expect(status).toBe(503);
   });
 });

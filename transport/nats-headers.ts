@@ -22,6 +22,8 @@ export interface NatschedHeaders {
   prev: string;
   binary: boolean;
   fragment: string;
+  /** The status code of the header block's first line (503: no responders), 0 when none. */
+  status: number;
 }
 
 /**
@@ -48,7 +50,7 @@ class EncodedHeaders {
   }
 }
 
-const NO_HEADERS: NatschedHeaders = { seq: "", prev: "", binary: false, fragment: "" };
+const NO_HEADERS: NatschedHeaders = { seq: "", prev: "", binary: false, fragment: "", status: 0 };
 
 /**
  * natsched's headers of a received message, or undefined when it has no header block.
@@ -66,7 +68,13 @@ export function readHeaders(msg: NatsMsg): NatschedHeaders | undefined {
   }
   const hdrs = msg.headers;
   if (hdrs === undefined) return undefined;
-  return { seq: hdrs.get(SEQ_HEADER), prev: hdrs.get(PREV_HEADER), binary: hdrs.get(ENCODING_HEADER) === BYTES_ENCODING, fragment: hdrs.get(FRAGMENT_HEADER) };
+  return {
+    seq: hdrs.get(SEQ_HEADER),
+    prev: hdrs.get(PREV_HEADER),
+    binary: hdrs.get(ENCODING_HEADER) === BYTES_ENCODING,
+    fragment: hdrs.get(FRAGMENT_HEADER),
+    status: hdrs.code,
+  };
 }
 
 /** The first `length` bytes as text, when they are all ASCII (else undefined: UTF-8 needs decoding). */
@@ -77,7 +85,8 @@ function latin1(bytes: Uint8Array, length: number): string | undefined {
 
 /** A header block's natsched headers (`NATS/1.0[ status]\r\nKey: value\r\n...`). */
 export function parseHeaderBlock(text: string): NatschedHeaders {
-  if (text.indexOf("\r\nNatsched-") < 0) return NO_HEADERS;
+  const status = statusOf(text);
+  if (text.indexOf("\r\nNatsched-") < 0) return status === 0 ? NO_HEADERS : { ...NO_HEADERS, status };
   let seq: string | undefined;
   let prev: string | undefined;
   let encoding: string | undefined;
@@ -98,5 +107,18 @@ export function parseHeaderBlock(text: string): NatschedHeaders {
     }
     at = end;
   }
-  return { seq: seq ?? "", prev: prev ?? "", binary: encoding === BYTES_ENCODING, fragment: fragment ?? "" };
+  return { seq: seq ?? "", prev: prev ?? "", binary: encoding === BYTES_ENCODING, fragment: fragment ?? "", status };
+}
+
+const VERSION_LINE = "NATS/1.0";
+
+/** The code of a status line like `NATS/1.0 503` (what nats.js's MsgHdrs.code says), else 0. */
+function statusOf(text: string): number {
+  const eol = text.indexOf("\r\n");
+  const line = eol < 0 ? text : text.slice(0, eol);
+  if (line === VERSION_LINE) return 0;
+  const rest = line.replace(VERSION_LINE, "").trim();
+  if (rest.length === 0) return 0;
+  const code = parseInt(rest, 10);
+  return Number.isNaN(code) ? 0 : code;
 }

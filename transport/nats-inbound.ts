@@ -6,7 +6,7 @@
 import type { Msg as NatsMsg } from "@nats-io/transport-node";
 import { DedupFilter } from "./nats-dedup.js";
 import { FRAGMENT_HEADER, parseFragmentHeader, Reassembler } from "./nats-fragments.js";
-import { readHeaders } from "./nats-headers.js";
+import { readHeaders, type NatschedHeaders } from "./nats-headers.js";
 import { SenderOrder, type OrderOptions } from "./nats-order.js";
 
 export { PREV_HEADER, SEQ_HEADER } from "./nats-headers.js";
@@ -50,8 +50,8 @@ export class Inbound {
     this.order = opts.dedup && opts.order !== false ? new SenderOrder<Arrival>(opts.order, (a) => this.assemble(a), opts.onDrop) : null;
   }
 
-  push(msg: NatsMsg): void {
-    const hdrs = readHeaders(msg);
+  /** `hdrs`: the message's headers when the caller has read them already. */
+  push(msg: NatsMsg, hdrs: NatschedHeaders | undefined = readHeaders(msg)): void {
     const reply = msg.reply ? msg.reply : undefined;
     if (hdrs === undefined) {
       this.deliver({ subject: msg.subject, reply, body: msg.data, binary: false });

@@ -17,7 +17,7 @@ import { decodePayload, encodePayload } from "./nats-codec.js";
 import { connectNats, type NatsConnectOptions } from "./nats-connect.js";
 import { fromNatsError } from "./nats-errors.js";
 import { fragmentHeader, splitFragments } from "./nats-fragments.js";
-import { encodeHeaders } from "./nats-headers.js";
+import { encodeHeaders, readHeaders } from "./nats-headers.js";
 import { Inbound, type WholeMessage } from "./nats-inbound.js";
 import type { OrderOptions } from "./nats-order.js";
 import { DEFAULT_RESEND_DELAYS_MS, ResendBuffer, type ResendOptions, type SentMessage } from "./nats-resend.js";
@@ -284,12 +284,13 @@ export class NatsTransport implements Transport {
         const token = msg.subject.slice(prefixLength);
         const pending = this.#pending.get(token);
         if (pending === undefined) return;
-        if (msg.headers?.code === 503) {
+        const hdrs = readHeaders(msg);
+        if (hdrs?.status === 503) {
           // During recovery the responder may just not have resubscribed yet: the re-send will reach it.
           if (!this.#resend?.recovering) this.#settle(token, new ProtocolError(`no responders for request on ${pending.subject}`));
           return;
         }
-        inbound.push(msg);
+        inbound.push(msg, hdrs);
       },
     });
   }
