@@ -30,9 +30,19 @@ export interface SchedulerActorOptions {
    * `scheduler-start` input marking the restart.
    */
   resume?: { core: SchedulerCore; connect(effects: SchedulerEffects): void };
+  /**
+   * Milliseconds the scheduler's reports to clients (key-in-memory, key-erred, ...) and its
+   * free-keys to workers may wait to travel with more, as Dask's scheduler batches its sends
+   * (BatchedSend; 2 ms to clients). Default: LINGER_MS on a transport with a wire (NATS), 0
+   * (end of turn, as every other op) in process.
+   */
+  lingerMs?: number;
 }
 
 type SchedulerOp = Omit<SchedulerInput, "t">;
+
+/** How long reports to clients and free-keys may wait for company on a wire (Dask's client BatchedSend interval). */
+export const LINGER_MS = 2;
 
 /** Seconds between two on-demand stealing passes. */
 export const ON_DEMAND_GAP = 0.02;
@@ -69,13 +79,18 @@ export class SchedulerActor {
   constructor(private readonly opts: SchedulerActorOptions) {
     this.subjects = subjects(opts.cluster);
     this.recorder = new ActorRecorder("scheduler", opts.log, opts.firstSeq);
-    this.outbox = new Outbox(opts.transport, "scheduler");
+    const lingerMs = opts.lingerMs ?? (opts.transport.wire !== undefined ? LINGER_MS : 0);
+    const clientPrefix = `natsched.${opts.cluster}.client.`;
+    this.outbox = new Outbox(opts.transport, "scheduler", {
+      ...(lingerMs > 0 ? { linger: { ms: lingerMs, matches: (subject: string) => subject.startsWith(clientPrefix) } } : {}),
+    });
     this.liveness = new Liveness(opts.config);
     const { recorder, outbox } = this;
     const s = this.subjects;
     const totals = this.totals;
     const effects: SchedulerEffects = {
-      toWorker: (worker, op) => outbox.send(s.worker(worker), op),
+      // A free-keys alone need not wake the worker: it joins the worker's next message.
+      toWorker: (worker, op) => outbox.send(s.worker(worker), op, op.op === "free-keys"),
       toClient: (client, op) => outbox.send(s.client(client), op),
       transition: (machine, id, event, from, to, why) => {
         if (machine === "task") countTaskTransition(totals, event, from, to);
@@ -253,7 +268,7 @@ export class SchedulerActor {
     if (this.balanceTimer !== null) clearInterval(this.balanceTimer);
     for (const sub of this.subscriptions) sub.unsubscribe();
     this.subscriptions.length = 0;
-    this.outbox.flush();
+    this.outbox.flushAll();
     this.feed({ op: "scheduler-close", t });
     this.recorder.stop(t);
   }

@@ -83,7 +83,9 @@ export class WorkerActor {
     this.subjects = subjects(opts.cluster);
     this.functions = withBuiltins(opts.functions);
     this.recorder = opts.recorder ?? new ActorRecorder(`worker.${opts.name}`, opts.log);
-    this.outbox = new Outbox(opts.transport, `worker.${opts.name}`);
+    // Across a wire, what the worker says in one event-loop iteration (the results of the
+    // tasks it ran then) goes as one message: fewer messages and wake-ups per task.
+    this.outbox = new Outbox(opts.transport, `worker.${opts.name}`, { turn: opts.transport.wire !== undefined ? "immediate" : "microtask" });
     const { recorder, outbox, store } = this;
     const schedulerSubject = this.subjects.scheduler;
     this.core = new WorkerCore(

@@ -23,7 +23,11 @@ export class DedupFilter {
     const dot = tag.lastIndexOf(".");
     const n = Number(tag.slice(dot + 1));
     if (dot <= 0 || !Number.isSafeInteger(n)) return true;
-    const sender = tag.slice(0, dot);
+    return this.acceptParsed(tag.slice(0, dot), n);
+  }
+
+  /** `accept` of the tag `<sender>.<n>`, already split (n a safe integer). */
+  acceptParsed(sender: string, n: number): boolean {
     const now = Date.now();
     let w = this.senders.get(sender);
     if (w === undefined) this.senders.set(sender, (w = { floor: 0, seen: new Set(), lastAt: now }));

@@ -4,14 +4,12 @@
  * until the message is whole (nats-fragments.ts).
  */
 import type { Msg as NatsMsg } from "@nats-io/transport-node";
-import { BYTES_ENCODING, ENCODING_HEADER } from "./nats-codec.js";
 import { DedupFilter } from "./nats-dedup.js";
 import { FRAGMENT_HEADER, parseFragmentHeader, Reassembler } from "./nats-fragments.js";
+import { readHeaders, type NatschedHeaders } from "./nats-headers.js";
 import { SenderOrder, type OrderOptions } from "./nats-order.js";
 
-export const SEQ_HEADER = "Natsched-Seq";
-/** The n of the sender's previous message on the same subject; absent when there was none. */
-export const PREV_HEADER = "Natsched-Prev";
+export { PREV_HEADER, SEQ_HEADER } from "./nats-headers.js";
 
 export interface InboundOptions {
   dedup: boolean;
@@ -52,25 +50,26 @@ export class Inbound {
     this.order = opts.dedup && opts.order !== false ? new SenderOrder<Arrival>(opts.order, (a) => this.assemble(a), opts.onDrop) : null;
   }
 
-  push(msg: NatsMsg): void {
-    const hdrs = msg.headers;
+  /** `hdrs`: the message's headers when the caller has read them already. */
+  push(msg: NatsMsg, hdrs: NatschedHeaders | undefined = readHeaders(msg)): void {
     const reply = msg.reply ? msg.reply : undefined;
     if (hdrs === undefined) {
       this.deliver({ subject: msg.subject, reply, body: msg.data, binary: false });
       return;
     }
-    const tag = hdrs.get(SEQ_HEADER);
-    if (this.dedup !== null && !this.dedup.accept(tag)) return;
-    const fragment = hdrs.get(FRAGMENT_HEADER);
-    const arrival: Arrival = { subject: msg.subject, reply, data: msg.data, binary: hdrs.get(ENCODING_HEADER) === BYTES_ENCODING, fragment: fragment || undefined };
+    const tag = hdrs.seq;
     const dot = tag ? tag.lastIndexOf(".") : -1;
     const n = dot > 0 ? Number(tag.slice(dot + 1)) : NaN;
-    if (this.order === null || !Number.isSafeInteger(n)) {
+    const tagged = Number.isSafeInteger(n);
+    const sender = tagged ? tag.slice(0, dot) : "";
+    if (this.dedup !== null && tagged && !this.dedup.acceptParsed(sender, n)) return;
+    const arrival: Arrival = { subject: msg.subject, reply, data: msg.data, binary: hdrs.binary, fragment: hdrs.fragment || undefined };
+    if (this.order === null || !tagged) {
       this.assemble(arrival);
       return;
     }
-    const prev = Number(hdrs.get(PREV_HEADER) || 0);
-    this.order.offer(tag.slice(0, dot), msg.subject, n, Number.isSafeInteger(prev) ? prev : 0, arrival, keepCopy);
+    const prev = Number(hdrs.prev || 0);
+    this.order.offer(sender, msg.subject, n, Number.isSafeInteger(prev) ? prev : 0, arrival, keepCopy);
   }
 
   close(): void {

@@ -11,13 +11,14 @@
  * - each sender's messages on a subject are delivered in the order sent, also across a
  *   re-send (nats-order.ts): one that overtakes a missing earlier one waits, for a bounded time.
  */
-import { createInbox, headers as natsHeaders, nuid, type MsgHdrs, type NatsConnection, type Subscription as NatsSub } from "@nats-io/transport-node";
+import { createInbox, nuid, type NatsConnection, type Subscription as NatsSub } from "@nats-io/transport-node";
 import { BadOptionError, ClosedError, PayloadTooLargeError, ProtocolError, TimeoutError } from "../machines/errors.js";
-import { BYTES_ENCODING, decodePayload, encodePayload, ENCODING_HEADER } from "./nats-codec.js";
+import { decodePayload, encodePayload } from "./nats-codec.js";
 import { connectNats, type NatsConnectOptions } from "./nats-connect.js";
 import { fromNatsError } from "./nats-errors.js";
-import { FRAGMENT_HEADER, fragmentHeader, splitFragments } from "./nats-fragments.js";
-import { Inbound, PREV_HEADER, SEQ_HEADER, type WholeMessage } from "./nats-inbound.js";
+import { fragmentHeader, splitFragments } from "./nats-fragments.js";
+import { encodeHeaders, readHeaders } from "./nats-headers.js";
+import { Inbound, type WholeMessage } from "./nats-inbound.js";
 import type { OrderOptions } from "./nats-order.js";
 import { DEFAULT_RESEND_DELAYS_MS, ResendBuffer, type ResendOptions, type SentMessage } from "./nats-resend.js";
 import { assertValidPattern, assertValidSubject } from "./subject-match.js";
@@ -234,19 +235,15 @@ export class NatsTransport implements Transport {
   }
 
   #send(message: SentMessage): void {
-    let hdrs: MsgHdrs | undefined;
-    if (message.binary || message.tag !== "" || message.fragment !== "") {
-      hdrs = natsHeaders();
-      if (message.binary) hdrs.set(ENCODING_HEADER, BYTES_ENCODING);
-      if (message.tag !== "") hdrs.set(SEQ_HEADER, message.tag);
-      if (message.prev !== 0) hdrs.set(PREV_HEADER, String(message.prev));
-      if (message.fragment !== "") hdrs.set(FRAGMENT_HEADER, message.fragment);
-    }
+    const headed = message.binary || message.tag !== "" || message.fragment !== "";
     try {
-      this.nc.publish(message.subject, message.bytes, {
-        ...(message.reply !== undefined ? { reply: message.reply } : {}),
-        ...(hdrs !== undefined ? { headers: hdrs } : {}),
-      });
+      if (!headed && message.reply === undefined) this.nc.publish(message.subject, message.bytes);
+      else {
+        this.nc.publish(message.subject, message.bytes, {
+          ...(message.reply !== undefined ? { reply: message.reply } : {}),
+          ...(headed ? { headers: encodeHeaders(message.binary, message.tag, message.prev, message.fragment) } : {}),
+        });
+      }
     } catch (error) {
       throw fromNatsError(error, `publish on ${message.subject}`, message.bytes.length, this.#maxPayload());
     }
@@ -287,12 +284,13 @@ export class NatsTransport implements Transport {
         const token = msg.subject.slice(prefixLength);
         const pending = this.#pending.get(token);
         if (pending === undefined) return;
-        if (msg.headers?.code === 503) {
+        const hdrs = readHeaders(msg);
+        if (hdrs?.status === 503) {
           // During recovery the responder may just not have resubscribed yet: the re-send will reach it.
           if (!this.#resend?.recovering) this.#settle(token, new ProtocolError(`no responders for request on ${pending.subject}`));
           return;
         }
-        inbound.push(msg);
+        inbound.push(msg, hdrs);
       },
     });
   }
