@@ -51,6 +51,12 @@ export interface Config {
   workerTtl: number;
   /** Seconds a disconnected client's keys are kept before release, in case it reconnects. No Dask equivalent. */
   clientReleaseGrace: number;
+  /**
+   * A root-ish task whose inputs cost more to copy than the work a copy would let another
+   * worker take stays with its inputs (machines/scheduler/placement.ts, inputsKeptLocal).
+   * No Dask equivalent: Dask behaves as `false`, spreading root-ish tasks whatever their inputs weigh.
+   */
+  rootishInputLocality: boolean;
 }
 
 export type ConfigKey = keyof Config;
@@ -74,6 +80,7 @@ export const DEFAULT_CONFIG: Readonly<Config> = Object.freeze({
   heartbeatInterval: 0.5,
   workerTtl: 300,
   clientReleaseGrace: 10,
+  rootishInputLocality: true,
 });
 
 const READERS: { readonly [K in ConfigKey]: (value: unknown) => Config[K] } = {
@@ -90,6 +97,7 @@ const READERS: { readonly [K in ConfigKey]: (value: unknown) => Config[K] } = {
   heartbeatInterval: (value) => readDuration(value, { positive: true }),
   workerTtl: (value) => readDuration(value, { positive: true, allowInfinity: true }),
   clientReleaseGrace: (value) => readDuration(value),
+  rootishInputLocality: readBoolean,
 };
 
 export const CONFIG_KEYS: readonly ConfigKey[] = Object.freeze(Object.keys(READERS) as ConfigKey[]);

@@ -56,6 +56,10 @@ function placement(record: TransitionRecord, why: Why, ctx: ReasonContext): stri
   let head = `to ${worker}, ${from}${PLACEMENT_RULES[rule] ?? `rule ${rule}`}`;
   if (rule === "co-assign" && typeof why.left === "number") head += `; ${why.left} more of its group go to ${worker}`;
   if (rule === "co-assign" && Array.isArray(why.candidates)) head += `; a new run of the group starts on the worker with the least occupancy per thread`;
+  const kept = why.inputsKeptLocal as { copy?: unknown; share?: unknown } | undefined;
+  if (kept !== undefined && typeof kept === "object") {
+    head += `; its group is root-ish, but copying its inputs (${seconds(Number(kept.copy))}) costs more than the work a copy would let another worker take (${seconds(Number(kept.share))}), so it stays with them`;
+  }
   const candidates = Array.isArray(why.candidates) ? (why.candidates as unknown[][]) : [];
   if (candidates.length === 0) {
     if (rule === "rootish-queuing") head += ` (${worker} was the only worker with a free slot)`;

@@ -39,6 +39,8 @@ const DASK_DEFAULTS: Config = {
   heartbeatInterval: 0.5,
   workerTtl: 300,
   clientReleaseGrace: 10,
+  // natsched's own guard (Dask has no such setting and behaves as `false`).
+  rootishInputLocality: true,
 };
 
 describe("defaults", () => {
@@ -498,6 +500,7 @@ describe("loadConfig", () => {
         heartbeatInterval: "7",
         workerTtl: "70",
         clientReleaseGrace: "7",
+        rootishInputLocality: "false",
       };
       const env = Object.fromEntries(CONFIG_KEYS.map((key) => [envVarName(key), texts[key]]));
       expect(load(env)).toStrictEqual({
@@ -514,6 +517,7 @@ describe("loadConfig", () => {
         heartbeatInterval: 7,
         workerTtl: 70,
         clientReleaseGrace: 7,
+        rootishInputLocality: false,
       });
     });
 

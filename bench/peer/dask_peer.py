@@ -7,7 +7,7 @@ side and print natsched/Dask ratios measured in the same run.
     /usr/bin/python3 bench/peer/dask_peer.py w1 --n 10000 [--saturation default|inf]
     /usr/bin/python3 bench/peer/dask_peer.py w2 --fanin 2|8 [--leaves 4096]
     /usr/bin/python3 bench/peer/dask_peer.py w3 --stealing on|off [--tasks 200 --sleep-ms 50]
-    /usr/bin/python3 bench/peer/dask_peer.py w4 --stealing on|off [--tasks 200 --elements 25000000]
+    /usr/bin/python3 bench/peer/dask_peer.py w4 --variant spec|pinned --stealing on|off [--tasks 200 --elements 25000000]
     /usr/bin/python3 bench/peer/dask_peer.py w5 --mode map|submit --stealing on|off
 common: --reps N (default 1), --threads (workers as threads in this process; default:
 worker processes, as the issue's reference figures).
@@ -15,8 +15,9 @@ worker processes, as the issue's reference figures).
 Clusters: LocalCluster(n_workers, threads_per_worker, processes=..., dashboard_address=None),
 scheduler config set in dask.config BEFORE the cluster starts. W1/W2 use one cluster with
 an untimed warm-up; W3-W5 use a fresh cluster per repetition (cold duration estimates).
-W3/W4 are the "pinned" shapes: 5 keys scattered to the first worker so that the consumers
-are not root-ish and go where the data is.
+W3 is the "pinned" shape: 5 keys scattered to the first worker so that the consumers are not
+root-ish and go where the data is. W4 runs both: "spec" (the one 200 MB array alone, whose 200
+consumers Dask classes as root-ish and spreads, copying the array) and "pinned".
 """
 import argparse
 import collections
@@ -198,7 +199,8 @@ def w4(a):
         c = Cluster(4, 1, a.processes, stealing=a.stealing == "on")
         try:
             big = np.full(a.elements, float(r + 1))
-            data = c.client.scatter([big] + [np.zeros(1) + k for k in range(4)], workers=[c.workers[0]])[0]
+            tiny = [np.zeros(1) + k for k in range(4)] if a.variant == "pinned" else []
+            data = c.client.scatter([big] + tiny, workers=[c.workers[0]])[0]
             del big
             before = c.client.run(counters)
             t0 = time.perf_counter()
@@ -215,9 +217,9 @@ def w4(a):
         finally:
             c.close()
     return [
-        {"shape": f"W4.pinned.stealing-{a.stealing}.makespan", "label": f"Dask W4 bad steal, stealing {a.stealing}: makespan",
+        {"shape": f"W4.{a.variant}.stealing-{a.stealing}.makespan", "label": f"Dask W4 bad steal ({a.variant}), stealing {a.stealing}: makespan",
          "unit": "s", "value": summary(walls), "extra": {"tasks_per_worker": placement, "replicas_at_end": replicas, "transfers": transfers}},
-        {"shape": f"W4.pinned.stealing-{a.stealing}.moved", "label": f"Dask W4 bytes moved, stealing {a.stealing}",
+        {"shape": f"W4.{a.variant}.stealing-{a.stealing}.moved", "label": f"Dask W4 ({a.variant}) bytes moved, stealing {a.stealing}",
          "unit": "MB", "value": summary([b / 1e6 for b in moved]), "extra": {}},
     ]
 
@@ -264,6 +266,7 @@ def main():
     ap.add_argument("--tasks", type=int, default=200)
     ap.add_argument("--sleep-ms", type=float, default=None)
     ap.add_argument("--elements", type=int, default=25_000_000)
+    ap.add_argument("--variant", choices=["spec", "pinned"], default="pinned")
     ap.add_argument("--mode", choices=["map", "submit"], default="map")
     ap.add_argument("--n-long", type=int, default=100)
     ap.add_argument("--n-short", type=int, default=900)

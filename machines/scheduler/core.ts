@@ -11,7 +11,8 @@ import {
   decideNonRootish,
   decideRootishCoassign,
   decideRootishQueuing,
-  isRootish,
+  inputsKeptLocal,
+  isRootishGroup,
   taskSlotsAvailable,
   type Decision,
   type PlacementContext,
@@ -618,7 +619,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
     }
     ts.waitingOn = null;
     let decision: Decision;
-    if (isRootish(this, ts)) {
+    const rootish = isRootishGroup(this, ts);
+    const kept = rootish ? inputsKeptLocal(this, ts) : null;
+    if (rootish && kept === null) {
       if (this.queuing) {
         decision = decideRootishQueuing(this);
         if (decision.worker === null) {
@@ -634,6 +637,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
       }
     } else {
       decision = decideNonRootish(this, ts);
+      if (kept !== null) decision = { worker: decision.worker, why: { ...decision.why, inputsKeptLocal: kept } };
     }
     if (decision.worker === null) {
       if (state !== "no-worker") {

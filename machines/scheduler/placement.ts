@@ -88,6 +88,11 @@ function suppliesResources(ws: WorkerRec, required: Record<string, number>): boo
  * and small dependency groups, and no restrictions.
  */
 export function isRootish(ctx: PlacementContext, ts: TaskRec): boolean {
+  return isRootishGroup(ctx, ts) && inputsKeptLocal(ctx, ts) === null;
+}
+
+/** Dask's heuristic alone, without natsched's guard on large inputs. */
+export function isRootishGroup(ctx: PlacementContext, ts: TaskRec): boolean {
   if (hasRestrictions(ts)) return false;
   const tg = ts.group;
   if (tg.size <= ctx.totalNthreads * 2) return false;
@@ -95,6 +100,37 @@ export function isRootish(ctx: PlacementContext, ts: TaskRec): boolean {
   let across = 0;
   for (const dg of tg.dependencies) across += dg.size;
   return across < 5;
+}
+
+/** Why a root-ish group's task stays with its inputs: seconds to copy them, against the work a copy would let a worker take. */
+export interface InputsKeptLocal {
+  copy: number;
+  share: number;
+}
+
+/**
+ * natsched's guard on `is_rootish` (config `rootishInputLocality`; Dask has none). Spreading
+ * a root-ish group over the cluster copies the task's inputs to every worker that runs one.
+ * The task stays with its inputs (placed as a non-root-ish task, where they are) when a copy
+ * would take longer than the work it lets a worker take: the group's tasks per thread times
+ * the prefix's duration; while that duration is a pure guess (nothing of the prefix measured
+ * nor seen running), longer than the guessed duration of one task, so that no data moves on
+ * a guess (the same rule as stealing's). Dask copies a 200 MB input to every worker for
+ * tasks of 1 ms (the bad-steal benchmark, W4); small inputs (the usual root-ish case) never
+ * trip the guard. Null: spread as Dask does.
+ */
+export function inputsKeptLocal(ctx: PlacementContext, ts: TaskRec): InputsKeptLocal | null {
+  if (ts.dependencies.length === 0 || !ctx.config.rootishInputLocality) return null;
+  let bytes = 0;
+  for (const dts of ts.dependencies) {
+    if (dts.whoHas.size < ctx.running.length) bytes += ctx.dataSize(dts); // on every worker already: nothing to copy
+  }
+  const copy = bytes / ctx.bandwidth;
+  const prefix = ts.prefix;
+  const duration = ctx.taskDuration(ts);
+  const guess = prefix.durationAverage < 0 && prefix.maxExecTime <= 0;
+  const share = guess ? duration : (ts.group.size / Math.max(ctx.totalNthreads, 1)) * duration;
+  return copy > share ? { copy: micro(copy), share: micro(share) } : null;
 }
 
 /** Bytes of the dependencies `ws` lacks (estimated where a size is not known yet). */
