@@ -369,7 +369,9 @@ function targetsFor(row: Row): { target?: Target; daskTarget?: Target } {
   if (/^W2\.fanin\d+\.log-(on|off)$/.test(id)) return nats ? { target: { op: ">=", value: 3_000, text: ">= 3,000 tasks/s" } } : { target: { op: ">=", value: 10_000, text: ">= 10,000 tasks/s" } };
   if (id === "W3.pinned.stealing-on") return { target: { op: "<=", value: 1.1, text: "<= 1.10x ideal" } };
   if (id === "W4.spec.stealing-on.moved" || id === "W4.pinned.stealing-on.moved") return { target: { op: "<=", value: 200, text: "<= one copy (200 MB), every rep", worst: true } };
-  if (id === "W4.spec.stealing-on.makespan" || id === "W4.pinned.stealing-on.makespan") return { daskTarget: { op: "<=", value: 0.5, text: "<= 0.5x Dask" } };
+  // The W4 is the spec shape (its Dask figures: 600 MB moved, 1.8-2.0 s); in the
+  // pinned shape Dask moves nothing either, and both run 200 tasks of 1 ms on one thread.
+  if (id === "W4.spec.stealing-on.makespan") return { daskTarget: { op: "<=", value: 0.5, text: "<= 0.5x Dask" } };
   if (/^W5\.(map|submit)\.stealing-on$/.test(id)) return { target: { op: "<=", value: 1.15, text: "<= 1.15x bound" } };
   if (/^W6\.memory/.test(id)) return { target: { op: "<=", value: 1.5, text: "<= 1.5 KB/task" } };
   if (/^W6\.sim/.test(id)) return { target: { op: "<=", value: 60, text: "1M tasks < 60 s" } };
