@@ -32,10 +32,17 @@ const arrayOf =
   (check: Check): Check =>
   (v) =>
     Array.isArray(v) && v.every(check);
-const shape =
-  (fields: OpShape): Check =>
-  (v) =>
-    isObject(v) && Object.entries(fields).every(([field, check]) => check(v[field]));
+/** An op's fields with their checks, listed once (checking allocates nothing: it runs for every op). */
+type Fields = readonly (readonly [string, Check])[];
+const shape = (fields: OpShape): Check => {
+  const entries: Fields = Object.entries(fields);
+  return (v) => {
+    if (!isObject(v)) return false;
+    for (let i = 0; i < entries.length; i++) if (!entries[i]![1](v[entries[i]![0]])) return false;
+    return true;
+  };
+};
+const compile = (ops: Readonly<Record<string, OpShape>>): ReadonlyMap<string, Fields> => new Map(Object.entries(ops).map(([op, fields]) => [op, Object.entries(fields)]));
 
 const keySize = shape({ key: str, nbytes: num });
 /** A key data can be stored under: not a property name of every object (machines/graph/reserved-keys.ts). */
@@ -90,6 +97,9 @@ const WORKER_OPS: Readonly<Record<string, OpShape>> = {
   "close-worker": { reason: str },
 };
 
+const SCHEDULER_FIELDS = compile(SCHEDULER_OPS);
+const WORKER_FIELDS = compile(WORKER_OPS);
+
 /** Why `value` is not a version-1 envelope (docs/schemas/envelope.schema.json); undefined if it is. */
 export function envelopeProblem(value: unknown): string | undefined {
   if (!isObject(value)) return `an envelope must be an object, got ${describe(value)}`;
@@ -101,23 +111,25 @@ export function envelopeProblem(value: unknown): string | undefined {
 
 /** Why `op` is not something a client or worker may send the scheduler; undefined if it is. */
 export function schedulerOpProblem(op: unknown): string | undefined {
-  return problem(op, SCHEDULER_OPS, "scheduler");
+  return problem(op, SCHEDULER_FIELDS, "scheduler");
 }
 
 /** Why `op` is not something the scheduler may send a worker; undefined if it is. */
 export function workerOpProblem(op: unknown): string | undefined {
-  return problem(op, WORKER_OPS, "worker");
+  return problem(op, WORKER_FIELDS, "worker");
 }
 
-function problem(op: unknown, shapes: Readonly<Record<string, OpShape>>, to: string): string | undefined {
+function problem(op: unknown, shapes: ReadonlyMap<string, Fields>, to: string): string | undefined {
   if (!isObject(op)) return `an op must be an object, got ${describe(op)}`;
   if (typeof op.op !== "string") return "an op needs an `op` name";
-  const fields = Object.prototype.hasOwnProperty.call(shapes, op.op) ? shapes[op.op] : undefined;
+  const fields = shapes.get(op.op);
   if (fields === undefined) return `unknown op ${JSON.stringify(op.op)} for the ${to}`;
-  const bad = Object.entries(fields)
-    .filter(([field, check]) => !check(op[field]))
-    .map(([field]) => field);
-  return bad.length === 0 ? undefined : `${op.op}: bad or missing ${bad.join(", ")}`;
+  let bad: string[] | undefined;
+  for (let i = 0; i < fields.length; i++) {
+    const [field, check] = fields[i]!;
+    if (!check(op[field])) (bad ??= []).push(field);
+  }
+  return bad === undefined ? undefined : `${op.op}: bad or missing ${bad.join(", ")}`;
 }
 
 function describe(value: unknown): string {
