@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import { NatschedError, UnknownFunctionError } from "../errors.js";
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
-import { priorityLess } from "../priority.js";
+import { priorityLess, sortByPriority } from "../priority.js";
 import type { ComputeTaskOp, ErrorInfo, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
@@ -229,9 +229,11 @@ export class SchedulerCore implements PlacementContext, StealHost {
       const ts = this.tasks.get(spec.key);
       return ts === undefined || ts.state === "forgotten";
     });
+    let depsOf: Map<string, string[]>;
     try {
       checkTaskSpecs(op.tasks);
-      validateGraph(new Map(fresh.map((s) => [s.key, s.deps] as const)), (key) => this.tasks.has(key));
+      depsOf = new Map(fresh.map((s) => [s.key, s.deps] as const));
+      validateGraph(depsOf, (key) => this.tasks.has(key));
       this.checkFunctions(fresh);
     } catch (err) {
       if (err instanceof NatschedError) {
@@ -241,8 +243,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
       throw err;
     }
     this.generation += 1;
-    const freshKeys = new Set(fresh.map((s) => s.key));
-    const priorities = graphOrder(new Map(fresh.map((s) => [s.key, s.deps.filter((d) => freshKeys.has(d))] as const)));
+    // The graph's own edges: dependencies on tasks already known are not ordered here.
+    let external = false;
+    for (const spec of fresh) for (const d of spec.deps) if (!depsOf.has(d)) external = true;
+    const priorities = graphOrder(external ? new Map(fresh.map((s) => [s.key, s.deps.filter((d) => depsOf.has(d))] as const)) : depsOf);
     const created: TaskRec[] = [];
     for (const spec of fresh) created.push(this.createTask(spec, priorities.get(spec.key) ?? 0));
     for (const spec of fresh) this.linkDependencies(this.tasks.get(spec.key)!, spec);
@@ -257,12 +261,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
       (ts.whoWants ??= new Set()).add(op.client);
       clientTasks.add(ts);
       if (ts.state !== "released") this.reportToClient(op.client, ts);
-      else if (!freshKeys.has(key) && !fromBefore.has(ts)) {
+      else if (!depsOf.has(key) && !fromBefore.has(ts)) {
         fromBefore.add(ts);
         runnable.push(ts);
       }
     }
-    runnable.sort(byPriority);
+    sortByPriority(runnable);
     for (const ts of runnable) this.recommend(ts, "runnable");
     this.drain();
     this.queueSlotsMaybeOpened();
@@ -380,7 +384,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
       }
     }
     for (const other of this.running) this.checkIdleSaturated(other);
-    for (const ts of [...this.unrunnable].sort(byPriority)) this.recommend(ts, "runnable");
+    const unrunnable = [...this.unrunnable];
+    sortByPriority(unrunnable);
+    for (const ts of unrunnable) this.recommend(ts, "runnable");
     this.drain();
     this.queueSlotsMaybeOpened();
     this.retirements.progress();
@@ -760,7 +766,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
         ready.push(dts);
       }
     }
-    if (ready.length > 1) ready.sort(byPriority);
+    if (ready.length > 1) sortByPriority(ready);
     for (const dts of ready) this.recommend(dts, "runnable");
     for (const dts of ts.dependencies) this.doneWaiting(dts, ts);
     if (ts.whoWants === null && (ts.waiters === null || ts.waiters.size === 0)) this.recommend(ts, "released");
@@ -1012,9 +1018,7 @@ function names(workers: Iterable<WorkerRec>): string[] {
   return out;
 }
 
-function byPriority(a: TaskRec, b: TaskRec): number {
-  return priorityLess(a.priority, b.priority) ? -1 : priorityLess(b.priority, a.priority) ? 1 : 0;
-}
+
 
 export type { WorkerLostOp };
 
