@@ -87,7 +87,8 @@ class Hosts {
 /**
  * N independent no-op tasks, 2 workers x 1 thread, `client.map(noop, range(N), pure=false)`
  * then gather. One cluster per log mode, one untimed warm-up (1,000 tasks) each; the log-on
- * and log-off repetitions alternate so each pair shares the machine's state of the moment.
+ * and log-off repetitions alternate so each pair shares the machine's state of the moment,
+ * and which of the two goes first alternates too.
  */
 async function w1(c: Extract<Case, { kind: "W1" }>, hosts: Hosts): Promise<Row[]> {
   const modes = [];
@@ -108,7 +109,9 @@ async function w1(c: Extract<Case, { kind: "W1" }>, hosts: Hosts): Promise<Row[]
   };
   for (const m of modes) await once(m.h, Math.min(c.warmup, c.n));
   for (let r = 0; r < c.reps; r++) {
-    for (const m of modes) {
+    // Alternate which mode goes first (on-off, off-on, ...): the first full-size run of the
+    // process still tiers up shared code (the JIT), and would otherwise always be log-on's.
+    for (const m of r % 2 === 0 ? modes : [...modes].reverse()) {
       m.walls.push(await once(m.h, c.n));
       const flushed = await m.h.flushLog();
       if (flushed !== null) m.flushes.push(flushed);
