@@ -12,6 +12,7 @@ import { WorkerProcess } from "../actors/process/worker-process.js";
 import { BadOptionError } from "../machines/errors.js";
 import * as tasks from "./support/cluster-tasks.js";
 import { NatsServer } from "./support/nats-server.js";
+import { thrown, rejection } from "./errors-helpers.js";
 
 const FUNCTIONS = { inc: tasks.inc, add: tasks.add, slowInc: tasks.slowInc };
 
@@ -46,24 +47,6 @@ async function onNats(): Promise<Setup> {
       await server.dispose();
     },
   };
-}
-
-function thrown(run: () => unknown): Error {
-  try {
-    run();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a throw");
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe.each([

@@ -19,6 +19,7 @@ import {
 } from "../index.js";
 import type { WorkerActor } from "../actors/worker-actor.js";
 import type { InputRecord, TransitionRecord } from "../replay/types.js";
+import { thrown, rejection } from "./errors-helpers.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -50,25 +51,6 @@ async function eventually(cluster: LocalCluster, check: () => boolean, ms = 3000
     if (Date.now() > deadline) throw new Error("condition not reached in time");
     await sleep(5);
   }
-}
-
-/** The rejection of `promise` (fails the test if it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a rejection");
-}
-
-function thrown(run: () => unknown): Error {
-  try {
-    run();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a throw");
 }
 
 describe("the issue's example", () => {

@@ -2,18 +2,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CycleError, GraphError, UnknownDependencyError } from "../machines/errors.js";
 import { validateGraph } from "../machines/graph/index.js";
+import { thrown } from "./errors-helpers.js";
 
 const graph = (entries: Record<string, string[]>) => new Map(Object.entries(entries));
 const nothingKnown = () => false;
-
-function thrown(run: () => void): unknown {
-  try {
-    run();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}
 
 describe("validateGraph", () => {
   it("accepts a sound graph, with dependencies on keys the scheduler already has", () => {

@@ -10,6 +10,7 @@ import { LocalCluster } from "../actors/local-cluster.js";
 import { BadOptionError, GraphError, TimeoutError } from "../machines/errors.js";
 import { isReservedKey } from "../machines/graph/index.js";
 import { PROTOCOL_VERSION } from "../machines/protocol.js";
+import { thrown } from "./errors-helpers.js";
 
 const clusters: LocalCluster[] = [];
 afterEach(async () => {
@@ -26,15 +27,6 @@ async function start(): Promise<LocalCluster> {
   });
   clusters.push(cluster);
   return cluster;
-}
-
-function thrown(run: () => unknown): Error {
-  try {
-    run();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a throw");
 }
 
 describe("a get-data request", () => {
