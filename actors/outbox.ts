@@ -1,5 +1,6 @@
 import { PROTOCOL_VERSION, type Envelope } from "../machines/protocol.js";
 import type { Transport } from "../transport/types.js";
+import { appendOp } from "./op-batch.js";
 
 export interface OutboxOptions {
   /**
@@ -52,7 +53,7 @@ export class Outbox<Op> {
   send(subject: string, op: Op, lazy = false): void {
     let batch = this.batches.get(subject);
     if (batch === undefined) this.batches.set(subject, (batch = { ops: [], urgent: false }));
-    batch.ops.push(op);
+    appendOp(batch.ops, op);
     const linger = this.opts.linger;
     if (linger !== undefined && (lazy || this.lingersOn(linger, subject))) {
       this.lingerTimer ??= setTimeout(() => this.flushAll(), linger.ms);

@@ -1,3 +1,4 @@
+import { appendOp } from "../op-batch.js";
 import { EventQueue } from "./event-queue.js";
 import type { NetworkFaults } from "./faults.js";
 
@@ -49,7 +50,7 @@ export class SimKernel {
     if (byDestination === undefined) this.outgoing.set(from, (byDestination = new Map()));
     let ops = byDestination.get(to);
     if (ops === undefined) byDestination.set(to, (ops = []));
-    ops.push(op);
+    appendOp(ops, op);
   }
 
   /** Runs events until none is left. */
