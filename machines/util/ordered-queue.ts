@@ -1,3 +1,5 @@
+import { IndexedHeap } from "./heap.js";
+
 /**
  * A priority queue for items that mostly arrive in priority order (the scheduler's queue
  * of root-ish tasks: update-graph makes a graph's tasks runnable in priority order, and a
@@ -5,7 +7,7 @@
  * IndexedHeap for a strict order (no two items compare equal), with the common case cheap:
  *
  * - an item that comes after the last one appended to the in-order run is appended too, O(1);
- * - anything else goes to a binary heap (IndexedHeap's algorithm);
+ * - anything else goes to an IndexedHeap sharing the items' position property;
  * - the smallest item is the smaller of the run's head and the heap's top, so popping the
  *   head of an in-order run costs O(1) instead of the O(log n) sift-down a heap pays;
  * - an item removed from the middle of the run leaves a hole, skipped when the head gets
@@ -17,10 +19,11 @@
  * generation and graph order make each one unique).
  *
  * Positions live in a property of each item (see IndexedHeap): -1 or absent when not
- * queued, i >= 0 at heap index i, and -2 - j at run index j.
+ * queued, i >= 0 at heap index i (the heap's own bookkeeping), and -2 - j at run index j
+ * (which the heap reads as "not mine").
  */
 export class OrderedQueue<T extends object> {
-  private readonly heap: T[] = [];
+  private readonly heap: IndexedHeap<T>;
   /** The in-order run: [runHead, run.length), with holes (undefined) where items were removed. */
   private run: (T | undefined)[] = [];
   private runHead = 0;
@@ -32,10 +35,12 @@ export class OrderedQueue<T extends object> {
   constructor(
     private readonly less: (a: T, b: T) => boolean,
     private readonly slot: symbol = Symbol("queue position"),
-  ) {}
+  ) {
+    this.heap = new IndexedHeap(less, slot);
+  }
 
   get size(): number {
-    return this.heap.length + this.runCount;
+    return this.heap.size + this.runCount;
   }
 
   has(item: T): boolean {
@@ -44,7 +49,7 @@ export class OrderedQueue<T extends object> {
 
   peek(): T | undefined {
     const fromRun = this.runCount > 0 ? this.run[this.runHead] : undefined;
-    const top = this.heap[0];
+    const top = this.heap.peek();
     if (fromRun === undefined) return top;
     if (top === undefined) return fromRun;
     return this.less(top, fromRun) ? top : fromRun;
@@ -52,13 +57,8 @@ export class OrderedQueue<T extends object> {
 
   push(item: T): void {
     if (this.position(item) !== -1) return;
-    if (this.runCount === 0 || this.less(this.runTail!, item)) {
-      this.appendToRun(item);
-      return;
-    }
-    const heap = this.heap;
-    heap.push(item);
-    this.up(heap.length - 1);
+    if (this.runCount === 0 || this.less(this.runTail!, item)) this.appendToRun(item);
+    else this.heap.push(item);
   }
 
   pop(): T | undefined {
@@ -70,10 +70,7 @@ export class OrderedQueue<T extends object> {
   remove(item: T): boolean {
     const i = this.position(item);
     if (i === -1) return false;
-    if (i >= 0) {
-      this.removeFromHeap(i);
-      return true;
-    }
+    if (i >= 0) return this.heap.remove(item);
     const j = -2 - i;
     const run = this.run;
     run[j] = undefined;
@@ -93,39 +90,34 @@ export class OrderedQueue<T extends object> {
     return true;
   }
 
-  /** The n smallest items in order, without removing them. */
+  /** The n smallest items in order, without removing them: the run's first n merged with the heap's. */
   peekN(n: number): T[] {
     if (n <= 0 || this.size === 0) return [];
     if (n === 1) return [this.peek()!];
-    const heap = this.heap;
+    const fromHeap = this.heap.peekN(n);
     const run = this.run;
-    const less = this.less;
     const out: T[] = [];
-    // Merge the run (in order, skipping holes) with a best-first walk of the heap's tree.
+    let h = 0;
     let r = this.runCount > 0 ? this.runHead : run.length;
-    const frontier: number[] = heap.length > 0 ? [0] : [];
-    const lessAt = (a: number, b: number): boolean => less(heap[a]!, heap[b]!);
     while (out.length < n) {
       const fromRun = r < run.length ? run[r] : undefined;
-      const h = frontier.length > 0 ? frontier[0]! : -1;
-      if (fromRun === undefined && h < 0) break;
-      if (h < 0 || (fromRun !== undefined && !less(heap[h]!, fromRun))) {
+      const top = h < fromHeap.length ? fromHeap[h] : undefined;
+      if (fromRun === undefined && top === undefined) break;
+      // Ties go to the run, as peek() does.
+      if (top === undefined || (fromRun !== undefined && !this.less(top, fromRun))) {
         out.push(fromRun!);
         for (r++; r < run.length && run[r] === undefined; r++);
-        continue;
+      } else {
+        out.push(top);
+        h++;
       }
-      const last = frontier.pop()!;
-      if (frontier.length > 0) siftDown(frontier, 0, last, lessAt);
-      out.push(heap[h]!);
-      if (2 * h + 1 < heap.length) siftUp(frontier, 2 * h + 1, lessAt);
-      if (2 * h + 2 < heap.length) siftUp(frontier, 2 * h + 2, lessAt);
     }
     return out;
   }
 
   /** Every item: the heap's, then the run's in order. */
   *values(): IterableIterator<T> {
-    yield* this.heap;
+    yield* this.heap.values();
     const run = this.run;
     for (let j = this.runHead; j < run.length; j++) {
       const item = run[j];
@@ -163,79 +155,4 @@ export class OrderedQueue<T extends object> {
     this.run = run;
     this.runHead = 0;
   }
-
-  // ---- the heap part (IndexedHeap's algorithm) ------------------------------------------
-
-  private place(item: T, i: number): void {
-    this.heap[i] = item;
-    (item as Record<symbol, number>)[this.slot] = i;
-  }
-
-  private removeFromHeap(i: number): void {
-    const heap = this.heap;
-    const removed = heap[i]!;
-    const last = heap.pop()!;
-    (removed as Record<symbol, number>)[this.slot] = -1;
-    if (i === heap.length) return;
-    this.place(last, i);
-    this.down(i);
-    this.up(i);
-  }
-
-  private up(i: number): void {
-    const { heap, less } = this;
-    const item = heap[i]!;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const p = heap[parent]!;
-      if (!less(item, p)) break;
-      this.place(p, i);
-      i = parent;
-    }
-    this.place(item, i);
-  }
-
-  private down(i: number): void {
-    const { heap, less } = this;
-    const n = heap.length;
-    const item = heap[i]!;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      const c = r < n && less(heap[r]!, heap[l]!) ? r : l;
-      if (!less(heap[c]!, item)) break;
-      this.place(heap[c]!, i);
-      i = c;
-    }
-    this.place(item, i);
-  }
-}
-
-/** Pushes `value` onto a plain array heap. */
-function siftUp(heap: number[], value: number, less: (a: number, b: number) => boolean): void {
-  let i = heap.length;
-  heap.push(value);
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (!less(value, heap[parent]!)) break;
-    heap[i] = heap[parent]!;
-    i = parent;
-  }
-  heap[i] = value;
-}
-
-/** Puts `value` at `i` of a plain array heap and sifts it down. */
-function siftDown(heap: number[], i: number, value: number, less: (a: number, b: number) => boolean): void {
-  const n = heap.length;
-  for (;;) {
-    const l = 2 * i + 1;
-    if (l >= n) break;
-    const r = l + 1;
-    const c = r < n && less(heap[r]!, heap[l]!) ? r : l;
-    if (!less(heap[c]!, value)) break;
-    heap[i] = heap[c]!;
-    i = c;
-  }
-  heap[i] = value;
 }
