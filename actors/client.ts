@@ -13,6 +13,7 @@ import {
   type TaskSpec,
 } from "../machines/protocol.js";
 import type { SchedulerReply } from "../machines/scheduler/inputs.js";
+import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Payload, Subscription, Transport } from "../transport/types.js";
 import { encodeArgs } from "./args.js";
@@ -771,7 +772,7 @@ export class Client {
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    queueMicrotask(() => this.flush());
+    microtask(() => this.flush());
   }
 
   private flush(): void {

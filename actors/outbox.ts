@@ -1,5 +1,6 @@
 import { PROTOCOL_VERSION, type Envelope } from "../machines/protocol.js";
 import type { Transport } from "../transport/types.js";
+import { microtask } from "../transport/microtask.js";
 import { appendOp } from "./op-batch.js";
 
 export interface OutboxOptions {
@@ -18,12 +19,18 @@ export interface OutboxOptions {
   linger?: { ms: number; matches?: (subject: string) => boolean };
 }
 
-/** The ops waiting for one subject. */
+/** The ops waiting for one subject. Kept from turn to turn: a batch object per subject, not per message. */
 interface Batch<Op> {
+  readonly subject: string;
   ops: Op[];
   /** Holds an op that goes at the end of the turn (not only ops that may linger). */
   urgent: boolean;
+  /** In `pending` (it holds ops). */
+  pending: boolean;
 }
+
+/** Past this many subjects, batches that hold nothing are forgotten (clients come and go). */
+const MAX_KEPT_BATCHES = 4096;
 
 /**
  * Batches an actor's outgoing ops per subject and publishes each batch as one Envelope at
@@ -31,15 +38,19 @@ interface Batch<Op> {
  * destination per turn instead of one per op. With `linger`, ops sent as `lazy` and every op
  * to a subject `linger.matches` may wait up to `linger.ms` for company: a subject whose batch
  * holds only such ops is published by the linger timer, or at the end of the turn in which
- * an urgent op joins it. A subject's ops always go out in the order sent.
+ * an urgent op joins it. A subject's ops always go out in the order sent; subjects go out in
+ * the order of their first op.
  */
 export class Outbox<Op> {
-  private batches = new Map<string, Batch<Op>>();
+  private readonly batches = new Map<string, Batch<Op>>();
+  /** The batches that hold ops, in the order of their first op. */
+  private pending: Batch<Op>[] = [];
   private scheduled = false;
   private lingerTimer: ReturnType<typeof setTimeout> | null = null;
   /** Per subject, whether every op to it lingers (the predicate is asked once per subject). */
   private readonly lingers = new Map<string, boolean>();
   private readonly immediate: boolean;
+  private readonly flushNow = (): void => this.flush();
 
   constructor(
     private readonly transport: Transport,
@@ -52,8 +63,17 @@ export class Outbox<Op> {
   /** Queue `op` for `subject`; `lazy`: nobody's next step waits on it, it may linger (free-keys). */
   send(subject: string, op: Op, lazy = false): void {
     let batch = this.batches.get(subject);
-    if (batch === undefined) this.batches.set(subject, (batch = { ops: [], urgent: false }));
-    appendOp(batch.ops, op);
+    if (batch === undefined) {
+      if (this.batches.size >= MAX_KEPT_BATCHES) this.forgetIdleBatches();
+      this.batches.set(subject, (batch = { subject, ops: [], urgent: false, pending: false }));
+    }
+    if (!batch.pending) {
+      batch.pending = true;
+      this.pending.push(batch);
+    }
+    // A batch's first op makes an array of one (most batches hold one or two ops).
+    if (batch.ops.length === 0) batch.ops = [op];
+    else appendOp(batch.ops, op);
     const linger = this.opts.linger;
     if (linger !== undefined && (lazy || this.lingersOn(linger, subject))) {
       this.lingerTimer ??= setTimeout(() => this.flushAll(), linger.ms);
@@ -62,19 +82,28 @@ export class Outbox<Op> {
     batch.urgent = true;
     if (!this.scheduled) {
       this.scheduled = true;
-      if (this.immediate) setImmediate(() => this.flush());
-      else queueMicrotask(() => this.flush());
+      if (this.immediate) setImmediate(this.flushNow);
+      else microtask(this.flushNow);
     }
   }
 
   /** Publish the batches that hold an urgent op (the others keep waiting for the linger timer). */
   flush(): void {
     this.scheduled = false;
-    if (this.batches.size === 0 || this.transport.closed) return;
-    for (const [subject, batch] of this.batches) {
-      if (!batch.urgent) continue;
-      this.batches.delete(subject);
-      this.publish(subject, batch.ops);
+    const pending = this.pending;
+    if (pending.length === 0 || this.transport.closed) return;
+    let kept = 0;
+    let i = 0;
+    try {
+      for (; i < pending.length; i++) {
+        const batch = pending[i]!;
+        if (batch.urgent) this.publish(batch);
+        else pending[kept++] = batch;
+      }
+    } finally {
+      // After a publish threw (its batch is gone), the batches not reached stay for next time.
+      for (i++; i < pending.length; i++) pending[kept++] = pending[i]!;
+      pending.length = kept;
     }
   }
 
@@ -82,15 +111,28 @@ export class Outbox<Op> {
   flushAll(): void {
     if (this.lingerTimer !== null) clearTimeout(this.lingerTimer);
     this.lingerTimer = null;
-    if (this.batches.size === 0 || this.transport.closed) return;
-    const batches = this.batches;
-    this.batches = new Map();
-    for (const [subject, batch] of batches) this.publish(subject, batch.ops);
+    if (this.pending.length === 0 || this.transport.closed) return;
+    const pending = this.pending;
+    this.pending = [];
+    let i = 0;
+    try {
+      for (; i < pending.length; i++) this.publish(pending[i]!);
+    } finally {
+      for (i++; i < pending.length; i++) this.pending.push(pending[i]!);
+    }
   }
 
-  private publish(subject: string, ops: Op[]): void {
-    const envelope: Envelope<Op> = { v: PROTOCOL_VERSION, from: this.from, ops };
-    this.transport.publish(subject, envelope);
+  /** Publishes a batch's ops and empties it (the envelope keeps the ops array: a receiver may hold on to it). */
+  private publish(batch: Batch<Op>): void {
+    const envelope: Envelope<Op> = { v: PROTOCOL_VERSION, from: this.from, ops: batch.ops };
+    batch.ops = [];
+    batch.urgent = false;
+    batch.pending = false;
+    this.transport.publish(batch.subject, envelope);
+  }
+
+  private forgetIdleBatches(): void {
+    for (const [subject, batch] of this.batches) if (!batch.pending) this.batches.delete(subject);
   }
 
   private lingersOn(linger: NonNullable<OutboxOptions["linger"]>, subject: string): boolean {

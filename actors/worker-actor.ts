@@ -10,6 +10,7 @@ import {
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
 import type { LogSink } from "../replay/types.js";
+import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Subscription, Transport } from "../transport/types.js";
 import { decodeArgs } from "./args.js";
@@ -92,7 +93,7 @@ export class WorkerActor {
       { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit, ...(opts.bandwidth !== undefined ? { bandwidth: opts.bandwidth } : {}) },
       {
         toScheduler: (op) => outbox.send(schedulerSubject, op),
-        execute: (key, func, args) => queueMicrotask(() => void this.execute(key, func, args)),
+        execute: (key, func, args) => microtask(() => this.execute(key, func, args)),
         gather: (from, keys) => void this.gather(from, keys),
         freeData: (key) => store.delete(key),
         transition: (machine, id, event, from, to, why) => {
@@ -243,26 +244,48 @@ export class WorkerActor {
     this.dataServer.handle(msg);
   }
 
-  private async execute(key: string, func: string, encodedArgs: unknown[]): Promise<void> {
-    const { clock } = this.opts;
+  /** Runs a task; a function that returns a promise finishes when it settles (no promise is made for the others). */
+  private execute(key: string, func: string, encodedArgs: unknown[]): void {
     const fn = this.functions[func];
-    const start = clock.now();
+    const start = this.opts.clock.now();
     if (fn === undefined) {
       this.finish({ op: "execute-failed", key, error: errorInfo(new UnknownFunctionError(func, key)), start, stop: start, t: start });
       return;
     }
+    let result: unknown;
     try {
-      const args = decodeArgs(encodedArgs, (k) => this.store.get(k));
-      let result = fn(...args);
-      if (isThenable(result)) result = await result;
-      const stop = clock.now();
-      if (this.closed) return;
-      this.store.set(key, result);
-      this.finish({ op: "execute-done", key, nbytes: sizeof(result), start, stop, t: stop });
+      result = fn(...decodeArgs(encodedArgs, (k) => this.store.get(k)));
     } catch (error) {
-      const stop = clock.now();
-      this.finish({ op: "execute-failed", key, error: errorInfo(error), start, stop, t: stop });
+      this.executeFailed(key, start, error);
+      return;
     }
+    if (isThenable(result)) {
+      Promise.resolve(result).then(
+        (value) => this.executeDone(key, start, value),
+        (error: unknown) => this.executeFailed(key, start, error),
+      );
+    } else {
+      this.executeDone(key, start, result);
+    }
+  }
+
+  private executeDone(key: string, start: number, result: unknown): void {
+    const stop = this.opts.clock.now();
+    if (this.closed) return;
+    let nbytes: number;
+    try {
+      this.store.set(key, result);
+      nbytes = sizeof(result);
+    } catch (error) {
+      this.executeFailed(key, start, error);
+      return;
+    }
+    this.finish({ op: "execute-done", key, nbytes, start, stop, t: stop });
+  }
+
+  private executeFailed(key: string, start: number, error: unknown): void {
+    const stop = this.opts.clock.now();
+    this.finish({ op: "execute-failed", key, error: errorInfo(error), start, stop, t: stop });
   }
 
   private finish(input: WorkerInput): void {

@@ -98,7 +98,7 @@ export function workerTask(ts: WTask): Record<string, unknown> {
     priority: ts.priority,
     func: ts.func,
     missing: ts.missing,
-    holders: list(ts.holders),
+    holders: list(ts.holders.keys()),
     nbytes: ts.nbytes,
     dependencies: list(keys(ts.dependencies)),
     dependents: list(keys(ts.dependents)),

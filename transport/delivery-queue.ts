@@ -10,6 +10,7 @@
  * `batchSize` messages or run for BURST_MS, the next drain starts from setImmediate,
  * which lets timers and I/O run, and the budget starts afresh.
  */
+import { microtask } from "./microtask.js";
 import type { Msg } from "./types.js";
 
 const DEFAULT_BATCH = 4096;
@@ -54,7 +55,7 @@ export class DeliveryQueue<Targets> {
     if (!this.#scheduled) {
       this.#scheduled = true;
       if (this.#overBudget()) setImmediate(this.#drain);
-      else queueMicrotask(this.#drain);
+      else microtask(this.#drain);
     }
   }
 

@@ -3,12 +3,33 @@ export const subjects = (cluster: string) => ({
   scheduler: `natsched.${cluster}.scheduler`,
   /** Read-only questions to the scheduler (workers, who-has): answered, never logged. */
   query: `natsched.${cluster}.query`,
-  worker: (name: string) => `natsched.${cluster}.worker.${name}`,
-  workerData: (name: string) => `natsched.${cluster}.data.${name}`,
-  client: (id: string) => `natsched.${cluster}.client.${id}`,
+  worker: perName(`natsched.${cluster}.worker.`),
+  workerData: perName(`natsched.${cluster}.data.`),
+  client: perName(`natsched.${cluster}.client.`),
   /** A scheduler starting a new run says so here: workers register again, clients resubmit (docs/nats.md). */
   announce: `natsched.${cluster}.announce.scheduler`,
   all: `natsched.${cluster}.>`,
 });
 
 export type Subjects = ReturnType<typeof subjects>;
+
+/** Past this many names a subject cache starts over (clients come and go). */
+const MAX_CACHED_NAMES = 4096;
+
+/**
+ * `prefix + name`, made once per name: an actor sends to the same few subjects op after op,
+ * and the same string each time costs no concatenation, and its hash is computed once for
+ * every Map it is looked up in.
+ */
+function perName(prefix: string): (name: string) => string {
+  const made = new Map<string, string>();
+  return (name) => {
+    let subject = made.get(name);
+    if (subject === undefined) {
+      if (made.size >= MAX_CACHED_NAMES) made.clear();
+      subject = prefix + name;
+      made.set(name, subject);
+    }
+    return subject;
+  };
+}

@@ -306,10 +306,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
   }
 
   private linkDependencies(ts: TaskRec, spec: TaskSpec): void {
-    for (const depKey of new Set(spec.deps)) {
+    const deps = spec.deps;
+    if (deps.length === 0) return;
+    for (const depKey of deps.length === 1 ? deps : new Set(deps)) {
       const dts = this.tasks.get(depKey)!;
       ts.dependencies.push(dts);
-      dts.dependents.add(ts);
+      dts.addDependent(ts);
       ts.group.dependencies.add(dts.group); // its own group too, as Dask does: a group feeding itself is not root-ish
       (dts.waiters ??= new Set()).add(ts);
     }
@@ -853,7 +855,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.tasks.delete(ts.key);
     ts.group.size -= 1;
     for (const dts of ts.dependencies) {
-      dts.dependents.delete(ts);
+      dts.removeDependent(ts);
       dts.waiters?.delete(ts);
       if (dts.whoWants === null && dts.dependents.size === 0) {
         if (dts.state === "memory") this.recommend(dts, "released");

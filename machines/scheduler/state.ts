@@ -34,11 +34,15 @@ export class GroupRec {
 /** A task's position in the scheduler's heap of queued tasks (see IndexedHeap). */
 export const QUEUED_AT = Symbol("position among the queued tasks");
 
+/** The dependents of every task that has none: most tasks never get one, and a Set each costs ~150 bytes. */
+const NO_DEPENDENTS: ReadonlySet<TaskRec> = new Set<TaskRec>();
+
 export class TaskRec {
   state: TaskStateName = "released";
   [QUEUED_AT] = -1;
   readonly dependencies: TaskRec[] = [];
-  readonly dependents = new Set<TaskRec>();
+  /** Read-only: change it with addDependent/removeDependent. */
+  dependents: ReadonlySet<TaskRec> = NO_DEPENDENTS;
   /** Dependencies not in memory yet (while waiting). */
   waitingOn: Set<TaskRec> | null = null;
   /** Dependents that still need this task's result. */
@@ -72,6 +76,15 @@ export class TaskRec {
     readonly prefix: PrefixRec,
     readonly group: GroupRec,
   ) {}
+
+  addDependent(ts: TaskRec): void {
+    if (this.dependents === NO_DEPENDENTS) this.dependents = new Set<TaskRec>();
+    (this.dependents as Set<TaskRec>).add(ts);
+  }
+
+  removeDependent(ts: TaskRec): void {
+    if (this.dependents !== NO_DEPENDENTS) (this.dependents as Set<TaskRec>).delete(ts);
+  }
 }
 
 export class WorkerRec {
@@ -108,6 +121,7 @@ export class WorkerRec {
     this.functions = new Set(functions);
     this.order = order;
   }
+
 
   /** Estimated seconds of work: what it processes at the current estimates, plus moving what it must fetch. */
   get occupancy(): number {

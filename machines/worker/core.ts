@@ -24,13 +24,16 @@ export class WTask {
   /** The scheduler said free-keys; the result stays only while a task here still needs it. */
   freed = false;
   readonly dependencies: WTask[] = [];
-  readonly dependents = new Set<WTask>();
+  /** Read-only: change it with addDependent/removeDependent. */
+  dependents: ReadonlySet<WTask> = NO_DEPENDENTS;
   /** Dependencies not in memory here yet. */
   missing = 0;
-  /** Peers that hold it, while it must be fetched. */
-  readonly holders = new Set<string>();
-  /** When each holder was last named (the core's input count), so an older failure does not drop it. */
-  readonly holderSince = new Map<string, number>();
+  /**
+   * Peers that hold it, while it must be fetched, and when each was last named (the core's
+   * input count), so an older failure does not drop it. Read-only: change it with
+   * setHolder/removeHolder.
+   */
+  holders: ReadonlyMap<string, number> = NO_HOLDERS;
   nbytes = -1;
   /**
    * A compute request that came while the task was cancelled on its way from a peer
@@ -47,7 +50,29 @@ export class WTask {
    */
   attempt = 0;
   constructor(readonly key: string) {}
+
+  addDependent(ts: WTask): void {
+    if (this.dependents === NO_DEPENDENTS) this.dependents = new Set<WTask>();
+    (this.dependents as Set<WTask>).add(ts);
+  }
+
+  removeDependent(ts: WTask): void {
+    if (this.dependents !== NO_DEPENDENTS) (this.dependents as Set<WTask>).delete(ts);
+  }
+
+  setHolder(peer: string, since: number): void {
+    if (this.holders === NO_HOLDERS) this.holders = new Map<string, number>();
+    (this.holders as Map<string, number>).set(peer, since);
+  }
+
+  removeHolder(peer: string): void {
+    if (this.holders !== NO_HOLDERS) (this.holders as Map<string, number>).delete(peer);
+  }
 }
+
+/** Shared by every task that has none (most): a Set or Map each costs ~150 bytes. */
+const NO_DEPENDENTS: ReadonlySet<WTask> = new Set<WTask>();
+const NO_HOLDERS: ReadonlyMap<string, number> = new Map<string, number>();
 
 const MAX_KEYS_PER_GATHER = 64;
 /** Transfers smaller than this do not move the bandwidth estimate (Dask's rule: latency dominates them). */
@@ -262,13 +287,12 @@ export class WorkerCore {
       const dts = this.ensureTask(dep.key);
       if (op.attempt !== undefined && dts.attempt < op.attempt) dts.attempt = op.attempt;
       if (!ts.dependencies.includes(dts)) ts.dependencies.push(dts);
-      dts.dependents.add(ts);
+      dts.addDependent(ts);
       if (dts.state === "memory") continue;
       ts.missing += 1;
       for (const holder of dep.holders) {
         if (holder === this.name) continue;
-        dts.holders.add(holder);
-        dts.holderSince.set(holder, this.inputs);
+        dts.setHolder(holder, this.inputs);
       }
       if (dep.nbytes >= 0) dts.nbytes = dep.nbytes;
       if (dts.state === "released") {
@@ -298,8 +322,7 @@ export class WorkerCore {
       }
       for (const holder of dep.holders) {
         if (holder === this.name) continue;
-        ts.holders.add(holder);
-        ts.holderSince.set(holder, this.inputs);
+        ts.setHolder(holder, this.inputs);
       }
       if (dep.nbytes >= 0) ts.nbytes = dep.nbytes;
       if (ts.state === "released") {
@@ -323,8 +346,7 @@ export class WorkerCore {
       if (dts === undefined || dts.state === "memory") continue;
       for (const holder of dep.holders) {
         if (holder === this.name) continue;
-        dts.holders.add(holder);
-        dts.holderSince.set(holder, this.inputs);
+        dts.setHolder(holder, this.inputs);
       }
     }
   }
@@ -412,7 +434,7 @@ export class WorkerCore {
       // Whatever it was assigned here is over: a late or duplicated compute-task must not revive it.
       if (ts.attempt > 0) this.void(ts.key, ts.attempt);
       for (const dts of ts.dependencies) {
-        dts.dependents.delete(ts);
+        dts.removeDependent(ts);
         if (dts.requested || dts.acquire || dts.dependents.size > 0) continue;
         // A replica in memory stays until the scheduler frees it: it counts it as here.
         if ((dts.state === "memory" && dts.freed) || dts.state === "fetch") {
@@ -540,9 +562,8 @@ export class WorkerCore {
    * after the gather was asked for (a new incarnation under the same name may hold it now).
    */
   private forgetHolder(ts: WTask, from: string, askedAt: number): void {
-    if ((ts.holderSince.get(from) ?? 0) > askedAt) return;
-    ts.holders.delete(from);
-    ts.holderSince.delete(from);
+    if ((ts.holders.get(from) ?? 0) > askedAt) return;
+    ts.removeHolder(from);
   }
 
   /** A transfer did not deliver `ts`: queue it again (the scheduler re-plans if no holder is left). */
@@ -677,7 +698,7 @@ export class WorkerCore {
   /** A holder we are not already fetching from, first in name order (deterministic). */
   private pickHolder(ts: WTask): string | undefined {
     let best: string | undefined;
-    for (const holder of ts.holders) {
+    for (const holder of ts.holders.keys()) {
       if (this.inFlightFrom.has(holder)) continue;
       if (best === undefined || holder < best) best = holder;
     }
