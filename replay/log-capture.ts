@@ -20,8 +20,11 @@
  *   RAW len                  chars: the record's JSON
  *   where actor, machine, event, from, to (and object keys) are string refs: an id >= 0, or
  *   INLINE len + chars, or DEFINE id len + chars followed by the id (the first use)
- *   values: NULL | TRUE | FALSE | NUMBER x | STRING len (chars) | REF ref | ARRAY n v... | OBJECT n (key-ref v)...
- *   The transition's id is a ref too (to the recent-values ring).
+ *   values: NULL | TRUE | FALSE | NUMBER x | STRING len (chars) | ARRAY n v... | OBJECT n (key-ref v)...
+ *   The transition's id (a task key, mostly) is a ref too, always INLINE: keys are many and
+ *   each recurs in a dozen records, but copying 40 code units costs less than looking a key up
+ *   in a table of 100,000 (an earlier ring of recent values did that, and was the capture's
+ *   largest cost in a 100,000-task run; docs/performance.md).
  */
 import type { InputRecord, LogRecord } from "./types.js";
 
@@ -37,8 +40,6 @@ export const V_NUMBER = 13;
 export const V_STRING = 14;
 export const V_ARRAY = 15;
 export const V_OBJECT = 16;
-/** A string value sent as a ref to the recent-values ring (see RECENT). */
-export const V_REF = 17;
 /** A string ref that is not interned: its length and code units follow. */
 export const INLINE = -1;
 /** A string ref that interns a new string: its id, length and code units follow, then the ref itself. */
@@ -46,21 +47,6 @@ export const DEFINE = -2;
 
 /** Interned names per log (ids 0...); past this, new names are sent inline. */
 const MAX_INTERNED = 65_536;
-/** The first id of the recent-values ring. */
-export const RECENT_FROM = MAX_INTERNED;
-/**
- * Recent values (task keys, worker names...) are interned in a ring of this many ids,
- * from MAX_INTERNED on: a key appears in a dozen records of its task, and a ref costs a
- * lookup where the text costs a copy. A slot is reused for the next new value; the
- * thread's table follows the redefinitions in stream order. The ring is large enough for
- * the tasks of a big submission: with 16,384 slots a 20,000-task `map` had each key
- * evicted between its update-graph, its QUEUE and its ASSIGN records, and redefining
- * (a Map delete and set, and the text) was 5% of the actors' thread.
- */
-const RECENT = 262_144;
-/** Values shorter than this are cheaper to copy than to look up. */
-const RECENT_MIN_LENGTH = 16;
-const RECENT_MAX_LENGTH = 256;
 /** Nesting deeper than this is left to JSON.stringify (which also reports cycles). */
 const MAX_DEPTH = 32;
 
@@ -75,27 +61,17 @@ export class LogCapture {
   n = 0;
   c = 0;
   private readonly ids = new Map<string, number>();
-  /** Names and values interned since the record being captured began: forgotten again if it is rolled back. */
+  /** Names interned since the record being captured began: forgotten again if it is rolled back. */
   private readonly fresh: string[] = [];
-  private readonly freshRecent: string[] = [];
-  /** The recent-values ring: string -> id, and id - MAX_INTERNED -> string. */
-  private readonly recentIds = new Map<string, number>();
-  private readonly recentSlots: (string | undefined)[];
-  private recentNext = 0;
-  /** The latest recent value referred to, and its id (a task's records often follow each other). */
-  private lastRecent: string | undefined = undefined;
-  private lastRecentId = -1;
   /** The names of the latest transition (the next one is mostly by the same actor, of the same machine). */
   private lastActor = "";
   private lastActorId = -1;
   private lastMachine = "";
   private lastMachineId = -1;
 
-  /** `recent`: slots of the recent-values ring (tests use a small one to exercise evictions). */
-  constructor(nums: Float64Array, chars: Uint16Array, recent = RECENT) {
+  constructor(nums: Float64Array, chars: Uint16Array) {
     this.nums = nums;
     this.chars = chars;
-    this.recentSlots = new Array<string | undefined>(Math.min(Math.max(1, Math.floor(recent)), RECENT)).fill(undefined);
   }
 
   get empty(): boolean {
@@ -197,7 +173,6 @@ export class LogCapture {
 
   private forgetFresh(): void {
     if (this.fresh.length !== 0) this.fresh.length = 0;
-    if (this.freshRecent.length !== 0) this.freshRecent.length = 0;
   }
 
   private rollback(n0: number, c0: number): void {
@@ -205,46 +180,36 @@ export class LogCapture {
     this.c = c0;
     for (const s of this.fresh) this.ids.delete(s);
     this.fresh.length = 0;
-    // A recent value defined by the rolled-back record: its slot may not be referred to
-    // again before it is redefined.
-    for (const s of this.freshRecent) {
-      const id = this.recentIds.get(s)!;
-      this.recentIds.delete(s);
-      this.recentSlots[id - MAX_INTERNED] = undefined;
-    }
-    this.freshRecent.length = 0;
-    this.lastRecent = undefined;
   }
 
   private transitionBody(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): Outcome {
     // The common case in one go: every name already interned and room to spare.
     const nums = this.nums;
     const n = this.n;
-    if (n + 16 <= nums.length && why === undefined) {
+    if (n + 16 <= nums.length && why === undefined && this.c + id.length <= this.chars.length) {
       const actorId = actor === this.lastActor ? this.lastActorId : this.ids.get(actor);
       const machineId = machine === this.lastMachine ? this.lastMachineId : this.ids.get(machine);
-      const idId = id === this.lastRecent ? this.lastRecentId : this.recentIds.get(id);
       const eventId = this.ids.get(event);
       const fromId = this.ids.get(from);
       const toId = this.ids.get(to);
-      if (actorId !== undefined && machineId !== undefined && idId !== undefined && eventId !== undefined && fromId !== undefined && toId !== undefined) {
+      if (actorId !== undefined && machineId !== undefined && eventId !== undefined && fromId !== undefined && toId !== undefined) {
         nums[n] = TRANSITION;
         nums[n + 1] = actorId;
         nums[n + 2] = seq;
         nums[n + 3] = t;
         nums[n + 4] = machineId;
-        nums[n + 5] = idId;
-        nums[n + 6] = eventId;
-        nums[n + 7] = fromId;
-        nums[n + 8] = toId;
-        nums[n + 9] = 0;
-        this.n = n + 10;
+        nums[n + 5] = INLINE;
+        nums[n + 6] = id.length;
+        this.text(id);
+        nums[n + 7] = eventId;
+        nums[n + 8] = fromId;
+        nums[n + 9] = toId;
+        nums[n + 10] = 0;
+        this.n = n + 11;
         this.lastActor = actor;
         this.lastActorId = actorId;
         this.lastMachine = machine;
         this.lastMachineId = machineId;
-        this.lastRecent = id;
-        this.lastRecentId = idId;
         return OK;
       }
     }
@@ -255,7 +220,10 @@ export class LogCapture {
     this.nums[this.n++] = seq;
     this.nums[this.n++] = t;
     if (this.ref(machine) !== OK) return FULL;
-    if (this.recentRef(id) !== OK) return FULL;
+    if (this.n + 2 > this.nums.length || this.c + id.length > this.chars.length) return FULL;
+    this.nums[this.n++] = INLINE;
+    this.nums[this.n++] = id.length;
+    this.text(id);
     if (this.ref(event) !== OK || this.ref(from) !== OK || this.ref(to) !== OK) return FULL;
     if (this.n + 1 > this.nums.length) return FULL;
     this.nums[this.n++] = why === undefined ? 0 : 1;
@@ -337,35 +305,6 @@ export class LogCapture {
     return OK;
   }
 
-  /** A value in the recent-values ring: its id, (re)defined in the stream when it is not there. */
-  private recentRef(s: string): Outcome {
-    let id = s === this.lastRecent ? this.lastRecentId : this.recentIds.get(s);
-    if (id === undefined) {
-      if (this.n + 4 > this.nums.length || this.c + s.length > this.chars.length) return FULL;
-      const slot = this.recentNext;
-      this.recentNext = (slot + 1) % this.recentSlots.length;
-      const evicted = this.recentSlots[slot];
-      if (evicted !== undefined) {
-        this.recentIds.delete(evicted);
-        if (evicted === this.lastRecent) this.lastRecent = undefined;
-      }
-      this.recentSlots[slot] = s;
-      id = MAX_INTERNED + slot;
-      this.recentIds.set(s, id);
-      this.freshRecent.push(s);
-      this.nums[this.n++] = DEFINE;
-      this.nums[this.n++] = id;
-      this.nums[this.n++] = s.length;
-      this.text(s);
-    } else if (this.n + 1 > this.nums.length) {
-      return FULL;
-    }
-    this.nums[this.n++] = id;
-    this.lastRecent = s;
-    this.lastRecentId = id;
-    return OK;
-  }
-
   private value(v: unknown, depth: number): Outcome {
     const nums = this.nums;
     if (this.n + 2 > nums.length) return FULL;
@@ -375,10 +314,6 @@ export class LogCapture {
         nums[this.n++] = v;
         return OK;
       case "string":
-        if (v.length >= RECENT_MIN_LENGTH && v.length <= RECENT_MAX_LENGTH) {
-          nums[this.n++] = V_REF;
-          return this.recentRef(v);
-        }
         if (this.c + v.length > this.chars.length) return FULL;
         nums[this.n++] = V_STRING;
         nums[this.n++] = v.length;

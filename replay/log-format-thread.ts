@@ -22,11 +22,8 @@ export interface StreamTags {
   V_STRING: number;
   V_ARRAY: number;
   V_OBJECT: number;
-  V_REF: number;
   INLINE: number;
   DEFINE: number;
-  /** The first id of the recent-values ring. */
-  RECENT_FROM: number;
 }
 
 /** Appends a finished stretch of lines to the log. */
@@ -122,8 +119,6 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
     private readonly tails = new Map<number, Uint8Array>();
     private lastRef = -1;
 
-    /** `recentFrom`: the first id of the capture's recent-values ring (ids from there on are reused). */
-    constructor(private readonly recentFrom: number) {}
 
     format(nums: Float64Array, chars: Uint16Array, n: number, _c: number, emit: Emit): void {
       this.nums = nums;
@@ -225,7 +220,19 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
       const t = this.nums[this.i++]!;
       const machine = this.refJson();
       const machineId = this.lastRef;
-      const key = this.refJson();
+      // The id comes inline (a task key): its code units are written in place further down,
+      // not encoded into an array of their own first.
+      let key: Uint8Array | undefined;
+      let keyAt = 0;
+      let keyLength = 0;
+      if (this.nums[this.i] === T.INLINE) {
+        keyLength = this.nums[this.i + 1]!;
+        this.i += 2;
+        keyAt = this.j;
+        this.j += keyLength;
+      } else {
+        key = this.refJson();
+      }
       const event = this.refJson();
       const eventId = this.lastRef;
       const from = this.refJson();
@@ -245,13 +252,21 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
         tail = concat(EVENT, event, FROM, from, TO, to);
         if (cacheable) this.tails.set(tailKey, tail);
       }
-      this.room(head.length + middle.length + key.length + tail.length + 2 * 25 + TIME.length + 1);
+      this.room(head.length + middle.length + (key === undefined ? 0 : key.length) + 2 * 25 + TIME.length);
       this.copy(head);
       this.number(seq);
       this.copy(TIME);
       this.number(t);
       this.copy(middle);
-      this.copy(key);
+      if (key !== undefined) {
+        this.copy(key);
+      } else {
+        const j = this.j;
+        this.j = keyAt;
+        this.string(keyLength);
+        this.j = j;
+      }
+      this.room(tail.length + 1);
       this.copy(tail);
       if (why) {
         this.bytes(WHY);
@@ -284,7 +299,7 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
 
     /**
      * A string ref's JSON bytes, without writing them; `lastRef` tells whether they are an
-     * interned name's (its id) or not (-1: inline, or a recent value whose id is reused).
+     * interned name's (its id) or not (-1: inline).
      */
     private refJson(): Uint8Array {
       let id = this.nums[this.i++]!;
@@ -297,7 +312,7 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
         this.lastRef = -1;
         return this.encoded(this.nums[this.i++]!);
       }
-      this.lastRef = id < this.recentFrom ? id : -1;
+      this.lastRef = id;
       return this.strings[id]!;
     }
 
@@ -444,9 +459,6 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
         case T.V_STRING:
           this.string(this.nums[this.i++]!);
           return;
-        case T.V_REF:
-          this.ref();
-          return;
         case T.V_NULL:
           this.bytes(NULL);
           return;
@@ -545,7 +557,7 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
     type Message = { type: string; log: number; fd?: number; seq?: number; slot?: number; nums?: Float64Array; chars?: Uint16Array; n?: number; c?: number };
     port.on("message", (message: Message) => {
       if (message.type === "open") {
-        logs.set(message.log, { fd: message.fd!, formatter: new Formatter(T.RECENT_FROM), failed: false });
+        logs.set(message.log, { fd: message.fd!, formatter: new Formatter(), failed: false });
       } else if (message.type === "forget") {
         logs.delete(message.log);
       } else if (message.type === "batch") {
@@ -573,5 +585,5 @@ export function logWriterProgram(tags: StreamTags): LogWriterProgram {
     });
   }
 
-  return { formatter: () => new Formatter(T.RECENT_FROM), serve };
+  return { formatter: () => new Formatter(), serve };
 }

@@ -14,10 +14,10 @@
  * actor burst can keep the event loop from turning for seconds).
  */
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
-import { DEFINE, INLINE, INPUT, RAW, RECENT_FROM, START, STOP, TRANSITION, V_ARRAY, V_FALSE, V_NULL, V_NUMBER, V_OBJECT, V_REF, V_STRING, V_TRUE } from "./log-capture.js";
+import { DEFINE, INLINE, INPUT, RAW, START, STOP, TRANSITION, V_ARRAY, V_FALSE, V_NULL, V_NUMBER, V_OBJECT, V_STRING, V_TRUE } from "./log-capture.js";
 import { logWriterProgram, type StreamTags } from "./log-format-thread.js";
 
-export const TAGS: StreamTags = { TRANSITION, INPUT, START, STOP, RAW, V_NULL, V_TRUE, V_FALSE, V_NUMBER, V_STRING, V_ARRAY, V_OBJECT, V_REF, INLINE, DEFINE, RECENT_FROM };
+export const TAGS: StreamTags = { TRANSITION, INPUT, START, STOP, RAW, V_NULL, V_TRUE, V_FALSE, V_NUMBER, V_STRING, V_ARRAY, V_OBJECT, INLINE, DEFINE };
 
 /** Capture per batch: doubles and code units (256 KiB each). */
 export const BATCH_NUMS = 32 * 1024;
