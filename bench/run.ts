@@ -7,7 +7,8 @@
  *                                         `natsched worker` process per worker (W1-W5)
  *   --log on|off                          W1 runs both, paired, unless this is given;
  *                                         the other workloads run with the log on unless off
- *   --repeat N                            timed repetitions per case (default 3; --quick: 1)
+ *   --repeat N                            timed repetitions per case (default 3, W1 10k: 5;
+ *                                         --quick: 1)
  *   --large-repeat N                      repetitions of the W1 100k case (default 1: it
  *                                         takes 1-5 minutes per paired repetition)
  *   --quick                               small sizes: a smoke check in about a minute
@@ -38,6 +39,12 @@ import { natsAvailability, type TransportName } from "./harness.js";
 import type { Case } from "./workloads.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+/**
+ * Untimed W1 tasks before the timed repetitions, per log mode (and in the Dask peer): with
+ * 1,000, the first timed 10,000-task repetition with the log on still ran 1.6x slower than
+ * the next ones while the JIT compiled the capture and the writer thread's code.
+ */
+const W1_WARMUP = 10_000;
 const ROOT = join(HERE, "..");
 const RESULT_MARK = "@@natsched-bench-result ";
 /** Debian's python3 has python3-distributed; the pyenv python3 on PATH does not. */
@@ -53,6 +60,8 @@ interface Options {
   log: "both" | "on" | "off";
   repeat: number;
   largeRepeat: number;
+  /** --repeat was given: it then applies to W1 10k too. */
+  repeatGiven: boolean;
   quick: boolean;
   peer: boolean;
   peerRepeat: number;
@@ -71,7 +80,7 @@ function usage(message?: string): never {
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { workloads: [...ALL], transports: ["memory"], log: "both", repeat: 3, largeRepeat: 1, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined };
+  const o: Options = { workloads: [...ALL], transports: ["memory"], log: "both", repeat: 3, repeatGiven: false, largeRepeat: 1, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined };
   let repeatGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -152,6 +161,7 @@ function parseArgs(argv: string[]): Options {
     }
   }
   if (o.quick && !repeatGiven) o.repeat = 1;
+  o.repeatGiven = repeatGiven;
   return o;
 }
 
@@ -195,9 +205,11 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
     };
     if (has("W1")) {
       for (const n of w1Sizes) {
-        add("W1", `W1 ${n} tasks, log ${w1Logs.map(onOff).join("/")}`, { kind: "W1", n, logs: w1Logs, saturation: 1.1, reps: n > 10_000 ? o.largeRepeat : reps, warmup: 1_000 }, ["--max-old-space-size=8192"]);
+        // Short and noisy (0.3-0.5 s a repetition): the median of 5 pairs unless told otherwise.
+        const w1Reps = n > 10_000 ? o.largeRepeat : o.repeatGiven || q ? reps : 5;
+        add("W1", `W1 ${n} tasks, log ${w1Logs.map(onOff).join("/")}`, { kind: "W1", n, logs: w1Logs, saturation: 1.1, reps: w1Reps, warmup: W1_WARMUP }, ["--max-old-space-size=8192"]);
       }
-      add("W1", `W1 ${w1PeerN} tasks, queuing off`, { kind: "W1", n: w1PeerN, logs: [logOn], saturation: Infinity, reps, warmup: 1_000 });
+      add("W1", `W1 ${w1PeerN} tasks, queuing off`, { kind: "W1", n: w1PeerN, logs: [logOn], saturation: Infinity, reps, warmup: W1_WARMUP });
     }
     if (has("W2")) for (const fanin of [2, 8]) add("W2", `W2 fan-in ${fanin}`, { kind: "W2", leaves, fanin, log: logOn, reps, warmupLeaves: q ? 64 : 512 });
     if (has("W3")) for (const stealing of [true, false]) add("W3", `W3 stealing ${onOff(stealing)}`, { kind: "W3", nTasks: w3Tasks, stealing, log: logOn, reps });

@@ -86,7 +86,7 @@ class Hosts {
 
 /**
  * N independent no-op tasks, 2 workers x 1 thread, `client.map(noop, range(N), pure=false)`
- * then gather. One cluster per log mode, one untimed warm-up (1,000 tasks) each; the log-on
+ * then gather. One cluster per log mode, one untimed warm-up (`warmup` tasks: 10,000 from bench/run.ts) each; the log-on
  * and log-off repetitions alternate so each pair shares the machine's state of the moment,
  * and which of the two goes first alternates too.
  */

@@ -131,7 +131,7 @@ def w1(a):
         return wall
 
     try:
-        once(min(1000, a.n))
+        once(min(10000, a.n))  # as natsched's W1_WARMUP (bench/run.ts)
         walls = [once(a.n) for _ in range(a.reps)]
     finally:
         c.close()
