@@ -5,6 +5,7 @@ import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../../mac
 import type { LogRecord, LogSink } from "../../replay/types.js";
 import { ActorRecorder } from "../recorder.js";
 import { ON_DEMAND_GAP, serializableConfig } from "../scheduler-actor.js";
+import { withTime } from "../with-time.js";
 import type { SimKernel } from "./kernel.js";
 import { SimSteals } from "./sim-steals.js";
 
@@ -49,7 +50,7 @@ export class SimScheduler {
       },
     };
     this.core = new SchedulerCore(config, this.live);
-    kernel.open(SCHEDULER_ADDRESS, (_from, ops) => this.receive(ops.map((op) => ({ ...(op as object), t: kernel.now }) as SchedulerInput)));
+    kernel.open(SCHEDULER_ADDRESS, (_from, ops) => this.receive(ops.map((op) => withTime(op as object, kernel.now) as SchedulerInput)));
   }
 
   start(): void {

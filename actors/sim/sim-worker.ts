@@ -2,6 +2,7 @@ import type { ErrorInfo, RegisterWorkerOp } from "../../machines/protocol.js";
 import { WorkerCore } from "../../machines/worker/core.js";
 import type { WorkerInput } from "../../machines/worker/inputs.js";
 import type { ActorRecorder } from "../recorder.js";
+import { withTime } from "../with-time.js";
 import type { SimKernel } from "./kernel.js";
 import type { SimObservations } from "./observations.js";
 import type { PlannedTask, PlannedWorker } from "./plan.js";
@@ -77,7 +78,7 @@ export class SimWorker {
       bandwidth: this.ctx.assumedBandwidth,
     });
     kernel.open(workerAddress(name), (_from, ops) => {
-      for (const op of ops) this.feed({ ...(op as object), t: kernel.now } as WorkerInput);
+      for (const op of ops) this.feed(withTime(op as object, kernel.now) as WorkerInput);
     });
     return { op: "register-worker", name, id: this.id, nthreads, host, resources: { ...resources }, functions: [SIM_FUNCTION] };
   }
