@@ -1,6 +1,7 @@
 import type { Priority } from "../priority.js";
 import type { TaskStateName, WorkerStateName } from "../tables.js";
 import type { ErrorInfo, Restrictions } from "../protocol.js";
+import { emptySet, withAdded, withDeleted } from "../util/shared-empty.js";
 import type { Estimates } from "./estimates.js";
 
 /** Tasks sharing a key prefix ("inc" of "inc-ab12..."): shared duration estimates (estimates.ts). */
@@ -34,15 +35,12 @@ export class GroupRec {
 /** A task's position in the scheduler's heap of queued tasks (see IndexedHeap). */
 export const QUEUED_AT = Symbol("position among the queued tasks");
 
-/** The dependents of every task that has none: most tasks never get one, and a Set each costs ~150 bytes. */
-const NO_DEPENDENTS: ReadonlySet<TaskRec> = new Set<TaskRec>();
-
 export class TaskRec {
   state: TaskStateName = "released";
   [QUEUED_AT] = -1;
   readonly dependencies: TaskRec[] = [];
-  /** Read-only: change it with addDependent/removeDependent. */
-  dependents: ReadonlySet<TaskRec> = NO_DEPENDENTS;
+  /** Read-only: change it with addDependent/removeDependent (shared and empty until then). */
+  dependents: ReadonlySet<TaskRec> = emptySet();
   /** Dependencies not in memory yet (while waiting). */
   waitingOn: Set<TaskRec> | null = null;
   /** Dependents that still need this task's result. */
@@ -78,12 +76,11 @@ export class TaskRec {
   ) {}
 
   addDependent(ts: TaskRec): void {
-    if (this.dependents === NO_DEPENDENTS) this.dependents = new Set<TaskRec>();
-    (this.dependents as Set<TaskRec>).add(ts);
+    this.dependents = withAdded(this.dependents, ts);
   }
 
   removeDependent(ts: TaskRec): void {
-    if (this.dependents !== NO_DEPENDENTS) (this.dependents as Set<TaskRec>).delete(ts);
+    this.dependents = withDeleted(this.dependents, ts);
   }
 }
 
@@ -121,7 +118,6 @@ export class WorkerRec {
     this.functions = new Set(functions);
     this.order = order;
   }
-
 
   /** Estimated seconds of work: what it processes at the current estimates, plus moving what it must fetch. */
   get occupancy(): number {

@@ -4,6 +4,7 @@ import { priorityLess, type Priority } from "../priority.js";
 import type { ComputeTaskOp, DepInfo, ErrorInfo, FreeKeysOp, StealRequestOp, WorkerMetricsOp, WorkerToScheduler } from "../protocol.js";
 import { WORKER, WORKER_TASK, type WorkerStateName, type WorkerTaskStateName } from "../tables.js";
 import { IndexedHeap } from "../util/heap.js";
+import { emptyMap, emptySet, withAdded, withDeleted, withEntry, withoutEntry } from "../util/shared-empty.js";
 import type { WorkerEffects, WorkerInit, WorkerInput } from "./inputs.js";
 
 /** A task's positions in the worker's heaps of ready and to-fetch tasks (see IndexedHeap). */
@@ -24,16 +25,16 @@ export class WTask {
   /** The scheduler said free-keys; the result stays only while a task here still needs it. */
   freed = false;
   readonly dependencies: WTask[] = [];
-  /** Read-only: change it with addDependent/removeDependent. */
-  dependents: ReadonlySet<WTask> = NO_DEPENDENTS;
+  /** Read-only: change it with addDependent/removeDependent (shared and empty until then). */
+  dependents: ReadonlySet<WTask> = emptySet();
   /** Dependencies not in memory here yet. */
   missing = 0;
   /**
    * Peers that hold it, while it must be fetched, and when each was last named (the core's
    * input count), so an older failure does not drop it. Read-only: change it with
-   * setHolder/removeHolder.
+   * setHolder/removeHolder (shared and empty until then).
    */
-  holders: ReadonlyMap<string, number> = NO_HOLDERS;
+  holders: ReadonlyMap<string, number> = emptyMap();
   nbytes = -1;
   /**
    * A compute request that came while the task was cancelled on its way from a peer
@@ -52,27 +53,21 @@ export class WTask {
   constructor(readonly key: string) {}
 
   addDependent(ts: WTask): void {
-    if (this.dependents === NO_DEPENDENTS) this.dependents = new Set<WTask>();
-    (this.dependents as Set<WTask>).add(ts);
+    this.dependents = withAdded(this.dependents, ts);
   }
 
   removeDependent(ts: WTask): void {
-    if (this.dependents !== NO_DEPENDENTS) (this.dependents as Set<WTask>).delete(ts);
+    this.dependents = withDeleted(this.dependents, ts);
   }
 
   setHolder(peer: string, since: number): void {
-    if (this.holders === NO_HOLDERS) this.holders = new Map<string, number>();
-    (this.holders as Map<string, number>).set(peer, since);
+    this.holders = withEntry(this.holders, peer, since);
   }
 
   removeHolder(peer: string): void {
-    if (this.holders !== NO_HOLDERS) (this.holders as Map<string, number>).delete(peer);
+    this.holders = withoutEntry(this.holders, peer);
   }
 }
-
-/** Shared by every task that has none (most): a Set or Map each costs ~150 bytes. */
-const NO_DEPENDENTS: ReadonlySet<WTask> = new Set<WTask>();
-const NO_HOLDERS: ReadonlyMap<string, number> = new Map<string, number>();
 
 const MAX_KEYS_PER_GATHER = 64;
 /** Transfers smaller than this do not move the bandwidth estimate (Dask's rule: latency dominates them). */
