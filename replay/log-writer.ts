@@ -116,14 +116,19 @@ export class LogWriterThread {
     this.port.postMessage({ type: "forget", log: id });
   }
 
-  /** Hands the first `n` doubles and `c` code units of a batch to the thread (copied: the arrays stay the caller's). */
-  post(id: number, seq: number, nums: Float64Array, chars: Uint16Array, n: number, c: number): void {
+  /**
+   * Hands the first `n` doubles and `c` code units of a batch to the thread: copied into a
+   * slot, so the arrays stay the caller's. A batch too big for a slot travels as its own
+   * arrays: with `givesArrays` these very arrays (the caller drops them: a batch grown for one
+   * huge record), otherwise copies.
+   */
+  post(id: number, seq: number, nums: Float64Array, chars: Uint16Array, n: number, c: number, givesArrays = false): void {
     if (this.dead) throw new Error("the log writer thread is gone");
     this.drain();
     if (n > BATCH_NUMS || c > BATCH_CHARS) {
-      const ownNums = nums.slice(0, n);
-      const ownChars = chars.slice(0, c);
-      this.port.postMessage({ type: "batch", log: id, seq, slot: -1, nums: ownNums, chars: ownChars, n, c }, [ownNums.buffer, ownChars.buffer]);
+      const ownNums = givesArrays ? nums : nums.slice(0, n);
+      const ownChars = givesArrays ? chars : chars.slice(0, c);
+      this.port.postMessage({ type: "batch", log: id, seq, slot: -1, nums: ownNums, chars: ownChars, n, c }, [ownNums.buffer as ArrayBuffer, ownChars.buffer as ArrayBuffer]);
       return;
     }
     const slot = this.takeSlot();
