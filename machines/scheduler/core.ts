@@ -463,7 +463,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     }
     const fetchers = new Set<TaskRec>();
     for (const ts of [...ws.hasWhat]) {
-      ts.whoHas.delete(ws);
+      ts.removeHolder(ws);
       ws.hasWhat.delete(ts);
       if (ts.whoHas.size === 0 && ts.state === "memory") this.dataLost(ts, { rule: "worker-left", worker: name });
       else this.fetchersOf(ts, fetchers);
@@ -530,7 +530,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const ts = this.tasks.get(key);
     const ws = this.workers.get(holder);
     if (ts === undefined || ws === undefined || !ts.whoHas.has(ws)) return;
-    ts.whoHas.delete(ws);
+    ts.removeHolder(ws);
     ws.hasWhat.delete(ts);
     ws.nbytes -= Math.max(ts.nbytes, 0);
     if (ts.whoHas.size === 0 && ts.state === "memory") {
@@ -727,7 +727,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   private addReplica(ts: TaskRec, ws: WorkerRec): void {
     if (ts.whoHas.has(ws)) return;
-    ts.whoHas.add(ws);
+    ts.addHolder(ws);
     ws.hasWhat.add(ts);
     ws.nbytes += Math.max(ts.nbytes, 0);
     const need = ws.needsWhat.get(ts);
@@ -818,7 +818,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
         ws.nbytes -= Math.max(ts.nbytes, 0);
         this.fx.toWorker(ws.name, { op: "free-keys", keys: [ts.key] });
       }
-      ts.whoHas.clear();
+      ts.clearHolders();
       this.move(ts, "RELEASE", undefined);
       this.maybeForget(ts);
       return;

@@ -47,7 +47,8 @@ export class TaskRec {
   waiters: Set<TaskRec> | null = null;
   /** Clients holding a future for it. */
   whoWants: Set<string> | null = null;
-  readonly whoHas = new Set<WorkerRec>();
+  /** Workers holding its result. Read-only: change it with addHolder/removeHolder/clearHolders (shared and empty until then). */
+  whoHas: ReadonlySet<WorkerRec> = emptySet();
   processingOn: WorkerRec | null = null;
   /** Output size in bytes, -1 until known. */
   nbytes = -1;
@@ -81,6 +82,18 @@ export class TaskRec {
 
   removeDependent(ts: TaskRec): void {
     this.dependents = withDeleted(this.dependents, ts);
+  }
+
+  addHolder(ws: WorkerRec): void {
+    this.whoHas = withAdded(this.whoHas, ws);
+  }
+
+  removeHolder(ws: WorkerRec): void {
+    this.whoHas = withDeleted(this.whoHas, ws);
+  }
+
+  clearHolders(): void {
+    this.whoHas = emptySet();
   }
 }
 
