@@ -13,9 +13,7 @@ export function priorityCompare(a: Priority, b: Priority): number {
 }
 
 export function priorityLess(a: Priority, b: Priority): boolean {
-  if (a[0] !== b[0]) return a[0] < b[0];
-  if (a[1] !== b[1]) return a[1] < b[1];
-  return a[2] < b[2];
+  return priorityCompare(a, b) < 0;
 }
 
 /** Anything with a priority (the scheduler's task records). */
