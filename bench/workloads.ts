@@ -86,9 +86,9 @@ class Hosts {
 
 /**
  * N independent no-op tasks, 2 workers x 1 thread, `client.map(noop, range(N), pure=false)`
- * then gather. One cluster per log mode, one untimed warm-up (`warmup` tasks: 10,000 from bench/run.ts) each; the log-on
- * and log-off repetitions alternate so each pair shares the machine's state of the moment,
- * and which of the two goes first alternates too.
+ * then gather. One cluster per log mode, one untimed warm-up of `warmup` tasks each (10,000
+ * from bench/run.ts); the log-on and log-off repetitions alternate so each pair shares the
+ * machine's state of the moment, and which of the two goes first alternates too.
  */
 async function w1(c: Extract<Case, { kind: "W1" }>, hosts: Hosts): Promise<Row[]> {
   const modes = [];
