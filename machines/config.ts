@@ -57,6 +57,13 @@ export interface Config {
    * No Dask equivalent: Dask behaves as `false`, spreading root-ish tasks whatever their inputs weigh.
    */
   rootishInputLocality: boolean;
+  /**
+   * Stealing a task whose inputs cost 2^k times its compute to move (k >= 1) waits until its
+   * prefix's duration rests on k measured durations, and no input costlier than the compute
+   * moves on the unknown-task guess (machines/scheduler/stealing.ts, enoughEvidence).
+   * No Dask equivalent: Dask behaves as `false`, stealing on the level alone.
+   */
+  costlyStealEvidence: boolean;
 }
 
 export type ConfigKey = keyof Config;
@@ -81,6 +88,7 @@ export const DEFAULT_CONFIG: Readonly<Config> = Object.freeze({
   workerTtl: 300,
   clientReleaseGrace: 10,
   rootishInputLocality: true,
+  costlyStealEvidence: true,
 });
 
 const READERS: { readonly [K in ConfigKey]: (value: unknown) => Config[K] } = {
@@ -98,6 +106,7 @@ const READERS: { readonly [K in ConfigKey]: (value: unknown) => Config[K] } = {
   workerTtl: (value) => readDuration(value, { positive: true, allowInfinity: true }),
   clientReleaseGrace: (value) => readDuration(value),
   rootishInputLocality: readBoolean,
+  costlyStealEvidence: readBoolean,
 };
 
 export const CONFIG_KEYS: readonly ConfigKey[] = Object.freeze(Object.keys(READERS) as ConfigKey[]);

@@ -41,6 +41,8 @@ const DASK_DEFAULTS: Config = {
   clientReleaseGrace: 10,
   // natsched's own guard (Dask has no such setting and behaves as `false`).
   rootishInputLocality: true,
+  // natsched's own guard on stealing (Dask behaves as `false`).
+  costlyStealEvidence: true,
 };
 
 describe("defaults", () => {
@@ -501,6 +503,7 @@ describe("loadConfig", () => {
         workerTtl: "70",
         clientReleaseGrace: "7",
         rootishInputLocality: "false",
+        costlyStealEvidence: "false",
       };
       const env = Object.fromEntries(CONFIG_KEYS.map((key) => [envVarName(key), texts[key]]));
       expect(load(env)).toStrictEqual({
@@ -518,6 +521,7 @@ describe("loadConfig", () => {
         workerTtl: 70,
         clientReleaseGrace: 7,
         rootishInputLocality: false,
+        costlyStealEvidence: false,
       });
     });
 

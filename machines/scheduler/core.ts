@@ -194,6 +194,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   private learnDuration(prefix: PrefixRec, duration: number): void {
     if (this.estimates.learnDuration(prefix, duration)) this.estimatesChanged(prefix);
+    else this.stealing?.durationChanged(prefix.name);
   }
 
   /**

@@ -35,6 +35,7 @@ export class Estimates {
   learnDuration(prefix: PrefixRec, seconds: number): boolean {
     const first = prefix.durationAverage < 0;
     prefix.durationAverage = first ? seconds : 0.5 * seconds + 0.5 * prefix.durationAverage;
+    prefix.samples = first ? 1 : prefix.samples + 1;
     return first;
   }
 
@@ -45,7 +46,10 @@ export class Estimates {
    */
   learnExecTime(prefix: PrefixRec, seconds: number): void {
     if (seconds > prefix.maxExecTime) prefix.maxExecTime = seconds;
-    if (seconds > 2 * prefix.durationAverage) prefix.durationAverage = -1;
+    if (seconds > 2 * prefix.durationAverage) {
+      prefix.durationAverage = -1;
+      prefix.samples = 0;
+    }
   }
 
   /** Dask's heartbeat_worker: each worker's report moves the estimate by 1 / (number of workers). */

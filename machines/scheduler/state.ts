@@ -10,11 +10,17 @@ export class PrefixRec {
   durationAverage: number;
   /** The longest execution reported still running (worker-metrics); -1: none. */
   maxExecTime = -1;
+  /**
+   * Measured durations behind durationAverage: 0 while it is unknown, Infinity for a
+   * configured duration (trusted as given). Stealing weighs its evidence (stealing.ts).
+   */
+  samples: number;
   constructor(
     readonly name: string,
     initialAverage: number,
   ) {
     this.durationAverage = initialAverage;
+    this.samples = initialAverage >= 0 ? Infinity : 0;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Config } from "../config.js";
 import { commCost, validWorkers, type PlacementContext, type Why } from "./placement.js";
-import type { TaskRec, WorkerRec } from "./state.js";
+import type { PrefixRec, TaskRec, WorkerRec } from "./state.js";
 import { StealBin } from "./steal-bin.js";
 
 /**
@@ -14,6 +14,9 @@ import { StealBin } from "./steal-bin.js";
 export const LEVELS = 15;
 
 /** Cost factor of each level; level 0 holds tasks without dependencies. */
+/** Measured durations after which no level waits for more (enoughEvidence: level 14 waits for 8). */
+const FULL_EVIDENCE = LEVELS - 1 - 6;
+
 export const COST_MULTIPLIERS: readonly number[] = [1, ...Array.from({ length: LEVELS - 1 }, (_, i) => 1 + 2 ** (i + 1 - 6))];
 
 export interface InFlight {
@@ -72,8 +75,13 @@ export class WorkStealing {
   readonly inFlight = new Map<TaskRec, InFlight>();
   readonly inFlightOccupancy = new Map<WorkerRec, number>();
   private readonly inFlightTasks = new Map<WorkerRec, number>();
-  /** Tasks indexed with a guessed duration, by prefix: re-levelled once one is measured. */
-  private readonly unknownDurations = new Map<string, Set<TaskRec>>();
+  /**
+   * Tasks with inputs put while their prefix had fewer than FULL_EVIDENCE measured
+   * durations, by prefix: their level, or whether they may be indexed at all, can change
+   * with the next measurement, so they are put again on each (durationChanged).
+   */
+  private readonly awaitingEvidence = new Map<string, Set<TaskRec>>();
+  private readonly costlyStealEvidence: boolean;
   private readonly fastPrefixes: ReadonlySet<string>;
   private requestCounter = 0;
   readonly metrics: StealMetrics = {
@@ -94,6 +102,7 @@ export class WorkStealing {
     private readonly host: StealHost,
     config: Config,
   ) {
+    this.costlyStealEvidence = config.costlyStealEvidence;
     this.fastPrefixes = new Set(Object.entries(config.defaultTaskDurations).filter(([, d]) => d <= 0.001).map(([p]) => p));
   }
 
@@ -134,29 +143,25 @@ export class WorkStealing {
 
   /**
    * A task entered processing (or moved): index it if it may be stolen (Dask's
-   * put_key_in_stealable). A task of a prefix with no measured or configured duration is
-   * levelled on the current estimate (the unknown-task duration, or twice the longest
-   * execution reported) and levelled again when the estimate changes. One difference from
-   * Dask: on a pure guess (nothing of the prefix measured nor seen running), a task whose
-   * inputs would cost more to move than the guessed compute is not indexed until the
-   * estimate is informed. Dask's 1 s pass interval usually lets a first task finish before
-   * it steals; natsched's on-demand passes come within milliseconds of a submission, and
-   * would move large inputs on the guess alone (the bad-steal benchmark, W4).
+   * put_key_in_stealable). Its level comes from its prefix's current estimate: the measured
+   * average, or the unknown-task duration, or twice the longest execution reported.
+   *
+   * One difference from Dask (config `costlyStealEvidence`): a task whose inputs cost more
+   * to move than to compute is indexed only once the estimate rests on enough measurements
+   * (enoughEvidence); until then it waits, and is put again as its prefix learns durations.
    */
   put(ts: TaskRec): void {
     const ws = ts.processingOn;
     if (ws === null) return;
     this.remove(ts); // a task put again (re-levelled) leaves its old place first
     const prefix = ts.prefix;
-    const estimated = prefix.durationAverage < 0;
-    if (estimated) {
-      let set = this.unknownDurations.get(prefix.name);
-      if (set === undefined) this.unknownDurations.set(prefix.name, (set = new Set()));
+    if (ts.dependencies.length > 0 && prefix.samples < FULL_EVIDENCE) {
+      let set = this.awaitingEvidence.get(prefix.name);
+      if (set === undefined) this.awaitingEvidence.set(prefix.name, (set = new Set()));
       set.add(ts);
     }
     const ratio = this.stealTimeRatio(ts);
-    if (ratio === null) return;
-    if (estimated && prefix.maxExecTime <= 0 && ratio.costMultiplier >= 1) return;
+    if (ratio === null || !this.enoughEvidence(prefix, ratio)) return;
     const levels = this.stealable.get(ws);
     if (levels === undefined) return;
     levels[ratio.level]!.add(ts);
@@ -164,8 +169,24 @@ export class WorkStealing {
     this.binnedOn.set(ts, ws);
   }
 
+  /**
+   * Whether the estimate behind a steal is trusted for what the steal would move. A steal at
+   * level 6 + k (inputs costing about 2^k times the compute to move) needs k measured
+   * durations of the prefix, and any steal whose inputs cost more than the compute needs one:
+   * nothing is moved on the unknown-task guess alone. The first durations of a prefix come
+   * from a worker still taking in its burst of work (or compiling the function), and on a
+   * shared event loop a 1 ms task measures 5-60 ms; one such sample is enough, under Dask's
+   * rule, to copy a 200 MB input to every idle worker (the bad-steal benchmark, W4). The
+   * more a steal would move, the more measurements it waits for; the EMA of a few honest
+   * ones brings the level back where it belongs. A configured duration counts as measured.
+   */
+  private enoughEvidence(prefix: PrefixRec, ratio: { level: number; costMultiplier: number }): boolean {
+    if (!this.costlyStealEvidence || ratio.costMultiplier < 1) return true;
+    return prefix.samples >= Math.max(1, ratio.level - 6);
+  }
+
   remove(ts: TaskRec): void {
-    this.unknownDurations.get(ts.prefix.name)?.delete(ts);
+    this.awaitingEvidence.get(ts.prefix.name)?.delete(ts);
     const level = this.levelOf.get(ts);
     if (level === undefined) return;
     this.levelOf.delete(ts);
@@ -200,11 +221,11 @@ export class WorkStealing {
     return this.aborted.size;
   }
 
-  /** A prefix's estimate changed (first measurement, or executions reported running long): re-level its estimated tasks. */
+  /** A prefix learned a duration, or reported executions changed its estimate: put its waiting tasks again. */
   durationChanged(prefixName: string): void {
-    const tasks = this.unknownDurations.get(prefixName);
+    const tasks = this.awaitingEvidence.get(prefixName);
     if (tasks === undefined) return;
-    this.unknownDurations.delete(prefixName);
+    this.awaitingEvidence.delete(prefixName);
     for (const ts of tasks) {
       if (ts.processingOn === null || this.inFlight.has(ts)) continue;
       this.remove(ts);
