@@ -22,8 +22,14 @@ export const TAGS: StreamTags = { TRANSITION, INPUT, START, STOP, RAW, V_NULL, V
 /** Capture per batch: doubles and code units (256 KiB each). */
 export const BATCH_NUMS = 32 * 1024;
 export const BATCH_CHARS = 128 * 1024;
-/** Slots of BATCH_NUMS doubles and BATCH_CHARS code units: 8 MiB of shared memory in all. */
-const SLOTS = 16;
+/**
+ * Slots of BATCH_NUMS doubles and BATCH_CHARS code units: 32 MiB of shared memory, mapped
+ * but touched only as far as bursts reach (the lowest free slot is taken first). A burst of
+ * records (an update-graph of 100,000 tasks queues them all in one stimulus) arrives while
+ * the thread formats that submission's own huge input record, for 100-200 ms: with 16 slots
+ * the main thread waited that long for one in each W1 100k run (docs/performance.md).
+ */
+const SLOTS = 64;
 /** Give up waiting for a free slot after this long (the thread is then most likely gone). */
 const MAX_WAIT_MS = 30_000;
 
@@ -70,7 +76,6 @@ export class LogWriterThread {
   private readonly slotChars: Uint16Array[] = [];
   private readonly logs = new Map<number, WriterLog>();
   private nextLog = 1;
-  private nextSlot = 0;
   private waiting = 0;
   private dead = false;
 
@@ -146,18 +151,16 @@ export class LogWriterThread {
     if (--this.waiting === 0) this.port.unref();
   }
 
-  /** A free slot, taken; waits for the thread to free one if need be. */
+  /** The lowest free slot, taken (so quiet periods reuse the same few); waits for the thread to free one if need be. */
   private takeSlot(): number {
     const flags = this.flags;
     const deadline = Date.now() + MAX_WAIT_MS;
     for (;;) {
       const frees = Atomics.load(flags, SLOTS);
       for (let k = 0; k < SLOTS; k++) {
-        const slot = (this.nextSlot + k) % SLOTS;
-        if (Atomics.load(flags, slot) === 0) {
-          Atomics.store(flags, slot, 1);
-          this.nextSlot = (slot + 1) % SLOTS;
-          return slot;
+        if (Atomics.load(flags, k) === 0) {
+          Atomics.store(flags, k, 1);
+          return k;
         }
       }
       if (Date.now() > deadline) throw new Error(`the log writer thread freed no batch slot in ${MAX_WAIT_MS / 1000} s`);
