@@ -78,13 +78,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     fx: SchedulerEffects,
   ) {
     this.estimates = new Estimates(config);
-    // Every free-keys, wherever it is decided (here or in Retirements), carries the run and
-    // the latest assignment number: the worker voids every older assignment of those keys.
-    this.fx = {
-      toWorker: (worker, op) => fx.toWorker(worker, op.op === "free-keys" ? { ...op, run: this.run, attempt: this.attempts } : op),
-      toClient: (client, op) => fx.toClient(client, op),
-      transition: (machine, id, event, from, to, why) => fx.transition(machine, id, event, from, to, why),
-    };
+    this.fx = fx;
     this.stealing = config.workStealing ? new WorkStealing(this, config) : null;
     this.retirements = new Retirements(this, (worker, op) => this.fx.toWorker(worker, op));
   }
@@ -180,6 +174,15 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.queueSlotsMaybeOpened();
     this.retirements.progress();
     return OK;
+  }
+
+  /**
+   * Every free-keys, wherever it is decided (here or in Retirements), carries the run and the
+   * latest assignment number: the worker voids every older assignment of those keys. Built
+   * whole here: a copy spread from a smaller op took a slow path, about 1 µs a message.
+   */
+  freeKeys(worker: string, keys: string[]): void {
+    this.fx.toWorker(worker, { op: "free-keys", keys, run: this.run, attempt: this.attempts });
   }
 
   // ---- estimates -----------------------------------------------------------------------
@@ -383,7 +386,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
           this.dataArrived(ts);
         }
       } else {
-        this.fx.toWorker(ws.name, { op: "free-keys", keys: [key] });
+        this.freeKeys(ws.name, [key]);
       }
     }
     for (const other of this.running) this.checkIdleSaturated(other);
@@ -423,7 +426,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
       this.recommend(ts, "runnable");
       freed.push(ts.key);
     }
-    if (freed.length > 0) this.fx.toWorker(name, { op: "free-keys", keys: freed });
+    if (freed.length > 0) this.freeKeys(name, freed);
     this.retirements.begin(ws, reason);
     for (const other of this.running) this.checkIdleSaturated(other);
   }
@@ -480,7 +483,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const ts = this.tasks.get(key);
     if (ws === undefined) return;
     if (ts === undefined || ts.state === "released" || ts.state === "forgotten" || ts.state === "erred") {
-      this.fx.toWorker(ws.name, { op: "free-keys", keys: [key] });
+      this.freeKeys(ws.name, [key]);
       return;
     }
     // The result of an assignment superseded since (a copy delivered late or twice): stale.
@@ -494,7 +497,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
       // A stale result: the scheduler took the task back from this worker and its
       // free-keys is on the way there, so the worker is about to drop what it reports.
       // Ignored, as Dask ignores a task-finished from a previous run (run_id).
-      if (ts.state === "queued" || ts.state === "no-worker") this.fx.toWorker(ws.name, { op: "free-keys", keys: [key] });
+      if (ts.state === "queued" || ts.state === "no-worker") this.freeKeys(ws.name, [key]);
       return;
     }
     ts.nbytes = nbytes;
@@ -524,7 +527,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
       // Asked to compute it meanwhile: it will answer the compute-task from this copy.
       else if (ts === undefined || ts.processingOn !== ws) unwanted.push(key);
     }
-    if (unwanted.length > 0) this.fx.toWorker(ws.name, { op: "free-keys", keys: unwanted });
+    if (unwanted.length > 0) this.freeKeys(ws.name, unwanted);
   }
 
   private missingData(key: string, holder: string): void {
@@ -817,7 +820,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
       for (const ws of ts.whoHas) {
         ws.hasWhat.delete(ts);
         ws.nbytes -= Math.max(ts.nbytes, 0);
-        this.fx.toWorker(ws.name, { op: "free-keys", keys: [ts.key] });
+        this.freeKeys(ws.name, [ts.key]);
       }
       ts.clearHolders();
       this.move(ts, "RELEASE", undefined);
@@ -827,7 +830,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     if (state === "processing.assigned" || state === "processing.stealing") {
       const ws = ts.processingOn!;
       this.exitProcessing(ts);
-      this.fx.toWorker(ws.name, { op: "free-keys", keys: [ts.key] });
+      this.freeKeys(ws.name, [ts.key]);
     }
     this.queued.remove(ts);
     this.unrunnable.delete(ts);
@@ -880,7 +883,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     if (ws !== null) {
       this.exitProcessing(ts);
       // Its worker must drop it too: it may be waiting on inputs that will never come.
-      this.fx.toWorker(ws.name, { op: "free-keys", keys: [ts.key] });
+      this.freeKeys(ws.name, [ts.key]);
     }
     this.queued.remove(ts);
     this.unrunnable.delete(ts);

@@ -7,6 +7,8 @@ export interface RetireHost {
   readonly workers: ReadonlyMap<string, WorkerRec>;
   /** Workers taking work and data, in join order (a retiring worker is not among them). */
   readonly running: readonly WorkerRec[];
+  /** Sends free-keys, stamped with the run and the latest assignment number. */
+  freeKeys(worker: string, keys: string[]): void;
 }
 
 interface Retirement {
@@ -158,7 +160,7 @@ export class Retirements {
   }
 
   private freeOn(recipient: WorkerRec, tasks: TaskRec[]): void {
-    this.send(recipient.name, { op: "free-keys", keys: tasks.map((ts) => ts.key) });
+    this.host.freeKeys(recipient.name, tasks.map((ts) => ts.key));
   }
 }
 
