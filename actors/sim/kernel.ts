@@ -24,7 +24,14 @@ export class SimKernel {
   onMail: MailTap | null = null;
   private readonly agenda = new EventQueue<() => void>();
   private readonly mailboxes = new Map<string, Mailbox>();
-  private readonly outgoing = new Map<string, Map<string, unknown[]>>();
+  /**
+   * Per sender, its lanes (one per destination) and the ones holding ops this turn, in the
+   * order of their first op; and the senders with ops this turn, in the same order. Kept
+   * from turn to turn: a fresh Map per sender and per turn was a measurable share of a large
+   * run's garbage. Envelopes go out grouped by sender, as nested Maps would give them.
+   */
+  private readonly senders = new Map<string, Sender>();
+  private readonly sending: Sender[] = [];
 
   constructor(
     readonly latency: number,
@@ -46,11 +53,16 @@ export class SimKernel {
   }
 
   send(from: string, to: string, op: unknown): void {
-    let byDestination = this.outgoing.get(from);
-    if (byDestination === undefined) this.outgoing.set(from, (byDestination = new Map()));
-    let ops = byDestination.get(to);
-    if (ops === undefined) byDestination.set(to, (ops = []));
-    appendOp(ops, op);
+    let sender = this.senders.get(from);
+    if (sender === undefined) this.senders.set(from, (sender = { from, lanes: new Map(), pending: [] }));
+    let lane = sender.lanes.get(to);
+    if (lane === undefined) sender.lanes.set(to, (lane = { to, ops: null }));
+    if (lane.ops === null) {
+      lane.ops = [];
+      if (sender.pending.length === 0) this.sending.push(sender);
+      sender.pending.push(lane);
+    }
+    appendOp(lane.ops, op);
   }
 
   /** Runs events until none is left. */
@@ -66,20 +78,44 @@ export class SimKernel {
   }
 
   private flush(): void {
-    if (this.outgoing.size === 0) return;
-    for (const [from, byDestination] of this.outgoing) {
-      for (const [to, ops] of byDestination) {
-        const mailbox = this.mailboxes.get(to);
-        const arrivals = this.faults === null ? [this.now + this.latency] : this.faults.arrivals(from, to, this.now, this.latency);
-        this.onMail?.(from, to, ops, this.now, arrivals);
-        if (mailbox === undefined) continue;
-        for (const arrival of arrivals) {
-          this.agenda.push(arrival, () => {
-            if (this.mailboxes.get(to) === mailbox) mailbox(from, ops);
-          });
-        }
+    const sending = this.sending;
+    if (sending.length === 0) return;
+    for (let i = 0; i < sending.length; i++) {
+      const { from, pending } = sending[i]!;
+      for (let j = 0; j < pending.length; j++) {
+        const lane = pending[j]!;
+        const ops = lane.ops!;
+        lane.ops = null;
+        this.post(from, lane.to, ops);
       }
+      pending.length = 0;
     }
-    this.outgoing.clear();
+    sending.length = 0;
   }
+
+  /** One envelope: to the mailbox open at `to` now, on arrival (each copy the faults make). */
+  private post(from: string, to: string, ops: unknown[]): void {
+    const mailbox = this.mailboxes.get(to);
+    const arrivals = this.faults === null ? [this.now + this.latency] : this.faults.arrivals(from, to, this.now, this.latency);
+    this.onMail?.(from, to, ops, this.now, arrivals);
+    if (mailbox === undefined) return;
+    for (const arrival of arrivals) {
+      this.agenda.push(arrival, () => {
+        if (this.mailboxes.get(to) === mailbox) mailbox(from, ops);
+      });
+    }
+  }
+}
+
+interface Lane {
+  readonly to: string;
+  /** The ops batched for `to` this turn; null when none. */
+  ops: unknown[] | null;
+}
+
+interface Sender {
+  readonly from: string;
+  readonly lanes: Map<string, Lane>;
+  /** Lanes with ops this turn, in the order of their first op. */
+  readonly pending: Lane[];
 }
