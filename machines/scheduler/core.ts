@@ -537,6 +537,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
     ts.removeHolder(ws);
     ws.hasWhat.delete(ts);
     ws.nbytes -= Math.max(ts.nbytes, 0);
+    // The report may be older than the holder's copy: it can have fetched the key again since
+    // (its add-keys overtaking the report). Uncounted, that copy would never be freed, so the
+    // holder is told to drop whatever it has; a task of its own still reading it keeps it.
+    if (ts.processingOn !== ws) this.freeKeys(ws.name, [key]);
     if (ts.whoHas.size === 0 && ts.state === "memory") {
       this.dataLost(ts, { rule: "missing-data", worker: holder });
       return;

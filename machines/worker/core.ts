@@ -357,6 +357,7 @@ export class WorkerCore {
       return;
     }
     this.sameRun(op.run);
+    let kept: { key: string; nbytes: number }[] | null = null;
     for (const key of op.keys) {
       // Every assignment of it up to op.attempt was sent before this free-keys: void.
       this.void(key, op.attempt);
@@ -364,10 +365,15 @@ export class WorkerCore {
       if (ts !== undefined && ts.attempt > op.attempt) {
         // Overtaken by a newer instruction about the key (a compute-task sent after it).
         this.stale(key, { rule: "stale-free-keys", op: "free-keys", attempt: op.attempt, held: ts.attempt });
+        // A copy kept against this free-keys may be one the scheduler does not count (the
+        // newer instruction named the key as an input held elsewhere): report it, so the
+        // scheduler counts it or frees it again with a number that is not overtaken.
+        if (ts.state === "memory") (kept ??= []).push({ key, nbytes: ts.nbytes });
         continue;
       }
       this.freeKey(key);
     }
+    if (kept !== null) this.send({ op: "add-keys", worker: this.name, id: this.init.id, keys: kept });
   }
 
   private freeKey(key: string): void {
