@@ -683,6 +683,22 @@ describe("SchedulerCore: add-keys and missing-data", () => {
     expect(computes(h.take())).toEqual([{ worker: "w2", key: "b" }]);
   });
 
+  it("missing-data uncounts the holder and tells it to free the key: the report may predate a copy it fetched since", () => {
+    const h = new Harness();
+    h.register("w1");
+    h.register("w2");
+    h.graph([task("a", [], { workers: ["w1"] })], ["a"]);
+    h.finish("a", 16);
+    h.handle({ op: "add-keys", worker: "w2", id: h.ids.get("w2")!, keys: [{ key: "a", nbytes: 16 }] });
+    h.take();
+    h.handle({ op: "missing-data", worker: "w1", id: h.ids.get("w1")!, key: "a", holder: "w2" });
+    const out = h.take();
+    expect(out).toContainEqual({ kind: "worker", worker: "w2", op: expect.objectContaining({ op: "free-keys", keys: ["a"] }) });
+    expect(transitions(out)).toEqual([]);
+    expect(h.core.taskState("a")).toBe("memory");
+    expect(h.core.workers.get("w2")!.nbytes).toBe(0);
+  });
+
   it("missing-data about a holder the scheduler does not know of changes nothing", () => {
     const h = new Harness();
     h.register("w1");

@@ -440,6 +440,35 @@ describe("WorkerCore: free-keys, cancelled and resumed", () => {
   });
 });
 
+describe("WorkerCore: free-keys overtaken by a newer compute-task", () => {
+  it("keeps a copy an input of the newer task needs, and reports it with add-keys so the scheduler counts it or frees it again", () => {
+    const h = new Harness({ nthreads: 2 });
+    // x is in memory here (fetched for an earlier task); the scheduler refused the copy
+    // (free-keys, attempt 5) but its compute-task for y (attempt 6), which reads x and names
+    // another holder, arrives first.
+    h.handle({ op: "compute-task", key: "x", func: "f", args: [], deps: [], priority: [0, 0, 0], duration: 0.5, run: 0, attempt: 4 });
+    h.done("x");
+    h.handle({ op: "compute-task", key: "y", func: "f", args: [], deps: [dep("x", ["w2"])], priority: [0, 0, 1], duration: 0.5, run: 0, attempt: 6 });
+    h.take();
+    h.handle({ op: "free-keys", keys: ["x"], run: 0, attempt: 5 });
+    const out = h.take();
+    expect(transitions(out)).toEqual(["x: STALE memory->memory"]);
+    expect(freed(out)).toEqual([]);
+    expect(toScheduler(out)).toEqual([{ op: "add-keys", worker: "w", id: "w#1", keys: [{ key: "x", nbytes: 8 }] }]);
+    expect(h.state("x")).toBe("memory");
+  });
+
+  it("reports nothing for a key it does not hold", () => {
+    const h = new Harness({ nthreads: 1 });
+    h.handle({ op: "compute-task", key: "x", func: "f", args: [], deps: [], priority: [0, 0, 0], duration: 0.5, run: 0, attempt: 6 });
+    h.take();
+    h.handle({ op: "free-keys", keys: ["x"], run: 0, attempt: 5 });
+    const out = h.take();
+    expect(transitions(out)).toEqual(["x: STALE executing->executing"]);
+    expect(toScheduler(out)).toEqual([]);
+  });
+});
+
 describe("WorkerCore: steal requests", () => {
   const answer = (out: Out[]) => toScheduler(out).filter((o) => o.op === "steal-response");
 
