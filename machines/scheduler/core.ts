@@ -197,7 +197,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   private learnDuration(prefix: PrefixRec, duration: number): void {
     if (this.estimates.learnDuration(prefix, duration)) this.estimatesChanged(prefix);
-    else this.stealing?.durationChanged(prefix.name);
+    else this.stealing?.durationChanged(prefix);
   }
 
   /**
@@ -222,7 +222,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   /** A prefix's estimate changed: its stealable tasks are levelled again, and loads re-checked. */
   private estimatesChanged(prefix: PrefixRec): void {
-    this.stealing?.durationChanged(prefix.name);
+    this.stealing?.durationChanged(prefix);
     for (const ws of this.running) if (ws.prefixCount.has(prefix)) this.checkIdleSaturated(ws);
   }
 

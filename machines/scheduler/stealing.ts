@@ -222,10 +222,12 @@ export class WorkStealing {
   }
 
   /** A prefix learned a duration, or reported executions changed its estimate: put its waiting tasks again. */
-  durationChanged(prefixName: string): void {
-    const tasks = this.awaitingEvidence.get(prefixName);
+  durationChanged(prefix: PrefixRec): void {
+    // Past FULL_EVIDENCE samples no task of the prefix waits (put tracks none): the common case, one comparison.
+    if (prefix.samples > FULL_EVIDENCE) return;
+    const tasks = this.awaitingEvidence.get(prefix.name);
     if (tasks === undefined) return;
-    this.awaitingEvidence.delete(prefixName);
+    this.awaitingEvidence.delete(prefix.name);
     for (const ts of tasks) {
       if (ts.processingOn === null || this.inFlight.has(ts)) continue;
       this.remove(ts);
