@@ -234,7 +234,7 @@ describe("WorkerCore: assignment numbers", () => {
   });
 
   it("keeps at most maxTombstones tombstones, the oldest dropped first (MAX_TOMBSTONES by default)", () => {
-    expect(new Worker().core["maxTombstones" as keyof WorkerCore]).toBe(MAX_TOMBSTONES);
+    expect(new Worker().core.voided.max).toBe(MAX_TOMBSTONES);
     const w = new Worker(3);
     for (const [i, key] of ["a", "b", "c", "d"].entries()) w.handle({ op: "free-keys", keys: [key], run: 0, attempt: 10 + i });
     expect([...w.core.voided]).toEqual([

@@ -6,6 +6,7 @@ import { WORKER, WORKER_TASK, type WorkerStateName, type WorkerTaskStateName } f
 import { IndexedHeap } from "../util/heap.js";
 import { emptyMap, emptySet, withAdded, withDeleted, withEntry, withoutEntry } from "../util/shared-empty.js";
 import type { WorkerEffects, WorkerInit, WorkerInput } from "./inputs.js";
+import { Tombstones } from "./tombstones.js";
 
 /** A task's positions in the worker's heaps of ready and to-fetch tasks (see IndexedHeap). */
 const READY_AT = Symbol("position among the ready tasks");
@@ -122,13 +123,12 @@ export class WorkerCore {
   /**
    * Tombstones: key -> every assignment of it numbered up to this is void here (a steal
    * took it, free-keys freed it, or the worker dropped the task after running it). A
-   * compute-task for a voided assignment is dropped. Insertion-ordered, oldest first,
-   * at most `maxTombstones` (MAX_TOMBSTONES).
+   * compute-task for a voided assignment is dropped. At most `maxTombstones`
+   * (MAX_TOMBSTONES), the least recently voided dropped first.
    */
-  readonly voided = new Map<string, number>();
+  readonly voided: Tombstones;
   /** The scheduler run the assignment numbers belong to (null: none seen yet). */
   run: number | null = null;
-  private readonly maxTombstones: number;
   private inputs = 0;
   executing = 0;
   now = 0;
@@ -138,7 +138,7 @@ export class WorkerCore {
     private readonly fx: WorkerEffects,
   ) {
     this.bandwidth = init.bandwidth ?? DEFAULT_WORKER_BANDWIDTH;
-    this.maxTombstones = init.maxTombstones ?? MAX_TOMBSTONES;
+    this.voided = new Tombstones(init.maxTombstones ?? MAX_TOMBSTONES);
   }
 
   get name(): string {
@@ -724,13 +724,7 @@ export class WorkerCore {
 
   /** Remember that every assignment of `key` numbered up to `attempt` is void here (bounded, oldest dropped first). */
   private void(key: string, attempt: number): void {
-    const old = this.voided.get(key);
-    if (old !== undefined) {
-      if (old >= attempt) return;
-      this.voided.delete(key); // re-inserted last: it is the newest tombstone now
-    }
-    this.voided.set(key, attempt);
-    if (this.voided.size > this.maxTombstones) this.voided.delete(this.voided.keys().next().value!);
+    this.voided.void(key, attempt);
   }
 
   /** A superseded instruction was dropped: logged as a STALE self-transition with its reasons. */
