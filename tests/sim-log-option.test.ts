@@ -131,4 +131,22 @@ describe("the default in-memory log (CompactLogSink)", () => {
     result.log = [];
     expect(result.log).toEqual([]);
   });
+  it("reads back every record of a log that spans many row and tape chunks (several slabs)", () => {
+    const sink = new CompactLogSink();
+    const n = 300_000; // 5 chunks of rows; 12 doubles of tape each: 3.6M doubles, 4 tape chunks
+    const event = (i: number) => ({ op: "task-finished", key: `k-${i}`, worker: `w-${i % 3}`, nbytes: i, start: i / 7, t: i });
+    for (let i = 0; i < n; i++) {
+      if (i % 2 === 0) sink.appendInput("scheduler", i, event(i));
+      else sink.appendTransition("scheduler", i, i, "task", `k-${i}`, "FINISH", "processing", "memory", i % 4 === 1 ? { worker: `w-${i % 3}`, n: i } : undefined);
+    }
+    expect(sink.size).toBe(n);
+    for (const i of [0, 1, 65_535, 65_536, 131_073, 174_762, 174_763, 262_143, 262_145, n - 2, n - 1]) {
+      const r = sink.record(i);
+      if (i % 2 === 0) expect(r).toEqual({ actor: "scheduler", seq: i, t: i, kind: "input", event: event(i) });
+      else expect(r).toEqual({ actor: "scheduler", seq: i, t: i, kind: "transition", machine: "task", id: `k-${i}`, event: "FINISH", from: "processing", to: "memory", ...(i % 4 === 1 ? { why: { worker: `w-${i % 3}`, n: i } } : {}) });
+    }
+    let finished = 0;
+    for (const r of sink.toArray()) if (r.kind === "input" && (r.event as { key?: string }).key === `k-${r.seq}`) finished++;
+    expect(finished).toBe(n / 2);
+  });
 });
