@@ -61,6 +61,10 @@ function logPath(tag: string): string {
 function sizeAndRemove(path: string | undefined): number {
   if (path === undefined || !existsSync(path)) return 0;
   const size = statSync(path).size;
+  if (process.env.NATSCHED_BENCH_KEEP_LOGS === "1") {
+    console.error(`    kept log: ${path}`);
+    return size;
+  }
   try {
     unlinkSync(path);
   } catch {

@@ -22,6 +22,9 @@
  *                                         for memory, 100,000 embedded, 50,000 simulated)
  *   --replay-threads N                    R1: replay on N threads (default: replay()'s own
  *                                         choice, one thread when the cores are busy)
+ *   --keep-logs                           keep every case's event logs (one per process on
+ *                                         NATS) and print their paths, for `natsched replay`,
+ *                                         `story` or `inspect`
  *   --json                                print only the JSON result on stdout
  *
  * Every case runs in a fresh child process (bench/child.ts, node --expose-gc). Results go
@@ -145,6 +148,10 @@ function parseArgs(argv: string[]): Options {
         break;
       case "--json":
         o.json = true;
+        break;
+      case "--keep-logs":
+        // Read by the children (bench/harness.ts), which inherit the environment.
+        process.env.NATSCHED_BENCH_KEEP_LOGS = "1";
         break;
       case "--w6-leaves":
         o.w6Leaves = int(value(), "--w6-leaves");

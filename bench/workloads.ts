@@ -35,6 +35,10 @@ function logPath(tag: string): string {
 
 function removeQuietly(path: string | undefined): void {
   if (path === undefined) return;
+  if (process.env.NATSCHED_BENCH_KEEP_LOGS === "1") {
+    console.error(`    kept log: ${path}`);
+    return;
+  }
   try {
     unlinkSync(path);
   } catch {
