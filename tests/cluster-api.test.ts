@@ -84,6 +84,20 @@ describe("the issue's example", () => {
     expect(cluster.closed).toBe(true);
   });
 
+  it("a task over many inputs, half of them fetched from the other worker, gets each once", async () => {
+    const cluster = await start({ workers: 2, functions: { one: (i: number) => i, sum: (...xs: number[]) => xs.reduce((a, b) => a + b, 0) } });
+    const client = cluster.client();
+    const workers = [...cluster.workers.keys()];
+    const inputs = Array.from({ length: 300 }, (_, i) => client.submit("one", [i], { workers: [workers[i % 2]!] }));
+    const total = client.submit("sum", inputs, { workers: [workers[0]!] });
+    expect(await total.result()).toBe((299 * 300) / 2);
+    // The worker knows each input once (the held result keeps the task on its worker).
+    const task = cluster.workers.get(workers[0]!)!.core.tasks.get(total.key)!;
+    expect(task.state).toBe("memory");
+    expect(new Set(task.dependencies).size).toBe(300);
+    expect(task.dependencies.length).toBe(300);
+  });
+
   it("workers: 4, threadsPerWorker: 2 makes four two-thread workers", async () => {
     const cluster = await start({ workers: 4, threadsPerWorker: 2, functions: basic });
     const client = cluster.client();

@@ -278,10 +278,16 @@ export class WorkerCore {
     }
     this.fetchQueue.remove(ts);
     ts.missing = 0;
+    // A Set for a task with many inputs: includes() per input was quadratic (0.9 s of a
+    // simulated sum over 40,000 futures).
+    const known = op.deps.length > 16 ? new Set(ts.dependencies) : null;
     for (const dep of op.deps) {
       const dts = this.ensureTask(dep.key);
       if (op.attempt !== undefined && dts.attempt < op.attempt) dts.attempt = op.attempt;
-      if (!ts.dependencies.includes(dts)) ts.dependencies.push(dts);
+      if (known === null ? !ts.dependencies.includes(dts) : !known.has(dts)) {
+        ts.dependencies.push(dts);
+        known?.add(dts);
+      }
       dts.addDependent(ts);
       if (dts.state === "memory") continue;
       ts.missing += 1;
