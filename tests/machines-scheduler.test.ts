@@ -95,6 +95,17 @@ function toWorkers(out: Out[]): { worker: string; op: SchedulerToWorker }[] {
   return out.filter((o): o is Extract<Out, { kind: "worker" }> => o.kind === "worker").map(({ worker, op }) => ({ worker, op }));
 }
 
+/** Workers w1 and w2, and key "a" (`nbytes`) computed on w1 and copied to w2 (add-keys). */
+function replicatedOnBoth(nbytes: number): Harness {
+  const h = new Harness();
+  h.register("w1");
+  h.register("w2");
+  h.graph([task("a", [], { workers: ["w1"] })], ["a"]);
+  h.finish("a", nbytes);
+  h.handle({ op: "add-keys", worker: "w2", id: h.ids.get("w2")!, keys: [{ key: "a", nbytes }] });
+  return h;
+}
+
 function computes(out: Out[]): { worker: string; key: string }[] {
   return toWorkers(out)
     .filter((m) => m.op.op === "compute-task")
@@ -204,12 +215,7 @@ describe("SchedulerCore: a chain", () => {
   });
 
   it("release-keys sends free-keys to every holder of a replicated key", () => {
-    const h = new Harness();
-    h.register("w1");
-    h.register("w2");
-    h.graph([task("a", [], { workers: ["w1"] })], ["a"]);
-    h.finish("a", 10);
-    h.handle({ op: "add-keys", worker: "w2", id: h.ids.get("w2")!, keys: [{ key: "a", nbytes: 10 }] });
+    const h = replicatedOnBoth(10);
     expect([...h.core.tasks.get("a")!.whoHas].map((w) => w.name).sort()).toEqual(["w1", "w2"]);
     h.take();
     h.handle({ op: "release-keys", client: "c1", keys: ["a"] });
@@ -684,12 +690,7 @@ describe("SchedulerCore: add-keys and missing-data", () => {
   });
 
   it("missing-data uncounts the holder and tells it to free the key: the report may predate a copy it fetched since", () => {
-    const h = new Harness();
-    h.register("w1");
-    h.register("w2");
-    h.graph([task("a", [], { workers: ["w1"] })], ["a"]);
-    h.finish("a", 16);
-    h.handle({ op: "add-keys", worker: "w2", id: h.ids.get("w2")!, keys: [{ key: "a", nbytes: 16 }] });
+    const h = replicatedOnBoth(16);
     h.take();
     h.handle({ op: "missing-data", worker: "w1", id: h.ids.get("w1")!, key: "a", holder: "w2" });
     const out = h.take();
