@@ -366,7 +366,7 @@ export class WorkerCore {
     let kept: { key: string; nbytes: number }[] | null = null;
     for (const key of op.keys) {
       // Every assignment of it up to op.attempt was sent before this free-keys: void.
-      this.void(key, op.attempt);
+      this.voided.void(key, op.attempt);
       const ts = this.tasks.get(key);
       if (ts !== undefined && ts.attempt > op.attempt) {
         // Overtaken by a newer instruction about the key (a compute-task sent after it).
@@ -439,7 +439,7 @@ export class WorkerCore {
       if (ts.state !== "released" || ts.requested || ts.acquire || ts.dependents.size > 0) continue;
       this.tasks.delete(ts.key);
       // Whatever it was assigned here is over: a late or duplicated compute-task must not revive it.
-      if (ts.attempt > 0) this.void(ts.key, ts.attempt);
+      if (ts.attempt > 0) this.voided.void(ts.key, ts.attempt);
       for (const dts of ts.dependencies) {
         dts.removeDependent(ts);
         if (dts.requested || dts.acquire || dts.dependents.size > 0) continue;
@@ -470,7 +470,7 @@ export class WorkerCore {
     let state: string = ts?.state ?? "released";
     let confirm = false;
     if (numbered && (ts === undefined || ts.attempt < attempt)) {
-      this.void(key, attempt);
+      this.voided.void(key, attempt);
       state = "released";
     } else if (ts !== undefined) {
       confirm = (!numbered || ts.attempt === attempt) && ts.requested && WORKER_TASK.next(ts.state, "STEAL") !== undefined;
@@ -479,7 +479,7 @@ export class WorkerCore {
       if (ts!.state === "ready") this.ready.remove(ts!);
       this.move(ts!, "STEAL");
       ts!.requested = false;
-      if (numbered) this.void(key, attempt);
+      if (numbered) this.voided.void(key, attempt);
       this.dropIfUnused(ts!);
     }
     this.send({
@@ -726,11 +726,6 @@ export class WorkerCore {
     if (first) return;
     this.voided.clear();
     for (const ts of this.tasks.values()) ts.attempt = 0;
-  }
-
-  /** Remember that every assignment of `key` numbered up to `attempt` is void here (bounded, oldest dropped first). */
-  private void(key: string, attempt: number): void {
-    this.voided.void(key, attempt);
   }
 
   /** A superseded instruction was dropped: logged as a STALE self-transition with its reasons. */
