@@ -8,8 +8,7 @@
  * Here a record is a row of typed arrays: its shape (actor, and for a transition machine,
  * event, from and to: shared by many records), seq, time, and where its payload starts on
  * a tape of doubles; plus one reference, a transition's id. Payloads (an input's event, a
- * transition's `why`) are written to the tape value by value: numbers as doubles, strings
- * as references into a table of strings (task keys and names, which live on anyway), so
+ * transition's `why`) are written to the tape value by value (replay/compact-tape.ts), so
  * the log holds no object of its own for a garbage collection to trace. `toArray()` and
  * `record(i)` build the records again: equal to what a MemoryLogSink would hold, field by
  * field in the same order (undefined fields, -0, NaN and infinities included).
@@ -20,17 +19,13 @@
  * with MemoryLogSink (copy: false), what is appended must not be changed afterwards.
  */
 import { ClosedError } from "../machines/errors.js";
+import { NOT_HELD, Tape } from "./compact-tape.js";
+import { Slabs } from "./slabs.js";
 import type { InputRecord, LogRecord, LogSink, TransitionRecord } from "./types.js";
 
 const ROW_BITS = 16;
 const ROWS = 1 << ROW_BITS;
 const ROW_MASK = ROWS - 1;
-/** Doubles per tape chunk (8 MiB); a payload bigger than that is kept as its object. */
-const TAPE_BITS = 20;
-const TAPE = 1 << TAPE_BITS;
-const STRING_BITS = 16;
-const STRINGS = 1 << STRING_BITS;
-const MAX_DEPTH = 32;
 /** Shape id: the row's reference is the record itself. */
 const OBJECT = -1;
 /** Payload position: none (a transition without why), or kept as an object (in the reference). */
@@ -38,16 +33,6 @@ const NONE = -1;
 const BY_REFERENCE = -2;
 /** The event name under which an actor's input shape is filed (no machine event has it). */
 const INPUT_KEY = "\u0000input";
-
-// Tape tags.
-const T_UNDEFINED = 0;
-const T_NULL = 1;
-const T_TRUE = 2;
-const T_FALSE = 3;
-const T_NUMBER = 4;
-const T_STRING = 5;
-const T_ARRAY = 6;
-const T_OBJECT = 7;
 
 interface Shape {
   /** An input shape (one per actor): the payload is the event. */
@@ -80,21 +65,9 @@ export class CompactLogSink implements LogSink {
   private readonly shapesByActor = new Map<string, Map<string, number[]>>();
   private lastActor = "";
   private lastActorShapes: Map<string, number[]> | undefined = undefined;
-  /** The tape: chunks of doubles; `tape` is the last one, written at `p`. */
-  private readonly tapes: Float64Array[] = [];
-  private tape: Float64Array = new Float64Array(0);
-  private p = 0;
-  /** Strings the tape refers to, by index (chunks allocated whole: filling them is cheaper than pushing). */
-  private readonly strings: string[][] = [];
-  private nStrings = 0;
-  /** Object keys, interned: few distinct ones, in every object. */
-  private readonly keyIds = new Map<string, number>();
-  private readonly keys: string[] = [];
-  /** Reading: the chunk and position of the value being decoded. */
-  private readTape: Float64Array = new Float64Array(0);
-  private r = 0;
-  private closed = false;
   private readonly slabs = new Slabs();
+  private readonly tape = new Tape(this.slabs);
+  private closed = false;
 
   constructor(options: { location?: string } = {}) {
     this.location = options.location ?? "memory";
@@ -189,13 +162,13 @@ export class CompactLogSink implements LogSink {
       this.seqOf.push(slabs.int32(ROWS));
       this.timeOf.push(slabs.float64(ROWS));
       this.payloadOf.push(slabs.int32(ROWS));
-      this.refOf.push([]);
+      this.refOf.push(new Array<unknown>(ROWS));
     }
     this.shapeOf[c]![o] = shape;
     this.seqOf[c]![o] = seq;
     this.timeOf[c]![o] = t;
     this.payloadOf[c]![o] = payload;
-    this.refOf[c]!.push(ref);
+    this.refOf[c]![o] = ref;
   }
 
   private shape(actor: string, machine: string, event: string, from: string, to: string): number {
@@ -219,215 +192,16 @@ export class CompactLogSink implements LogSink {
     return id;
   }
 
-  // ---- the tape -----------------------------------------------------------------------------
-
   /** Writes `value` to the tape: its position, or BY_REFERENCE if the tape cannot hold it exactly. */
   private write(value: unknown): number {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const start = this.p;
-      const strings = this.nStrings;
-      const outcome = this.value(value, 0);
-      if (outcome === OK) {
-        const at = (this.tapes.length - 1) * TAPE + start;
-        // Positions are int32: past 2^31 doubles (16 GiB of tape) payloads are kept as objects.
-        return at <= 0x7fffffff ? at : BY_REFERENCE;
-      }
-      this.p = start;
-      this.dropStrings(strings);
-      if (outcome === UNSUPPORTED) return BY_REFERENCE;
-      // No room left in this chunk: once more in a fresh one (a payload bigger than a chunk stays an object).
-      if (attempt === 0) this.newChunk();
-    }
-    return BY_REFERENCE;
-  }
-
-  private newChunk(): void {
-    this.tape = this.slabs.float64(TAPE);
-    this.tapes.push(this.tape);
-    this.p = 0;
-  }
-
-  private value(v: unknown, depth: number): Outcome {
-    const tape = this.tape;
-    let p = this.p;
-    if (p + 2 > tape.length) return FULL;
-    switch (typeof v) {
-      case "number":
-        tape[p] = T_NUMBER;
-        tape[p + 1] = v;
-        this.p = p + 2;
-        return OK;
-      case "string":
-        tape[p] = T_STRING;
-        tape[p + 1] = this.string(v);
-        this.p = p + 2;
-        return OK;
-      case "boolean":
-        tape[p] = v ? T_TRUE : T_FALSE;
-        this.p = p + 1;
-        return OK;
-      case "undefined":
-        tape[p] = T_UNDEFINED;
-        this.p = p + 1;
-        return OK;
-      case "object": {
-        if (v === null) {
-          tape[p] = T_NULL;
-          this.p = p + 1;
-          return OK;
-        }
-        if (depth >= MAX_DEPTH) return UNSUPPORTED;
-        if (Array.isArray(v)) {
-          if (Object.getPrototypeOf(v) !== Array.prototype) return UNSUPPORTED;
-          const items = v as unknown[];
-          tape[p] = T_ARRAY;
-          tape[p + 1] = items.length;
-          this.p = p + 2;
-          for (let i = 0; i < items.length; i++) {
-            const item = items[i];
-            if (item === undefined && !(i in items)) return UNSUPPORTED; // a hole
-            const outcome = this.value(item, depth + 1);
-            if (outcome !== OK) return outcome;
-          }
-          return OK;
-        }
-        if (Object.getPrototypeOf(v) !== Object.prototype) return UNSUPPORTED;
-        const object = v as Record<string, unknown>;
-        tape[p] = T_OBJECT;
-        const countAt = p + 1;
-        this.p = p + 2;
-        let count = 0;
-        for (const key in object) {
-          // An inherited enumerable, or an own "__proto__" (which an assignment would not recreate).
-          if (!Object.prototype.hasOwnProperty.call(object, key) || key === "__proto__") return UNSUPPORTED;
-          p = this.p;
-          if (p + 1 > this.tape.length) return FULL;
-          let id = this.keyIds.get(key);
-          if (id === undefined) {
-            id = this.keys.length;
-            this.keyIds.set(key, id);
-            this.keys.push(key);
-          }
-          this.tape[p] = id;
-          this.p = p + 1;
-          const outcome = this.value(object[key], depth + 1);
-          if (outcome !== OK) return outcome;
-          count++;
-        }
-        this.tape[countAt] = count;
-        return OK;
-      }
-      default:
-        return UNSUPPORTED; // bigint, symbol, function
-    }
-  }
-
-  private string(s: string): number {
-    const i = this.nStrings++;
-    const c = i >>> STRING_BITS;
-    if (c === this.strings.length) this.strings.push(new Array<string>(STRINGS));
-    this.strings[c]![i & (STRINGS - 1)] = s;
-    return i;
-  }
-
-  /** Forgets the strings from index `count` on (a payload that was not written after all). */
-  private dropStrings(count: number): void {
-    for (let i = count; i < this.nStrings; i++) this.strings[i >>> STRING_BITS]![i & (STRINGS - 1)] = undefined as unknown as string;
-    this.nStrings = count;
+    const at = this.tape.write(value);
+    return at === NOT_HELD ? BY_REFERENCE : at;
   }
 
   private read(at: number): unknown {
-    this.readTape = this.tapes[Math.floor(at / TAPE)]!;
-    this.r = at % TAPE;
-    return this.decode();
-  }
-
-  private decode(): unknown {
-    const tape = this.readTape;
-    const tag = tape[this.r++];
-    switch (tag) {
-      case T_NUMBER:
-        return tape[this.r++];
-      case T_STRING:
-        return this.stringAt(tape[this.r++]!);
-      case T_TRUE:
-        return true;
-      case T_FALSE:
-        return false;
-      case T_NULL:
-        return null;
-      case T_UNDEFINED:
-        return undefined;
-      case T_ARRAY: {
-        const n = tape[this.r++]!;
-        const items = new Array<unknown>(n);
-        for (let i = 0; i < n; i++) items[i] = this.decode();
-        return items;
-      }
-      case T_OBJECT: {
-        const n = tape[this.r++]!;
-        const object: Record<string, unknown> = {};
-        for (let i = 0; i < n; i++) {
-          const key = this.keys[tape[this.r++]!]!;
-          object[key] = this.decode();
-        }
-        return object;
-      }
-      default:
-        throw new Error(`compact log: bad tag ${String(tag)} on the tape`);
-    }
-  }
-
-  private stringAt(i: number): string {
-    return this.strings[i >>> STRING_BITS]![i & (STRINGS - 1)]!;
+    return this.tape.read(at);
   }
 }
-
-/** The first slab's bytes; each next one is twice as big, up to MAX_SLAB. */
-const FIRST_SLAB = 16 * 2 ** 20;
-const MAX_SLAB = 512 * 2 ** 20;
-
-/**
- * The log's typed arrays, cut from few large ArrayBuffers. V8 starts a major collection each
- * time the memory held by ArrayBuffers has grown by 64 MB since the last one, however small
- * the buffers: a simulation's kept log holds about 1.5 KB of rows and tape per task (153 MB
- * at 100,000 tasks) in 8 MiB and 256 KiB arrays, and at a million tasks each of the ~20
- * collections that growth set off traced the whole simulation's heap (22 major collections
- * against 3 with the log dropped). Slabs that double in size set off a few, most while the heap is small.
- * A slab's untouched tail costs address space, not memory.
- */
-class Slabs {
-  private buffer: ArrayBuffer | null = null;
-  private used = 0;
-  private next = FIRST_SLAB;
-
-  int32(length: number): Int32Array {
-    const at = this.take(length * 4);
-    return new Int32Array(this.buffer!, at, length);
-  }
-
-  float64(length: number): Float64Array {
-    const at = this.take(length * 8);
-    return new Float64Array(this.buffer!, at, length);
-  }
-
-  /** Where `bytes` (a multiple of 8) start in the current slab, after starting a new one if need be. */
-  private take(bytes: number): number {
-    if (this.buffer === null || this.used + bytes > this.buffer.byteLength) {
-      this.buffer = new ArrayBuffer(Math.max(this.next, bytes));
-      this.used = 0;
-      this.next = Math.min(this.next * 2, MAX_SLAB);
-    }
-    const at = this.used;
-    this.used += bytes;
-    return at;
-  }
-}
-
-const OK = 0;
-const FULL = 1;
-const UNSUPPORTED = 2;
-type Outcome = typeof OK | typeof FULL | typeof UNSUPPORTED;
 
 /** The transition record the recorder builds (same fields, same order). */
 function transitionRecord(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): TransitionRecord {

@@ -119,7 +119,7 @@ describe("the default in-memory log (CompactLogSink)", () => {
     // Payloads across tape chunks (1M doubles each), and one bigger than a chunk.
     const big = new CompactLogSink();
     const events = Array.from({ length: 60 }, (_, i) => ({ op: "big", t: i, items: Array.from({ length: 9_000 }, (_, j) => (j % 3 === 0 ? `s${i}-${j}` : j)) }));
-    const huge = { op: "huge", t: 99, items: Array.from({ length: 600_000 }, (_, j) => j) };
+    const huge = { op: "huge", t: 99, items: Array.from({ length: 1_100_000 }, (_, j) => j) }; // one double an item: more than a chunk holds
     events.forEach((event, seq) => big.appendInput("a", seq, event));
     big.appendInput("a", 60, huge);
     big.appendInput("a", 61, events[0]!);
@@ -133,8 +133,8 @@ describe("the default in-memory log (CompactLogSink)", () => {
   });
   it("reads back every record of a log that spans many row and tape chunks (several slabs)", () => {
     const sink = new CompactLogSink();
-    const n = 300_000; // 5 chunks of rows; 12 doubles of tape each: 3.6M doubles, 4 tape chunks
-    const event = (i: number) => ({ op: "task-finished", key: `k-${i}`, worker: `w-${i % 3}`, nbytes: i, start: i / 7, t: i });
+    const n = 300_000; // 5 chunks of rows; 15 doubles of tape an input, 3 a why: 2.5M doubles, 3 tape chunks; 2 slabs
+    const event = (i: number) => ({ op: "task-finished", key: `k-${i}`, worker: `w-${i % 3}`, nbytes: i, start: i / 7, deps: [`k-${i - 1}`, `k-${i - 2}`], priority: [0, -i, NaN], t: i });
     for (let i = 0; i < n; i++) {
       if (i % 2 === 0) sink.appendInput("scheduler", i, event(i));
       else sink.appendTransition("scheduler", i, i, "task", `k-${i}`, "FINISH", "processing", "memory", i % 4 === 1 ? { worker: `w-${i % 3}`, n: i } : undefined);
