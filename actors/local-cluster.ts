@@ -2,7 +2,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Config } from "../machines/config.js";
 import { BadOptionError, ClosedError } from "../machines/errors.js";
-import { FileLogSink } from "../replay/file-log.js";
+import { FileLogSink, type LogFileFormat } from "../replay/file-log.js";
 import type { LogSink } from "../replay/types.js";
 import { MemoryBus } from "../transport/memory.js";
 import type { Transport } from "../transport/types.js";
@@ -30,8 +30,12 @@ export interface LocalClusterOptions {
   threadsPerWorker?: number;
   /** Task functions, registered by name on every worker. */
   functions: TaskFunctions;
-  /** The event log: `{ path }`, a LogSink, or false for none. Default: a file in the temp dir. */
-  log?: { path?: string } | LogSink | false;
+  /**
+   * The event log: `{ path, format }`, a LogSink, or false for none. Default: a file in the
+   * temp dir. `format`: "binary" (the default: frames, version 2) or "jsonl" (a JSON line per
+   * record, version 1); docs/log-format.md.
+   */
+  log?: { path?: string; format?: LogFileFormat } | LogSink | false;
   /** Policy settings, over the config file and NATSCHED_* variables. */
   config?: Partial<Config>;
   /** Config file to read (false: none). Default: natsched.config.json/.yaml in the cwd. */
@@ -206,6 +210,7 @@ function workerSpecs(opts: LocalClusterOptions): WorkerSpec[] {
 async function openLogSink(option: LocalClusterOptions["log"], cluster: string): Promise<LogSink | null> {
   if (option === false) return null;
   if (option !== undefined && typeof (option as LogSink).append === "function") return option as LogSink;
-  const path = (option as { path?: string } | undefined)?.path ?? join(tmpdir(), `natsched-${cluster}-${Date.now()}.natlog`);
-  return FileLogSink.open(path, { meta: { cluster } });
+  const file = option as { path?: string; format?: LogFileFormat } | undefined;
+  const path = file?.path ?? join(tmpdir(), `natsched-${cluster}-${Date.now()}.natlog`);
+  return FileLogSink.open(path, { meta: { cluster }, format: file?.format });
 }

@@ -1,14 +1,17 @@
 import { BadOptionError } from "../machines/errors.js";
+import type { LogFileFormat } from "../replay/file-log.js";
 import { exportLog } from "../replay/jetstream-export.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-export const LOG_EXPORT_USAGE = `usage: natsched log export <from> <to> [--force] [--replicas <n>]
-  copies an event log between a file and JetStream (either way); a log is a file path or
-  nats://[user:pass@]host:port/<cluster> (the NATS options below apply to both ends)
+export const LOG_EXPORT_USAGE = `usage: natsched log export <from> <to> [--force] [--replicas <n>] [--format binary|jsonl]
+  copies an event log between a file and JetStream (either way, or file to file); a log is a
+  file path or nats://[user:pass@]host:port/<cluster> (the NATS options below apply to both ends)
   --force          overwrite a target file that exists
   --replicas <n>   replicas of the target stream when it is created (default 1)
+  --format <f>     a file target's format: binary (frames) or jsonl (a JSON line per record);
+                   default the source file's, jsonl from JetStream
 Into JetStream the cluster's log must be empty.
 ${LOG_NATS_USAGE}`;
 
@@ -16,7 +19,7 @@ ${LOG_NATS_USAGE}`;
 export async function logExportCommand(args: string[], io: Io): Promise<number> {
   let parsed;
   try {
-    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, force: { type: "boolean" }, replicas: { type: "string" }, help: { type: "boolean", short: "h" } }, true);
+    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, force: { type: "boolean" }, replicas: { type: "string" }, format: { type: "string" }, help: { type: "boolean", short: "h" } }, true);
     if (parsed.values.help) {
       io.out(LOG_EXPORT_USAGE);
       return 0;
@@ -33,6 +36,7 @@ export async function logExportCommand(args: string[], io: Io): Promise<number> 
   const report = await exportLog(from, to, {
     ...(parsed.values.force ? { force: true } : {}),
     ...(replicas !== undefined ? { replicas } : {}),
+    ...(parsed.values.format !== undefined ? { format: parsed.values.format as LogFileFormat } : {}),
     connect: natsOptions(parsed.values),
   });
   for (const p of report.problems) io.err(`warning: ${p.kind}: ${p.message} (not copied)`);

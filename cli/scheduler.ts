@@ -1,5 +1,6 @@
 import { SchedulerProcess, type SchedulerProcessOptions } from "../actors/process/scheduler-process.js";
 import { BadOptionError } from "../machines/errors.js";
+import type { LogFileFormat } from "../replay/file-log.js";
 import { JetStreamLogSink } from "../replay/jetstream-log.js";
 import { durabilityNote } from "../replay/jetstream-stream.js";
 import { untilShutdown } from "../actors/process/shutdown.js";
@@ -16,6 +17,7 @@ Runs the cluster's scheduler until SIGINT/SIGTERM, then flushes its event log.
                            scheduler started again after a crash rebuilds its state from it
   --log <path>             event log file (a scheduler started again begins a new run)
   --log-replicas <n>       replicas of that stream when this scheduler creates it (default 1)
+  --log-format <f>         a log file's format: binary (the default) or jsonl (a JSON line per record)
   --no-log                 no event log
   --config <file>          config file (default: natsched.config.json/.yaml in the cwd)
 ${NATS_FLAGS_USAGE}`;
@@ -25,6 +27,7 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     ...NATS_FLAGS,
     log: { type: "string" },
     "log-replicas": { type: "string" },
+    "log-format": { type: "string" },
     "no-log": { type: "boolean" },
     config: { type: "string" },
     help: { type: "boolean", short: "h" },
@@ -38,6 +41,7 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     nats: { ...natsOptions(values), waitForServer: true },
     cluster,
     log: logChoice(values),
+    ...(values["log-format"] !== undefined ? { logFormat: values["log-format"] as LogFileFormat } : {}),
     ...(values.config !== undefined ? { configFile: values.config } : {}),
     onError: (error) => io.err(`natsched scheduler: ${(error as Error)?.message ?? String(error)}`),
   });

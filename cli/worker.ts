@@ -3,6 +3,7 @@ import { loadFunctions } from "../actors/process/load-functions.js";
 import { untilShutdown } from "../actors/process/shutdown.js";
 import { WorkerProcess } from "../actors/process/worker-process.js";
 import { BadOptionError } from "../machines/errors.js";
+import type { LogFileFormat } from "../replay/file-log.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
@@ -17,6 +18,7 @@ Runs a worker until SIGINT/SIGTERM, then unregisters it. Waits for the scheduler
   --host <h>               host name for host restrictions (default: os.hostname())
   --log <path>             this worker's own event log (default: none)
   --log jetstream          its records in the cluster's event log in JetStream
+  --log-format <f>         a log file's format: binary (the default) or jsonl (a JSON line per record)
   --config <file>          config file
 ${NATS_FLAGS_USAGE}`;
 
@@ -29,6 +31,7 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
       resources: { type: "string", multiple: true },
       host: { type: "string" },
       log: { type: "string" },
+      "log-format": { type: "string" },
       config: { type: "string" },
       help: { type: "boolean", short: "h" },
     });
@@ -51,6 +54,7 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
     resources: parseResources(values.resources ?? []),
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(values.log !== undefined ? { log: values.log === "jetstream" ? { jetstream: true as const } : values.log } : {}),
+    ...(values["log-format"] !== undefined ? { logFormat: values["log-format"] as LogFileFormat } : {}),
     ...(values.config !== undefined ? { configFile: values.config } : {}),
     onError: (error) => io.err(`natsched worker ${name}: ${(error as Error)?.message ?? String(error)}`),
     onWaiting: () => io.out(`natsched worker ${name}: waiting for the scheduler of cluster ${cluster}`),

@@ -2,11 +2,14 @@
  * One line of a natsched log file, encoded and decoded. See docs/log-format.md.
  *
  *   header:  {"format":"natsched-log","v":1,"created":<ms epoch>,"meta":{...}}\n
- *   record:  <crc32 of the JSON, 8 lowercase hex digits> <JSON of the record>\n
+ *   record:  <crc32 of the JSON, 8 lowercase hex digits> <JSON of the record>\n   (version 1)
+ *
+ * A version-2 file has the same header line (padded with spaces to a multiple of 8 bytes)
+ * and frames after it (replay/frame-format.ts).
  */
 import { crc32 } from "node:zlib";
 import { crc32Range } from "./crc32.js";
-import { LOG_FORMAT_VERSION, type LogRecord, type RecordKind } from "./types.js";
+import { LOG_FORMAT_FRAMES, LOG_FORMAT_VERSION, LOG_FORMAT_VERSIONS, type LogRecord, type RecordKind } from "./types.js";
 
 export const LOG_FORMAT_NAME = "natsched-log";
 
@@ -29,12 +32,16 @@ export type RecordDecoding =
   | { ok: true; record: LogRecord }
   | { ok: false; kind: "checksum" | "malformed"; message: string };
 
-export function makeHeader(meta: Record<string, unknown> = {}, created = Date.now()): LogHeader {
-  return { format: LOG_FORMAT_NAME, v: LOG_FORMAT_VERSION, created, meta };
+export function makeHeader(meta: Record<string, unknown> = {}, created = Date.now(), v = LOG_FORMAT_VERSION): LogHeader {
+  return { format: LOG_FORMAT_NAME, v, created, meta };
 }
 
+/** The header line; a version-2 one padded with spaces to a multiple of 8 bytes (its frames' alignment). */
 export function encodeHeaderLine(header: LogHeader): string {
-  return JSON.stringify(header) + "\n";
+  const json = JSON.stringify(header);
+  if (header.v !== LOG_FORMAT_FRAMES) return json + "\n";
+  const bytes = Buffer.byteLength(json, "utf8") + 1;
+  return json + " ".repeat((8 - (bytes & 7)) & 7) + "\n";
 }
 
 /** `line` without its trailing newline. */
@@ -52,8 +59,8 @@ export function decodeHeaderLine(line: string): HeaderDecoding {
     return { ok: false, kind: "malformed", message: "header needs a numeric v, a numeric created and an object meta" };
   }
   const header: LogHeader = { format: LOG_FORMAT_NAME, v: value.v, created: value.created, meta: (value.meta as Record<string, unknown> | undefined) ?? {} };
-  if (header.v !== LOG_FORMAT_VERSION) {
-    return { ok: false, kind: "version", message: `log format version ${header.v} is not supported (this reader reads version ${LOG_FORMAT_VERSION})`, header };
+  if (!LOG_FORMAT_VERSIONS.includes(header.v)) {
+    return { ok: false, kind: "version", message: `log format version ${header.v} is not supported (this reader reads versions ${LOG_FORMAT_VERSIONS.join(" and ")})`, header };
   }
   return { ok: true, header };
 }

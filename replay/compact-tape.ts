@@ -20,6 +20,7 @@
  * and a first touch of a page costs 15-24 us on the 2-core VMs this was measured on
  * (docs/performance.md).
  */
+import { KeyNode } from "./key-trie.js";
 import type { Slabs } from "./slabs.js";
 
 /** Doubles per tape chunk (8 MiB); a payload bigger than that is not written. */
@@ -58,25 +59,10 @@ type Outcome = typeof OK | typeof FULL | typeof UNSUPPORTED;
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** A key sequence: the keys on the way from the root, `key` last. */
-class ShapeNode {
+/** An object shape: the key sequence from the root. */
+class ShapeNode extends KeyNode<ShapeNode> {
   /** The shape's number, once an object of exactly these keys has been written. */
   id = -1;
-  lastKey: string | undefined = undefined;
-  lastNext: ShapeNode | undefined = undefined;
-  children: Map<string, ShapeNode> | undefined = undefined;
-
-  constructor(
-    readonly parent: ShapeNode | null,
-    readonly key: string,
-    readonly size: number,
-  ) {}
-
-  keys(): string[] {
-    const keys = new Array<string>(this.size);
-    for (let node: ShapeNode = this; node.parent !== null; node = node.parent) keys[node.size - 1] = node.key;
-    return keys;
-  }
 }
 
 export class Tape {
@@ -201,23 +187,17 @@ export class Tape {
     for (const key in object) {
       // An inherited enumerable, or an own "__proto__" (which an assignment would not recreate).
       if (!hasOwn.call(object, key) || key === "__proto__") return UNSUPPORTED;
-      let next = node.lastNext;
-      if (key !== node.lastKey) {
-        next = node.children?.get(key);
-        if (next === undefined) {
-          if (this.shapeNodes >= MAX_SHAPE_NODES) {
-            this.p = head;
-            this.dropStrings(strings);
-            return this.keyed(object, depth);
-          }
-          next = new ShapeNode(node, key, node.size + 1);
-          (node.children ??= new Map()).set(key, next);
-          this.shapeNodes++;
+      let next = node.next(key);
+      if (next === undefined) {
+        if (this.shapeNodes >= MAX_SHAPE_NODES) {
+          this.p = head;
+          this.dropStrings(strings);
+          return this.keyed(object, depth);
         }
-        node.lastKey = key;
-        node.lastNext = next;
+        next = node.add(new ShapeNode(node, key, node.size + 1));
+        this.shapeNodes++;
       }
-      node = next!;
+      node = next;
       const outcome = this.value(object[key], depth + 1);
       if (outcome !== OK) return outcome;
     }

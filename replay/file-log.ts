@@ -2,19 +2,23 @@
  * A LogSink writing a natsched log file. `append` captures the record into the current
  * batch (replay/log-capture.ts: a compact binary form, taken at once so the caller may
  * reuse the record); a full batch (512 KiB of capture) is sealed and handed to the
- * process's log writer thread (replay/log-writer.ts), which turns each record into its
- * line (JSON and checksum, docs/log-format.md) and writes batches in order. A timer seals
- * a part-full batch SEAL_AFTER_MS after its first record, so records do not wait for the
- * threshold. The actors' thread pays for the capture only: measured on the embedded
- * cluster, encoding the JSON lines there cost about 3x what the actors themselves do.
+ * process's log writer thread (replay/log-writer.ts), which writes batches in order: each
+ * as one checked frame (format version 2, the default) or as a JSON line per record
+ * (version 1, `format: "jsonl"`; docs/log-format.md). A timer seals a part-full batch
+ * SEAL_AFTER_MS after its first record, so records do not wait for the threshold. The
+ * actors' thread pays for the capture only.
  */
 import { open, type FileHandle } from "node:fs/promises";
-import { ClosedError, LogCorruptError } from "../machines/errors.js";
+import { BadOptionError, ClosedError, LogCorruptError } from "../machines/errors.js";
 import { decodeHeaderLine, encodeHeaderLine, makeHeader } from "./codec.js";
 import { readFirstLine } from "./first-line.js";
+import { decodeFrameHead, FRAME_HEAD_BYTES } from "./frame-format.js";
 import { LogCapture } from "./log-capture.js";
 import { BATCH_CHARS, BATCH_NUMS, LogWriterThread } from "./log-writer.js";
-import type { InputRecord, LogRecord, LogSink } from "./types.js";
+import { LOG_FORMAT_FRAMES, LOG_FORMAT_VERSION, type InputRecord, type LogRecord, type LogSink } from "./types.js";
+
+/** A file log's format: "binary" (version 2, frames: the default) or "jsonl" (version 1, a JSON line per record). */
+export type LogFileFormat = "binary" | "jsonl";
 
 export interface FileLogSinkOptions {
   /** Stored in the header of a new log. Ignored when appending to an existing one. */
@@ -27,6 +31,20 @@ export interface FileLogSinkOptions {
   append?: boolean;
   /** Bytes of capture per batch (default 512 KiB): smaller batches reach the file sooner. */
   batchBytes?: number;
+  /**
+   * The file's format (default "binary"). Ignored when appending to an existing log, which
+   * goes on in its own. `natsched log export` turns one into the other.
+   */
+  format?: LogFileFormat;
+  /** The header's creation time (ms since the epoch) of a new log; default now. A copy keeps its source's. */
+  created?: number;
+}
+
+/** The format version of a file format option (which must be one). */
+export function logFormatVersion(format: unknown): number {
+  if (format === undefined || format === "binary") return LOG_FORMAT_FRAMES;
+  if (format === "jsonl") return LOG_FORMAT_VERSION;
+  throw new BadOptionError("log.format", `must be "binary" or "jsonl", not ${JSON.stringify(format)}`);
 }
 
 /** A part-full batch is sealed this long after its first record (a full one at once). */
@@ -48,18 +66,20 @@ interface FlushWaiter {
 
 export class FileLogSink implements LogSink {
   static async open(path: string, options: FileLogSinkOptions = {}): Promise<FileLogSink> {
-    const truncatedTail = options.append ? await prepareForAppend(path) : undefined;
-    const handle = await open(path, truncatedTail === undefined ? "w" : "a");
-    if (truncatedTail === undefined) {
+    let v = logFormatVersion(options.format);
+    const existing = options.append ? await prepareForAppend(path) : undefined;
+    if (existing !== undefined) v = existing.v;
+    const handle = await open(path, existing === undefined ? "w" : "a");
+    if (existing === undefined) {
       try {
-        const header = Buffer.from(encodeHeaderLine(makeHeader(options.meta)), "utf8");
+        const header = Buffer.from(encodeHeaderLine(makeHeader(options.meta, options.created ?? Date.now(), v)), "utf8");
         for (let at = 0; at < header.length; ) at += (await handle.write(header, at)).bytesWritten;
       } catch (err) {
         await handle.close().catch(() => undefined);
         throw err;
       }
     }
-    return new FileLogSink(path, handle, truncatedTail ?? 0, options.batchBytes);
+    return new FileLogSink(path, handle, v, existing?.truncatedTail ?? 0, options.batchBytes);
   }
 
   private readonly writer: LogWriterThread;
@@ -76,13 +96,15 @@ export class FileLogSink implements LogSink {
   private constructor(
     readonly location: string,
     private readonly handle: FileHandle,
+    /** The file's format version: 1 (JSON lines) or 2 (frames). */
+    readonly formatVersion: number,
     /** Bytes of a torn last record cut off the existing log when it was opened to append. */
     readonly truncatedTail: number,
     /** Custom batch size in bytes, or undefined for the writer's standard size. */
     private readonly batchBytes?: number,
   ) {
     this.writer = LogWriterThread.shared();
-    this.id = this.writer.open(handle.fd, {
+    this.id = this.writer.open(handle.fd, formatVersion, {
       done: (seq, error) => {
         if (error !== undefined) this.failure ??= { error };
         this.writtenCount = Math.max(this.writtenCount, seq);
@@ -197,7 +219,7 @@ export class FileLogSink implements LogSink {
     // capture goes back to the standard size.
     const grown = capture.nums.length > this.standardNums;
     try {
-      this.writer.post(this.id, this.sealedCount, capture.nums, capture.chars, capture.n, capture.c, grown);
+      this.writer.post(this.id, this.sealedCount, capture.nums, capture.chars, capture.n, capture.c, capture.records, grown);
     } catch (err) {
       this.failure ??= { error: err };
       this.writtenCount = this.sealedCount;
@@ -224,12 +246,12 @@ export class FileLogSink implements LogSink {
 }
 
 /**
- * Checks the log at `path` before appending to it and cuts off a torn last line (bytes
- * after the last newline: a record a crash cut short, which readers skip anyway), so new
- * records start on a line of their own. Returns the number of bytes cut, or undefined
- * when there is no log yet (a missing or empty file).
+ * Checks the log at `path` before appending to it and cuts off a torn end (version 1: bytes
+ * after the last newline; version 2: a frame cut short), a record a crash cut short, which
+ * readers skip anyway, so new records start cleanly. Returns the log's version and the number
+ * of bytes cut, or undefined when there is no log yet (a missing or empty file).
  */
-async function prepareForAppend(path: string): Promise<number | undefined> {
+async function prepareForAppend(path: string): Promise<{ v: number; truncatedTail: number } | undefined> {
   let handle: FileHandle;
   try {
     handle = await open(path, "r+");
@@ -244,12 +266,42 @@ async function prepareForAppend(path: string): Promise<number | undefined> {
     if (first === undefined) throw new LogCorruptError(`${path}: cannot append: the header line is incomplete`, 1);
     const decoded = decodeHeaderLine(first.line);
     if (!decoded.ok) throw new LogCorruptError(`${path}: cannot append: ${decoded.message}`, 1);
-    const end = (await lastNewlineOffset(handle, size, first.bytes - 1)) + 1;
+    const v = decoded.header.v;
+    const end = v === LOG_FORMAT_FRAMES ? await framesEnd(handle, size, first.bytes) : (await lastNewlineOffset(handle, size, first.bytes - 1)) + 1;
     if (end < size) await handle.truncate(end);
-    return size - end;
+    return { v, truncatedTail: size - end };
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Where a version-2 log's last frame ends, walking the frame heads from `start`: the end of
+ * the file, unless it ends in a torn frame (a head, or part of one, whose body the file
+ * does not hold whole). Bytes that are not a frame head stop the walk without being cut:
+ * readers report them and find the frames after them.
+ */
+async function framesEnd(handle: FileHandle, size: number, start: number): Promise<number> {
+  const head = Buffer.alloc(FRAME_HEAD_BYTES);
+  let at = start;
+  while (at < size) {
+    if (size - at < FRAME_HEAD_BYTES) {
+      const { bytesRead } = await handle.read(head, 0, size - at, at);
+      return isMagicPrefix(head.subarray(0, bytesRead)) ? at : size;
+    }
+    await handle.read(head, 0, FRAME_HEAD_BYTES, at);
+    const frame = decodeFrameHead(head, 0);
+    if (frame === undefined) return size;
+    const next = at + FRAME_HEAD_BYTES + frame.bodyBytes;
+    if (next > size) return at;
+    at = next;
+  }
+  return at;
+}
+
+function isMagicPrefix(bytes: Buffer): boolean {
+  const k = Math.min(bytes.length, 4);
+  return k > 0 && Buffer.from("nsF2", "latin1").subarray(0, k).equals(bytes.subarray(0, k));
 }
 
 /** Offset of the last "\n" in the file, searching backwards; `floor` is known to hold one. */

@@ -1,9 +1,11 @@
 /**
  * `natsched log export <from> <to>`: copies a log between a file and JetStream, either way
  * (or file to file, stream to stream). The copy keeps the header (its `created` and `meta`)
- * and every record in the order read, so a file exported to JetStream and back is the same
- * file, byte for byte. Records the source's reader skips (bad checksums, duplicates) are not
- * copied; its problems are returned.
+ * and every record in the order read, so a JSON-lines file exported to JetStream and back
+ * is the same file, byte for byte. A file target is written in the source file's format
+ * (JSON lines from JetStream) unless `format` says otherwise: file to file, that turns a
+ * binary log into JSON lines and back. Records the source's reader skips (bad checksums,
+ * duplicates) are not copied; its problems are returned.
  *
  * Into JetStream the copy is the log's only writer: the target log must be empty, and the
  * records go out in their order with many messages in flight, each message's expected last
@@ -18,11 +20,12 @@ import { headers as natsHeaders } from "@nats-io/transport-node";
 import { BadOptionError, LogConflictError } from "../machines/errors.js";
 import { connectNats, type NatsConnectOptions } from "../transport/nats-connect.js";
 import { encodeHeaderLine, encodeRecordLine, type LogHeader } from "./codec.js";
+import { FileLogSink, logFormatVersion, type LogFileFormat } from "./file-log.js";
 import { formatJetStreamLocation, isJetStreamLocation, logRecordsSubject, logStreamName, parseJetStreamLocation, PART_HEADER } from "./jetstream-layout.js";
 import { ActorBatcher, type LogMessage } from "./jetstream-messages.js";
 import { openLogAt } from "./jetstream-open.js";
 import { ensureLogStream, logStreamManager } from "./jetstream-stream.js";
-import type { LogProblem, LogRecord } from "./types.js";
+import { LOG_FORMAT_FRAMES, type LogProblem, type LogRecord } from "./types.js";
 
 export interface ExportOptions {
   /** Overwrite a target file that exists. */
@@ -31,6 +34,8 @@ export interface ExportOptions {
   replicas?: number;
   /** Connection settings (credentials, TLS) for a JetStream source or target, besides its URL. */
   connect?: Omit<NatsConnectOptions, "servers">;
+  /** A file target's format: default the source file's, JSON lines from JetStream. */
+  format?: LogFileFormat;
 }
 
 export interface ExportReport {
@@ -51,6 +56,7 @@ export async function exportLog(from: string, to: string, opts: ExportOptions = 
   if (from === to) throw new BadOptionError("to", "the target is the source");
   if (!isJetStreamLocation(to) && !isJetStreamLocation(from) && resolve(from) === resolve(to)) throw new BadOptionError("to", "the target is the source");
   if (!isJetStreamLocation(to) && existsSync(to) && !opts.force) throw new BadOptionError("to", `${to} exists (--force overwrites it)`);
+  if (opts.format !== undefined) logFormatVersion(opts.format);
   const reader = await openLogAt(from, opts.connect);
   const actors = new Set<string>();
   let count = 0;
@@ -61,14 +67,27 @@ export async function exportLog(from: string, to: string, opts: ExportOptions = 
       yield record;
     }
   }
-  const written = isJetStreamLocation(to) ? await writeToJetStream(to, reader.header, counted(), opts) : await writeToFile(to, reader.header, counted());
+  const binary = opts.format === undefined ? !isJetStreamLocation(from) && reader.header.v === LOG_FORMAT_FRAMES : opts.format === "binary";
+  const written = isJetStreamLocation(to) ? await writeToJetStream(to, reader.header, counted(), opts) : binary ? await writeFrames(to, reader.header, counted()) : await writeToFile(to, reader.header, counted());
   return { from: reader.path, to: written, records: count, actors: [...actors].sort(), problems: [...reader.problems] };
 }
 
+/** A binary (version-2) file with the source's header meta and creation time. */
+async function writeFrames(path: string, header: LogHeader, records: AsyncIterable<LogRecord>): Promise<string> {
+  const sink = await FileLogSink.open(path, { meta: header.meta, created: header.created, format: "binary" });
+  try {
+    for await (const record of records) sink.append(record);
+  } finally {
+    await sink.close();
+  }
+  return path;
+}
+
+/** A JSON-lines (version-1) file. */
 async function writeToFile(path: string, header: LogHeader, records: AsyncIterable<LogRecord>): Promise<string> {
   const handle = await open(path, "w");
   try {
-    let chunk = encodeHeaderLine(header);
+    let chunk = encodeHeaderLine({ ...header, v: 1 });
     for await (const record of records) {
       chunk += encodeRecordLine(record);
       if (chunk.length >= FILE_CHUNK_BYTES) {

@@ -1,73 +1,129 @@
 /**
- * The file log's main-thread half: records are captured into a compact binary batch (a
- * stream of doubles and a stream of UTF-16 code units) that the log writer thread
- * (replay/log-format-thread.ts) turns into the JSON lines of docs/log-format.md. Capturing
- * costs a fraction of encoding JSON: no number-to-text conversion, no escaping, no
- * checksum, and recurring strings (actor names, machines, events, states, object keys)
- * are sent once per log and then referred to by number.
+ * The file log's main-thread half: records are captured into a batch laid out as the
+ * capture stream (replay/capture-tags.ts). The log writer thread (replay/log-writer.ts)
+ * writes a batch as it is (a version-2 frame) or turns it into JSON lines (version 1).
+ * Capturing is what the actors' thread pays for the log, so the common records take few
+ * steps: a transition is its shape's number (actor, machine, event, from, to: found by
+ * identity among the few an actor has), seq, t and its id, which is mostly V_SAME (the task
+ * key the record before it named); an object is its shape's number and its values (the
+ * shape found by walking a trie of key sequences, comparing each key with the one taken
+ * last time).
  *
- * The capture makes the decisions JSON.stringify makes (undefined fields dropped,
- * undefined array items written as null, non-finite numbers written as null); a record
- * holding anything else (toJSON, class instances, typed arrays, bigint, deep nesting) is
- * sent as the text JSON.stringify gives it, so every line is exactly
- * `JSON.stringify(record)`.
- *
- * Stream layout (all tags and counts are doubles in `nums`; text is code units in `chars`):
- *   TRANSITION actor seq t machine id event from to has-why   then why if has-why
- *   INPUT actor seq t        then the event value
- *   START actor seq t role-len   chars: role; then the init value
- *   STOP actor seq t reason-len  (-1: no reason) chars: reason
- *   RAW len                  chars: the record's JSON
- *   where actor, machine, event, from, to (and object keys) are string refs: an id >= 0, or
- *   INLINE len + chars, or DEFINE id len + chars followed by the id (the first use)
- *   values: NULL | TRUE | FALSE | NUMBER x | STRING len (chars) | ARRAY n v... | OBJECT n (key-ref v)...
- *   The transition's id (a task key, mostly) is a ref too, always INLINE: keys are many and
- *   each recurs in a dozen records, but copying 40 code units costs less than looking a key up
- *   in a table of 100,000 (an earlier ring of recent values did that, and was the capture's
- *   largest cost in a 100,000-task run; docs/performance.md).
+ * The capture makes the decisions JSON.stringify makes (undefined, function and symbol
+ * fields dropped, such array items written as null); a record holding anything else
+ * (toJSON, class instances, typed arrays, bigint, deep nesting, an own "__proto__") is
+ * sent as the text JSON.stringify gives it. Whether Object.prototype or Array.prototype
+ * carry enumerable properties or a toJSON (which would change what JSON.stringify does)
+ * is checked once per batch; while they do, objects and arrays go as text.
  */
+import {
+  D_NAME,
+  D_OSHAPE,
+  D_TSHAPE,
+  R_INPUT,
+  R_RAW,
+  R_START,
+  R_STOP,
+  R_STOP_REASON,
+  R_TRANSITION,
+  R_TRANSITION_WHY,
+  SAME_MIN,
+  V_ARRAY,
+  V_FALSE,
+  V_KEYED,
+  V_NULL,
+  V_NUMBER,
+  V_OBJECT,
+  V_OBJECT_NEW,
+  V_SAME,
+  V_STRING,
+  V_TRUE,
+} from "./capture-tags.js";
+import { KeyNode } from "./key-trie.js";
 import type { InputRecord, LogRecord } from "./types.js";
 
-export const TRANSITION = 2;
-export const INPUT = 3;
-export const START = 4;
-export const STOP = 5;
-export const RAW = 6;
-export const V_NULL = 10;
-export const V_TRUE = 11;
-export const V_FALSE = 12;
-export const V_NUMBER = 13;
-export const V_STRING = 14;
-export const V_ARRAY = 15;
-export const V_OBJECT = 16;
-/** A string ref that is not interned: its length and code units follow. */
-export const INLINE = -1;
-/** A string ref that interns a new string: its id, length and code units follow, then the ref itself. */
-export const DEFINE = -2;
-
-/** Interned names per log (ids 0...); past this, new names are sent inline. */
-const MAX_INTERNED = 65_536;
 /** Nesting deeper than this is left to JSON.stringify (which also reports cycles). */
 const MAX_DEPTH = 32;
+/** Trie nodes kept for object shapes; past this, objects of new key sequences are written keyed. */
+const MAX_SHAPE_NODES = 1 << 16;
+/** Objects with more keys than this are written keyed (dictionaries, not records). */
+const MAX_SHAPE_KEYS = 64;
+/** Names and transition shapes kept; past this, new ones are not remembered from batch to batch. */
+const MAX_NAMES = 1 << 16;
+const MAX_TSHAPES = 1 << 16;
 
 const OK = 0;
 const FULL = 1;
 const UNSUPPORTED = 2;
 type Outcome = typeof OK | typeof FULL | typeof UNSUPPORTED;
 
+/**
+ * Something defined in a batch: `frame` is the batch it was last defined in, `id` its number
+ * there, `at` its place in the batch's list of definitions.
+ */
+interface Definable {
+  frame: number;
+  id: number;
+  at: number;
+}
+
+class Name implements Definable {
+  frame = -1;
+  id = 0;
+  at = 0;
+  constructor(readonly text: string) {}
+}
+
+/** A transition's shape: (actor, machine, event, from, to). Filed per actor and event. */
+class TShape implements Definable {
+  frame = -1;
+  id = 0;
+  at = 0;
+  constructor(
+    readonly machine: string,
+    readonly from: string,
+    readonly to: string,
+    readonly names: readonly Name[],
+  ) {}
+}
+
+/** An object shape: the key sequence from the root. */
+class ShapeNode extends KeyNode<ShapeNode> implements Definable {
+  frame = -1;
+  id = 0;
+  at = 0;
+}
+
 export class LogCapture {
   nums: Float64Array;
   chars: Uint16Array;
   n = 0;
   c = 0;
-  private readonly ids = new Map<string, number>();
-  /** Names interned since the record being captured began: forgotten again if it is rolled back. */
-  private readonly fresh: string[] = [];
-  /** The names of the latest transition (the next one is mostly by the same actor, of the same machine). */
-  private lastActor = "";
-  private lastActorId = -1;
-  private lastMachine = "";
-  private lastMachineId = -1;
+  /** Records in the batch. */
+  records = 0;
+  /** The batch's number: definitions made in another batch do not count in this one. */
+  private frame = 0;
+  private nextName = 0;
+  private nextTShape = 0;
+  private nextOShape = 0;
+  /** What was defined in this batch, in order (undone when a record is rolled back). */
+  private readonly defined: Definable[] = [];
+  /** The string V_SAME stands for. */
+  private same: string | undefined = undefined;
+  /** Whether Object.prototype and Array.prototype leave JSON.stringify's behaviour alone (checked per batch). */
+  private plain = pristinePrototypes();
+  private readonly names = new Map<string, Name>();
+  private readonly tshapes = new Map<string, Map<string, TShape[]>>();
+  private tshapeCount = 0;
+  /** Where the record being captured began (see begin()). */
+  private n0 = 0;
+  private c0 = 0;
+  private mark0 = 0;
+  private same0: string | undefined = undefined;
+  private lastActor: string | undefined = undefined;
+  private lastActorShapes: Map<string, TShape[]> | undefined = undefined;
+  private readonly root = new ShapeNode(null, "", 0);
+  private shapeNodes = 1;
 
   constructor(nums: Float64Array, chars: Uint16Array) {
     this.nums = nums;
@@ -82,6 +138,14 @@ export class LogCapture {
   reset(): void {
     this.n = 0;
     this.c = 0;
+    this.records = 0;
+    this.frame++;
+    this.nextName = 0;
+    this.nextTShape = 0;
+    this.nextOShape = 0;
+    this.defined.length = 0;
+    this.same = undefined;
+    this.plain = pristinePrototypes();
   }
 
   /** Starts the next batch in these arrays (after a batch grew past the standard size). */
@@ -91,77 +155,7 @@ export class LogCapture {
     this.reset();
   }
 
-  /**
-   * Captures a transition given as fields. False if the batch has no room for it (nothing
-   * of it is kept): seal the batch and try again in an empty one, growing it if need be.
-   */
-  transition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): boolean {
-    const n0 = this.n;
-    const c0 = this.c;
-    this.forgetFresh();
-    let outcome = this.transitionBody(actor, seq, t, machine, id, event, from, to, why);
-    if (outcome === UNSUPPORTED) {
-      this.rollback(n0, c0);
-      const record = why === undefined
-        ? { actor, seq, t, kind: "transition" as const, machine, id, event, from, to }
-        : { actor, seq, t, kind: "transition" as const, machine, id, event, from, to, why };
-      outcome = this.raw(JSON.stringify(record)); // throws as JSON.stringify does (bigint, cycles)
-    }
-    if (outcome === FULL) {
-      this.rollback(n0, c0);
-      return false;
-    }
-    return true;
-  }
-
-  /** Captures any record; false if the batch has no room for it (see `transition`). */
-  record(record: LogRecord): boolean {
-    const n0 = this.n;
-    const c0 = this.c;
-    this.forgetFresh();
-    let outcome = this.recordBody(record);
-    if (outcome === UNSUPPORTED) {
-      this.rollback(n0, c0);
-      outcome = this.raw(JSON.stringify(record)); // throws as JSON.stringify does (bigint, cycles)
-    }
-    if (outcome === FULL) {
-      this.rollback(n0, c0);
-      return false;
-    }
-    return true;
-  }
-
-  /**
-   * Captures the input record { actor, seq, t: event.t, kind: "input", event } without the
-   * record object; false if the batch has no room for it (see `transition`).
-   */
-  input(actor: string, seq: number, event: InputRecord["event"] & { t: number }): boolean {
-    const t = event.t;
-    if (typeof t !== "number") return this.record({ actor, seq, t, kind: "input", event });
-    const n0 = this.n;
-    const c0 = this.c;
-    this.forgetFresh();
-    let outcome: Outcome = FULL;
-    if (this.n + 4 <= this.nums.length) {
-      this.nums[this.n++] = INPUT;
-      if (this.ref(actor) === OK && this.n + 2 <= this.nums.length) {
-        this.nums[this.n++] = seq;
-        this.nums[this.n++] = t;
-        outcome = this.value(event, 1);
-      }
-    }
-    if (outcome === UNSUPPORTED) {
-      this.rollback(n0, c0);
-      outcome = this.raw(JSON.stringify({ actor, seq, t, kind: "input", event })); // throws as JSON.stringify does
-    }
-    if (outcome === FULL) {
-      this.rollback(n0, c0);
-      return false;
-    }
-    return true;
-  }
-
-  /** Grows the current (empty) batch so that a record too big for it fits: `factor` times larger. */
+  /** Grows the current batch's arrays `factor` times (a record too big for an empty batch). */
   grow(factor: number): void {
     const nums = new Float64Array(this.nums.length * factor);
     nums.set(this.nums.subarray(0, this.n));
@@ -171,105 +165,227 @@ export class LogCapture {
     this.chars = chars;
   }
 
-  private forgetFresh(): void {
-    if (this.fresh.length !== 0) this.fresh.length = 0;
-  }
-
-  private rollback(n0: number, c0: number): void {
-    this.n = n0;
-    this.c = c0;
-    for (const s of this.fresh) this.ids.delete(s);
-    this.fresh.length = 0;
-  }
-
-  private transitionBody(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): Outcome {
-    // The common case in one go: every name already interned and room to spare.
-    const nums = this.nums;
-    const n = this.n;
-    if (n + 16 <= nums.length && why === undefined && this.c + id.length <= this.chars.length) {
-      const actorId = actor === this.lastActor ? this.lastActorId : this.ids.get(actor);
-      const machineId = machine === this.lastMachine ? this.lastMachineId : this.ids.get(machine);
-      const eventId = this.ids.get(event);
-      const fromId = this.ids.get(from);
-      const toId = this.ids.get(to);
-      if (actorId !== undefined && machineId !== undefined && eventId !== undefined && fromId !== undefined && toId !== undefined) {
-        nums[n] = TRANSITION;
-        nums[n + 1] = actorId;
+  /**
+   * Captures a transition given as fields. False if the batch has no room for it (nothing
+   * of it is kept): seal the batch and try again in an empty one, growing it if need be.
+   */
+  transition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): boolean {
+    const shapes = actor === this.lastActor ? this.lastActorShapes! : this.actorShapes(actor);
+    const list = shapes.get(event);
+    if (list !== undefined && why === undefined) {
+      // The common case in one go: a shape defined in this batch, no why, room to spare.
+      for (let k = 0; k < list.length; k++) {
+        const shape = list[k]!;
+        if (shape.machine !== machine || shape.from !== from || shape.to !== to) continue;
+        if (shape.frame !== this.frame) break;
+        const nums = this.nums;
+        const n = this.n;
+        if (n + 6 > nums.length) break;
+        nums[n] = R_TRANSITION;
+        nums[n + 1] = shape.id;
         nums[n + 2] = seq;
         nums[n + 3] = t;
-        nums[n + 4] = machineId;
-        nums[n + 5] = INLINE;
-        nums[n + 6] = id.length;
-        this.text(id);
-        nums[n + 7] = eventId;
-        nums[n + 8] = fromId;
-        nums[n + 9] = toId;
-        nums[n + 10] = 0;
-        this.n = n + 11;
-        this.lastActor = actor;
-        this.lastActorId = actorId;
-        this.lastMachine = machine;
-        this.lastMachineId = machineId;
-        return OK;
+        this.n = n + 4;
+        if (this.string(id) !== OK) {
+          this.n = n;
+          break;
+        }
+        this.records++;
+        return true;
       }
     }
-    if (this.n + 8 > this.nums.length) return FULL;
-    this.nums[this.n++] = TRANSITION;
-    if (this.ref(actor) !== OK) return FULL;
-    if (this.n + 8 > this.nums.length) return FULL;
-    this.nums[this.n++] = seq;
-    this.nums[this.n++] = t;
-    if (this.ref(machine) !== OK) return FULL;
-    if (this.n + 2 > this.nums.length || this.c + id.length > this.chars.length) return FULL;
-    this.nums[this.n++] = INLINE;
-    this.nums[this.n++] = id.length;
-    this.text(id);
-    if (this.ref(event) !== OK || this.ref(from) !== OK || this.ref(to) !== OK) return FULL;
-    if (this.n + 1 > this.nums.length) return FULL;
-    this.nums[this.n++] = why === undefined ? 0 : 1;
-    return why === undefined ? OK : this.value(why, 1);
+    this.begin();
+    const outcome = this.transitionBody(shapes, actor, seq, t, machine, id, event, from, to, why);
+    if (outcome !== UNSUPPORTED) return this.end(outcome);
+    return this.asText(why === undefined ? { actor, seq, t, kind: "transition", machine, id, event, from, to } : { actor, seq, t, kind: "transition", machine, id, event, from, to, why });
   }
+
+  /**
+   * Captures the input record { actor, seq, t: event.t, kind: "input", event } without the
+   * record object; false if the batch has no room for it (see `transition`).
+   */
+  input(actor: string, seq: number, event: InputRecord["event"] & { t: number }): boolean {
+    const t = event.t;
+    if (typeof t !== "number") return this.record({ actor, seq, t, kind: "input", event });
+    this.begin();
+    let outcome = this.head(R_INPUT, actor, seq, t);
+    if (outcome === OK) outcome = this.value(event, 1);
+    return outcome === UNSUPPORTED ? this.asText({ actor, seq, t, kind: "input", event }) : this.end(outcome);
+  }
+
+  /** Captures any record; false if the batch has no room for it (see `transition`). */
+  record(record: LogRecord): boolean {
+    if (record.kind === "transition" && hasRecorderLayout(record)) {
+      return this.transition(record.actor, record.seq, record.t, record.machine, record.id, record.event, record.from, record.to, record.why);
+    }
+    this.begin();
+    const outcome = this.recordBody(record);
+    return outcome === UNSUPPORTED ? this.asText(record) : this.end(outcome);
+  }
+
+  /** Notes where the record being captured starts, to roll back to. */
+  private begin(): void {
+    this.n0 = this.n;
+    this.c0 = this.c;
+    this.mark0 = this.defined.length;
+    this.same0 = this.same;
+  }
+
+  /** Keeps the record begun if it was written whole; else rolls it back: false, no room. */
+  private end(outcome: Outcome): boolean {
+    if (outcome !== OK) {
+      this.undo(this.n0, this.c0, this.mark0, this.same0);
+      return false;
+    }
+    this.records++;
+    return true;
+  }
+
+  /** The record begun, as the text JSON.stringify gives it (which throws what it throws: bigint, cycles). */
+  private asText(record: LogRecord): boolean {
+    this.undo(this.n0, this.c0, this.mark0, this.same0);
+    return this.end(this.raw(JSON.stringify(record)));
+  }
+
+  // ---- records ------------------------------------------------------------------------------
 
   private recordBody(record: LogRecord): Outcome {
     if (!hasRecorderLayout(record)) return UNSUPPORTED;
     switch (record.kind) {
-      case "transition":
-        return this.transitionBody(record.actor, record.seq, record.t, record.machine, record.id, record.event, record.from, record.to, record.why);
-      case "input":
-        return this.head(INPUT, record) !== OK ? FULL : this.value(record.event, 1);
-      case "start":
-        if (this.head(START, record) !== OK) return FULL;
-        if (this.n + 1 > this.nums.length || this.c + record.role.length > this.chars.length) return FULL;
-        this.nums[this.n++] = record.role.length;
-        this.text(record.role);
-        return this.value(record.init, 1);
-      case "stop": {
-        if (this.head(STOP, record) !== OK) return FULL;
-        const reason = record.reason;
-        if (this.n + 1 > this.nums.length || (reason !== undefined && this.c + reason.length > this.chars.length)) return FULL;
-        this.nums[this.n++] = reason === undefined ? -1 : reason.length;
-        if (reason !== undefined) this.text(reason);
-        return OK;
+      case "input": {
+        const outcome = this.head(R_INPUT, record.actor, record.seq, record.t);
+        return outcome === OK ? this.value(record.event, 1) : outcome;
       }
+      case "start": {
+        let outcome = this.head(R_START, record.actor, record.seq, record.t);
+        if (outcome === OK) outcome = this.string(record.role);
+        return outcome === OK ? this.value(record.init, 1) : outcome;
+      }
+      case "stop": {
+        const reason = record.reason;
+        const outcome = this.head(reason === undefined ? R_STOP : R_STOP_REASON, record.actor, record.seq, record.t);
+        return outcome === OK && reason !== undefined ? this.string(reason) : outcome;
+      }
+      default:
+        return UNSUPPORTED; // transitions come through transition()
     }
   }
 
-  private head(kind: number, record: LogRecord): Outcome {
+  private transitionBody(shapes: Map<string, TShape[]>, actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): Outcome {
+    let shape: TShape | undefined;
+    let list = shapes.get(event);
+    if (list !== undefined) for (const s of list) if (s.machine === machine && s.from === from && s.to === to) shape = s;
+    if (shape === undefined) {
+      const names = [this.nameOf(actor), this.nameOf(machine), this.nameOf(event), this.nameOf(from), this.nameOf(to)];
+      shape = new TShape(machine, from, to, names);
+      if (this.tshapeCount < MAX_TSHAPES) {
+        if (list === undefined) shapes.set(event, (list = []));
+        list.push(shape);
+        this.tshapeCount++;
+      }
+    }
+    if (shape.frame !== this.frame) {
+      for (const name of shape.names) if (this.defineName(name) !== OK) return FULL;
+      if (this.n + 6 > this.nums.length) return FULL;
+      const nums = this.nums;
+      nums[this.n++] = D_TSHAPE;
+      for (const name of shape.names) nums[this.n++] = name.id;
+      this.define(shape, this.nextTShape++);
+    }
     if (this.n + 4 > this.nums.length) return FULL;
-    this.nums[this.n++] = kind;
-    if (this.ref(record.actor) !== OK || this.n + 2 > this.nums.length) return FULL;
-    this.nums[this.n++] = record.seq;
-    this.nums[this.n++] = record.t;
+    const nums = this.nums;
+    const n = this.n;
+    nums[n] = why === undefined ? R_TRANSITION : R_TRANSITION_WHY;
+    nums[n + 1] = shape.id;
+    nums[n + 2] = seq;
+    nums[n + 3] = t;
+    this.n = n + 4;
+    const outcome = this.string(id);
+    if (outcome !== OK || why === undefined) return outcome;
+    // `why` is an object (the recorder's reasons); anything else goes as text, as JSON.stringify writes it.
+    if (typeof why !== "object" || why === null || Array.isArray(why)) return UNSUPPORTED;
+    return this.value(why, 1);
+  }
+
+  /** [tag, actor, seq, t] for inputs, starts and stops, the actor's name defined first if need be. */
+  private head(tag: number, actor: string, seq: number, t: number): Outcome {
+    const name = this.nameOf(actor);
+    if (this.defineName(name) !== OK || this.n + 4 > this.nums.length) return FULL;
+    const nums = this.nums;
+    const n = this.n;
+    nums[n] = tag;
+    nums[n + 1] = name.id;
+    nums[n + 2] = seq;
+    nums[n + 3] = t;
+    this.n = n + 4;
     return OK;
   }
 
   private raw(json: string): Outcome {
     if (this.n + 2 > this.nums.length || this.c + json.length > this.chars.length) return FULL;
-    this.nums[this.n++] = RAW;
+    this.nums[this.n++] = R_RAW;
     this.nums[this.n++] = json.length;
     this.text(json);
     return OK;
   }
+
+  // ---- definitions --------------------------------------------------------------------------
+
+  private actorShapes(actor: string): Map<string, TShape[]> {
+    let shapes = this.tshapes.get(actor);
+    if (shapes === undefined) {
+      shapes = new Map();
+      if (this.tshapes.size < MAX_NAMES) this.tshapes.set(actor, shapes);
+    }
+    this.lastActor = actor;
+    this.lastActorShapes = shapes;
+    return shapes;
+  }
+
+  private nameOf(text: string): Name {
+    let name = this.names.get(text);
+    if (name === undefined) {
+      name = new Name(text);
+      if (this.names.size < MAX_NAMES) this.names.set(text, name);
+    }
+    return name;
+  }
+
+  /** Defines `name` in this batch unless it already is. */
+  private defineName(name: Name): Outcome {
+    if (name.frame === this.frame) return OK;
+    const text = name.text;
+    if (this.n + 2 > this.nums.length || this.c + text.length > this.chars.length) return FULL;
+    this.nums[this.n++] = D_NAME;
+    this.nums[this.n++] = text.length;
+    this.text(text);
+    this.define(name, this.nextName++);
+    return OK;
+  }
+
+  private define(item: Definable, id: number): void {
+    item.frame = this.frame;
+    item.id = id;
+    item.at = this.defined.push(item) - 1;
+  }
+
+  /** Rolls the batch back to n0/c0, forgetting what was defined since `mark`. */
+  private undo(n0: number, c0: number, mark: number, same: string | undefined): void {
+    this.n = n0;
+    this.c = c0;
+    this.same = same;
+    const defined = this.defined;
+    for (let k = defined.length - 1; k >= mark; k--) {
+      const item = defined[k]!;
+      item.frame = -1;
+      if (item instanceof Name) this.nextName--;
+      else if (item instanceof TShape) this.nextTShape--;
+      else this.nextOShape--;
+    }
+    defined.length = mark;
+  }
+
+  // ---- values -------------------------------------------------------------------------------
 
   /** Writes code units; the caller has checked the room. */
   private text(s: string): void {
@@ -279,98 +395,175 @@ export class LogCapture {
     this.c = c + s.length;
   }
 
-  /** A recurring string: its id, defined in the stream the first time. */
-  private ref(s: string): Outcome {
-    let id = this.ids.get(s);
-    if (id === undefined) {
-      if (this.ids.size >= MAX_INTERNED) {
-        if (this.n + 2 > this.nums.length || this.c + s.length > this.chars.length) return FULL;
-        this.nums[this.n++] = INLINE;
-        this.nums[this.n++] = s.length;
-        this.text(s);
-        return OK;
-      }
-      if (this.n + 4 > this.nums.length || this.c + s.length > this.chars.length) return FULL;
-      id = this.ids.size;
-      this.ids.set(s, id);
-      this.fresh.push(s);
-      this.nums[this.n++] = DEFINE;
-      this.nums[this.n++] = id;
-      this.nums[this.n++] = s.length;
-      this.text(s);
-    } else if (this.n + 1 > this.nums.length) {
-      return FULL;
+  private string(s: string): Outcome {
+    const n = this.n;
+    const nums = this.nums;
+    if (s === this.same) {
+      if (n + 1 > nums.length) return FULL;
+      nums[n] = V_SAME;
+      this.n = n + 1;
+      return OK;
     }
-    this.nums[this.n++] = id;
+    const length = s.length;
+    if (n + 2 > nums.length || this.c + length > this.chars.length) return FULL;
+    nums[n] = V_STRING;
+    nums[n + 1] = length;
+    this.n = n + 2;
+    this.text(s);
+    if (length >= SAME_MIN) this.same = s;
     return OK;
   }
 
   private value(v: unknown, depth: number): Outcome {
     const nums = this.nums;
-    if (this.n + 2 > nums.length) return FULL;
-    switch (typeof v) {
-      case "number":
-        nums[this.n++] = V_NUMBER;
-        nums[this.n++] = v;
-        return OK;
-      case "string":
-        if (this.c + v.length > this.chars.length) return FULL;
-        nums[this.n++] = V_STRING;
-        nums[this.n++] = v.length;
-        this.text(v);
-        return OK;
-      case "boolean":
-        nums[this.n++] = v ? V_TRUE : V_FALSE;
-        return OK;
-      case "object": {
-        if (v === null) {
-          nums[this.n++] = V_NULL;
-          return OK;
-        }
-        if (depth > MAX_DEPTH) return UNSUPPORTED;
-        if (Array.isArray(v)) {
-          if (Object.getPrototypeOf(v) !== Array.prototype || "toJSON" in v) return UNSUPPORTED;
-          const items = v as unknown[];
-          nums[this.n++] = V_ARRAY;
-          nums[this.n++] = items.length;
-          for (let i = 0; i < items.length; i++) {
-            const item = items[i];
-            const type = typeof item;
-            if (item === undefined || type === "function" || type === "symbol") {
-              if (this.n + 1 > this.nums.length) return FULL;
-              this.nums[this.n++] = V_NULL;
-              continue;
-            }
-            const outcome = this.value(item, depth + 1);
-            if (outcome !== OK) return outcome;
-          }
-          return OK;
-        }
-        const proto = Object.getPrototypeOf(v);
-        if ((proto !== Object.prototype && proto !== null) || "toJSON" in v) return UNSUPPORTED;
-        const object = v as Record<string, unknown>;
-        nums[this.n++] = V_OBJECT;
-        const countAt = this.n++;
-        let count = 0;
-        for (const key in object) {
-          if (!Object.prototype.hasOwnProperty.call(object, key)) continue;
-          const item = object[key];
-          const type = typeof item;
-          if (item === undefined || type === "function" || type === "symbol") continue;
-          if (this.ref(key) !== OK) return FULL;
-          const outcome = this.value(item, depth + 1);
-          if (outcome !== OK) return outcome;
-          count++;
-        }
-        this.nums[countAt] = count;
+    const n = this.n;
+    if (typeof v === "number") {
+      if (n + 2 > nums.length) return FULL;
+      nums[n] = V_NUMBER;
+      nums[n + 1] = v;
+      this.n = n + 2;
+      return OK;
+    }
+    if (typeof v === "string") return this.string(v);
+    if (typeof v === "object") {
+      if (v === null) {
+        if (n + 1 > nums.length) return FULL;
+        nums[n] = V_NULL;
+        this.n = n + 1;
         return OK;
       }
-      default:
-        // undefined or a function as a whole value (JSON.stringify would drop the field
-        // or write null, depending on where): bigint and symbol throw or vanish there too.
-        return UNSUPPORTED;
+      if (depth > MAX_DEPTH || !this.plain) return UNSUPPORTED;
+      const proto: unknown = Object.getPrototypeOf(v);
+      if (proto === Array.prototype) return Array.isArray(v) ? this.array(v as unknown[], depth) : UNSUPPORTED;
+      return (proto === Object.prototype || proto === null) && !Array.isArray(v) ? this.object(v as Record<string, unknown>, depth) : UNSUPPORTED;
     }
+    if (typeof v === "boolean") {
+      if (n + 1 > nums.length) return FULL;
+      nums[n] = v ? V_TRUE : V_FALSE;
+      this.n = n + 1;
+      return OK;
+    }
+    // undefined or a function as a whole value (JSON.stringify would drop the field or write
+    // null, depending on where): bigint and symbol throw or vanish there too.
+    return UNSUPPORTED;
   }
+
+  private array(items: unknown[], depth: number): Outcome {
+    const length = items.length;
+    if (this.n + 2 > this.nums.length) return FULL;
+    this.nums[this.n] = V_ARRAY;
+    this.nums[this.n + 1] = length;
+    this.n += 2;
+    for (let i = 0; i < length; i++) {
+      const item = items[i];
+      // Numbers here, not in value(): an item of a double array read and written in one
+      // function stays a raw double instead of being boxed for the call.
+      if (typeof item === "number") {
+        const n = this.n;
+        if (n + 2 > this.nums.length) return FULL;
+        this.nums[n] = V_NUMBER;
+        this.nums[n + 1] = item;
+        this.n = n + 2;
+        continue;
+      }
+      const type = typeof item;
+      if (type === "undefined" || type === "function" || type === "symbol") {
+        if (this.n + 1 > this.nums.length) return FULL;
+        this.nums[this.n++] = V_NULL;
+        continue;
+      }
+      const outcome = this.value(item, depth + 1);
+      if (outcome !== OK) return outcome;
+    }
+    return OK;
+  }
+
+  private object(object: Record<string, unknown>, depth: number): Outcome {
+    const head = this.n;
+    if (head + 2 > this.nums.length) return FULL;
+    const c0 = this.c;
+    const mark = this.defined.length;
+    const same0 = this.same;
+    this.n = head + 2;
+    let node = this.root;
+    let count = 0;
+    for (const key in object) {
+      const item = object[key];
+      const type = typeof item;
+      if (type === "undefined" || type === "function" || type === "symbol") continue;
+      let next = node.next(key);
+      if (next === undefined) {
+        // JSON.stringify would call an own toJSON; an own "__proto__" would not come back as a field.
+        if (key === "toJSON" || key === "__proto__") return UNSUPPORTED;
+        if (this.shapeNodes >= MAX_SHAPE_NODES || node.size >= MAX_SHAPE_KEYS) {
+          this.undo(head, c0, mark, same0);
+          return this.keyed(object, depth);
+        }
+        next = node.add(new ShapeNode(node, key, node.size + 1));
+        this.shapeNodes++;
+      }
+      node = next;
+      count++;
+      if (type === "number") {
+        const n = this.n;
+        if (n + 2 > this.nums.length) return FULL;
+        this.nums[n] = V_NUMBER;
+        this.nums[n + 1] = item as number;
+        this.n = n + 2;
+        continue;
+      }
+      const outcome = type === "string" ? this.string(item as string) : this.value(item, depth + 1);
+      if (outcome !== OK) return outcome;
+    }
+    // Defined before this object began (one defined inside it, by a nested object of the
+    // same keys, comes after this object's head in the stream: it is defined again).
+    if (node.frame === this.frame && node.at < mark) {
+      this.nums[head] = V_OBJECT;
+      this.nums[head + 1] = node.id;
+      return OK;
+    }
+    // A shape new to this batch: its keys follow the values.
+    this.nums[head] = V_OBJECT_NEW;
+    this.nums[head + 1] = count;
+    const keys = node.keys().map((key) => this.nameOf(key));
+    for (const name of keys) if (this.defineName(name) !== OK) return FULL;
+    if (this.n + 2 + count > this.nums.length) return FULL;
+    const nums = this.nums;
+    nums[this.n++] = D_OSHAPE;
+    nums[this.n++] = count;
+    for (const name of keys) nums[this.n++] = name.id;
+    this.define(node, this.nextOShape++);
+    return OK;
+  }
+
+  /** An object written key by key, each key inline (a dictionary). */
+  private keyed(object: Record<string, unknown>, depth: number): Outcome {
+    const head = this.n;
+    if (head + 2 > this.nums.length) return FULL;
+    this.n = head + 2;
+    let count = 0;
+    for (const key in object) {
+      const item = object[key];
+      const type = typeof item;
+      if (type === "undefined" || type === "function" || type === "symbol") continue;
+      if (key === "toJSON" || key === "__proto__") return UNSUPPORTED;
+      if (this.n + 1 > this.nums.length || this.c + key.length > this.chars.length) return FULL;
+      this.nums[this.n++] = key.length;
+      this.text(key);
+      count++;
+      const outcome = this.value(item, depth + 1);
+      if (outcome !== OK) return outcome;
+    }
+    this.nums[head] = V_KEYED;
+    this.nums[head + 1] = count;
+    return OK;
+  }
+}
+
+/** Whether the prototypes plain objects and arrays inherit from add nothing JSON.stringify would see. */
+function pristinePrototypes(): boolean {
+  for (const _ in []) return false; // an enumerable property on Array.prototype or Object.prototype
+  return (Object.prototype as { toJSON?: unknown }).toJSON === undefined && (Array.prototype as { toJSON?: unknown }).toJSON === undefined;
 }
 
 const TRANSITION_KEYS = ["actor", "seq", "t", "kind", "machine", "id", "event", "from", "to"];

@@ -1,23 +1,23 @@
 /**
  * The process's log writer thread, shared by every open FileLogSink: sinks hand it
- * captured batches (replay/log-capture.ts) and the thread formats and writes them in
- * order (replay/log-format-thread.ts), so JSON encoding, checksums and file writes cost
- * the actors' thread nothing but the capture and one copy.
+ * captured batches (replay/log-capture.ts) and the thread writes them in order
+ * (replay/log-format-thread.ts: a frame per batch, or JSON lines for a version-1 log), so
+ * checksums, encoding and file writes cost the actors' thread nothing but the capture and
+ * one copy.
  *
  * Batches travel through slots of one SharedArrayBuffer (no buffers change hands, which
  * would churn V8's external memory accounting and bring on garbage collections): a sink
- * copies its batch into a free slot and posts `batch {log, seq, slot, n, c}`; the thread
- * formats it, frees the slot and answers `done {log, seq, error?}`. A batch too big for a
- * slot travels as its own arrays instead. Other messages: `open {log, fd}`, `forget {log}`.
+ * copies its batch into a free slot and posts `batch {log, seq, slot, n, c, records}`; the
+ * thread writes it, frees the slot and answers `done {log, seq, error?}`. A batch too big for
+ * a slot travels as its own arrays instead. Other messages: `open {log, fd, v}`, `forget {log}`.
  * With every slot taken the producer waits for one (backpressure) instead of queueing
  * memory. Acks are read both from the event loop and synchronously at every post (an
  * actor burst can keep the event loop from turning for seconds).
  */
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
-import { DEFINE, INLINE, INPUT, RAW, START, STOP, TRANSITION, V_ARRAY, V_FALSE, V_NULL, V_NUMBER, V_OBJECT, V_STRING, V_TRUE } from "./log-capture.js";
-import { logWriterProgram, type StreamTags } from "./log-format-thread.js";
-
-export const TAGS: StreamTags = { TRANSITION, INPUT, START, STOP, RAW, V_NULL, V_TRUE, V_FALSE, V_NUMBER, V_STRING, V_ARRAY, V_OBJECT, INLINE, DEFINE };
+import { captureDecoderProgram } from "./capture-decoder.js";
+import { CAPTURE_TAGS } from "./capture-tags.js";
+import { logWriterProgram } from "./log-format-thread.js";
 
 /** Capture per batch: doubles and code units (256 KiB each). */
 export const BATCH_NUMS = 32 * 1024;
@@ -90,7 +90,8 @@ export class LogWriterThread {
     const { port1, port2 } = new MessageChannel();
     const source = [
       "const __name = (f) => f;", // a transpiler keeping function names may refer to it
-      `const program = (${logWriterProgram.toString()})(${JSON.stringify(TAGS)});`,
+      `const decoders = (${captureDecoderProgram.toString()})(${JSON.stringify(CAPTURE_TAGS)});`,
+      `const program = (${logWriterProgram.toString()})(decoders, require("node:zlib"));`,
       'const { workerData } = require("node:worker_threads");',
       'program.serve(workerData.port, require("node:fs"), workerData.memory, workerData.slots, workerData.nums, workerData.chars);',
     ].join("\n");
@@ -108,11 +109,11 @@ export class LogWriterThread {
     this.port.unref();
   }
 
-  /** Registers a log written to `fd`; returns its id for `post`. */
-  open(fd: number, log: WriterLog): number {
+  /** Registers a log of format version `v` written to `fd`; returns its id for `post`. */
+  open(fd: number, v: number, log: WriterLog): number {
     const id = this.nextLog++;
     this.logs.set(id, log);
-    this.port.postMessage({ type: "open", log: id, fd });
+    this.port.postMessage({ type: "open", log: id, fd, v });
     return id;
   }
 
@@ -122,24 +123,24 @@ export class LogWriterThread {
   }
 
   /**
-   * Hands the first `n` doubles and `c` code units of a batch to the thread: copied into a
-   * slot, so the arrays stay the caller's. A batch too big for a slot travels as its own
-   * arrays: with `givesArrays` these very arrays (the caller drops them: a batch grown for one
-   * huge record), otherwise copies.
+   * Hands the first `n` doubles and `c` code units of a batch of `records` records to the
+   * thread: copied into a slot, so the arrays stay the caller's. A batch too big for a slot
+   * travels as its own arrays: with `givesArrays` these very arrays (the caller drops them:
+   * a batch grown for one huge record), otherwise copies.
    */
-  post(id: number, seq: number, nums: Float64Array, chars: Uint16Array, n: number, c: number, givesArrays = false): void {
+  post(id: number, seq: number, nums: Float64Array, chars: Uint16Array, n: number, c: number, records: number, givesArrays = false): void {
     if (this.dead) throw new Error("the log writer thread is gone");
     this.drain();
     if (n > BATCH_NUMS || c > BATCH_CHARS) {
       const ownNums = givesArrays ? nums : nums.slice(0, n);
       const ownChars = givesArrays ? chars : chars.slice(0, c);
-      this.port.postMessage({ type: "batch", log: id, seq, slot: -1, nums: ownNums, chars: ownChars, n, c }, [ownNums.buffer as ArrayBuffer, ownChars.buffer as ArrayBuffer]);
+      this.port.postMessage({ type: "batch", log: id, seq, slot: -1, nums: ownNums, chars: ownChars, n, c, records }, [ownNums.buffer as ArrayBuffer, ownChars.buffer as ArrayBuffer]);
       return;
     }
     const slot = this.takeSlot();
     this.slotNums[slot]!.set(n === nums.length ? nums : nums.subarray(0, n));
     this.slotChars[slot]!.set(c === chars.length ? chars : chars.subarray(0, c));
-    this.port.postMessage({ type: "batch", log: id, seq, slot, n, c });
+    this.port.postMessage({ type: "batch", log: id, seq, slot, n, c, records });
   }
 
   /** Keeps the process alive while a log waits for its writes (flush, close). */

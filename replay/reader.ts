@@ -8,10 +8,11 @@ import { open } from "node:fs/promises";
 import { LogCorruptError } from "../machines/errors.js";
 import { decodeHeaderLine, type LogHeader } from "./codec.js";
 import { firstLineOf, readFirstLine, type FirstLine } from "./first-line.js";
+import { FrameScanner } from "./frame-scanner.js";
 import { LineSplitter } from "./line-splitter.js";
 import { LogScanner } from "./log-scanner.js";
 import { compileFilter, type RecordFilter } from "./record-filter.js";
-import type { LogProblem, LogRecord } from "./types.js";
+import { LOG_FORMAT_FRAMES, type LogProblem, type LogRecord } from "./types.js";
 
 export interface LogContents {
   header: LogHeader;
@@ -58,10 +59,23 @@ export function readLogSync(path: string, filter?: RecordFilter): LogContents {
   const first = firstLineOf(data);
   const { header, versionProblem } = checkHeader(path, first);
   if (versionProblem) return { header, records: [], problems: [versionProblem] };
-  const scanner = new LogScanner(2);
-  const splitter = new LineSplitter();
   const match = compileFilter(filter);
   const records: LogRecord[] = [];
+  if (header.v === LOG_FORMAT_FRAMES) {
+    const problems: LogProblem[] = [];
+    const frames = new FrameScanner(first!.bytes, {
+      problem: (problem) => problems.push(problem),
+      record: (record) => {
+        if (match(record)) records.push(record);
+        return true;
+      },
+    });
+    frames.push(data.subarray(first!.bytes));
+    frames.finish();
+    return { header, records, problems };
+  }
+  const scanner = new LogScanner(2);
+  const splitter = new LineSplitter();
   splitter.push(data.subarray(first!.bytes), (line) => {
     const record = scanner.line(line);
     if (record && match(record)) records.push(record);
@@ -85,6 +99,10 @@ class FileLogReader implements LogReader {
   }
 
   async *records(filter?: RecordFilter): AsyncIterableIterator<LogRecord> {
+    if (this.header.v === LOG_FORMAT_FRAMES && !this.versionProblem) {
+      yield* this.frameRecords(filter);
+      return;
+    }
     const scanner = new LogScanner(2);
     this.currentProblems = scanner.problems;
     if (this.versionProblem) {
@@ -107,6 +125,32 @@ class FileLogReader implements LogReader {
         for (const record of batch) yield record;
       }
       scanner.end(splitter.finish());
+    } finally {
+      stream.destroy();
+    }
+  }
+
+  private async *frameRecords(filter?: RecordFilter): AsyncIterableIterator<LogRecord> {
+    const problems: LogProblem[] = [];
+    this.currentProblems = problems;
+    const match = compileFilter(filter);
+    let ready: LogRecord[] = [];
+    const frames = new FrameScanner(this.recordsOffset, {
+      problem: (problem) => problems.push(problem),
+      record: (record) => {
+        if (match(record)) ready.push(record);
+        return true;
+      },
+    });
+    const stream = createReadStream(this.path, { start: this.recordsOffset, highWaterMark: READ_CHUNK_BYTES });
+    try {
+      for await (const chunk of stream) {
+        frames.push(chunk as Buffer);
+        const batch = ready;
+        ready = [];
+        for (const record of batch) yield record;
+      }
+      frames.finish();
     } finally {
       stream.destroy();
     }

@@ -4,16 +4,17 @@
  * handler. Files are read in large chunks into one reused buffer; plain transition lines
  * are handed over in place (see transition-line.ts), everything else as parsed records.
  */
-import { open } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { LogCorruptError } from "../machines/errors.js";
 import { ActorNames } from "./actor-names.js";
 import { decodeHeaderLine, decodeRecordLine, recordShapeProblem } from "./codec.js";
 import { crc32Range } from "./crc32.js";
 import { readFirstLine } from "./first-line.js";
+import { FrameScanner } from "./frame-scanner.js";
 import { SequenceChecker } from "./sequences.js";
 import { literal, literalBytes, plainString, RecordHead, trailingObject } from "./line-bytes.js";
 import { ACTOR, TransitionLine } from "./transition-line.js";
-import type { InputRecord, LogProblem, LogRecord } from "./types.js";
+import { LOG_FORMAT_FRAMES, type InputRecord, type LogProblem, type LogRecord } from "./types.js";
 
 const INPUT_KIND = literalBytes(',"kind":"input","event":');
 const OPEN_ACTOR = literalBytes('{"actor":"');
@@ -68,6 +69,7 @@ export async function scanLogFile(path: string, handler: ScanHandler, share?: Sc
       if (share === undefined || share.part === 0) handler.problem({ kind: "version", line: 1, message: `line 1: ${header.message}; no records read` });
       return { stopped: false };
     }
+    if (header.header.v === LOG_FORMAT_FRAMES) return await scanFrames(handle, first.bytes, handler, share);
     const lines = new LineChecker(handler, share);
     let buf = Buffer.allocUnsafe(CHUNK_BYTES);
     let filled = 0;
@@ -98,6 +100,28 @@ export async function scanLogFile(path: string, handler: ScanHandler, share?: Sc
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A version-2 log's frames (replay/frame-scanner.ts). With a share, every part decodes every
+ * frame and keeps its actors' records; frame problems are reported by part 0.
+ */
+async function scanFrames(handle: FileHandle, start: number, handler: ScanHandler, share: ScanShare | undefined): Promise<ScanOutcome> {
+  const frames = new FrameScanner(start, handler, share === undefined ? {} : {
+    takes: (actor) => share.takes(actor),
+    frameProblems: share.part === 0,
+    firstRecord: (actor, index) => share.firstLines.set(actor, index),
+  });
+  let position = start;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    if (!frames.push(chunk.subarray(0, bytesRead))) return { stopped: true };
+  }
+  frames.finish();
+  return { stopped: false };
 }
 
 /** Records from memory or a stream: shape and sequence checked, named by index in problems. */

@@ -13,16 +13,17 @@ export class SequenceChecker {
    * The problem with `record`'s seq, if any. `where` locates it for messages. A
    * "duplicate" means the caller must drop the record; after a "gap" it is kept.
    */
-  check(record: LogRecord, where: { line?: number; index?: number }): LogProblem | undefined {
+  check(record: LogRecord, where: { line?: number; index?: number; offset?: number }): LogProblem | undefined {
     const expected = this.next.get(record.actor) ?? 0;
     const found = record.seq;
     if (found === expected) {
       this.next.set(record.actor, found + 1);
       return undefined;
     }
-    const at = where.line !== undefined ? `line ${where.line}` : `record #${where.index}`;
+    const at = where.line !== undefined ? `line ${where.line}` : where.offset !== undefined ? `record #${where.index} (frame at byte ${where.offset})` : `record #${where.index}`;
     const problem: LogProblem = { kind: "gap", actor: record.actor, expected, found, message: "" };
     if (where.line !== undefined) problem.line = where.line;
+    if (where.offset !== undefined) problem.offset = where.offset;
     if (found > expected) {
       this.next.set(record.actor, found + 1);
       const missing = found - expected === 1 ? `seq ${expected} is missing` : `seqs ${expected}..${found - 1} are missing`;

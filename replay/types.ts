@@ -3,7 +3,11 @@
  * makes. Per-actor `seq` numbers start at 0 and have no gaps. `t` is the time the actor
  * saw (seconds; wall clock in the embedded and NATS hosts, virtual in the simulator).
  */
+/** Version 1: a JSON line per record. Version 2: records in binary frames (the file log's default). */
 export const LOG_FORMAT_VERSION = 1;
+export const LOG_FORMAT_FRAMES = 2;
+/** The versions this code reads. */
+export const LOG_FORMAT_VERSIONS: readonly number[] = [LOG_FORMAT_VERSION, LOG_FORMAT_FRAMES];
 
 export type RecordKind =
   /** An actor started: carries what replay needs to rebuild it (config, identity). */
@@ -79,8 +83,10 @@ export type LogProblemKind = "torn" | "checksum" | "gap" | "duplicate" | "malfor
 
 export interface LogProblem {
   kind: LogProblemKind;
-  /** 1-based line number in the file, when the sink is a file. */
+  /** 1-based line number in the file, when the sink is a file (version 1). */
   line?: number;
+  /** Byte offset in the file of the frame concerned (version 2). */
+  offset?: number;
   actor?: string;
   /** For gaps: the sequence expected and the one found. */
   expected?: number;

@@ -37,8 +37,9 @@ function transition(actor: string, seq: number, id = `inc-${seq}`): TransitionRe
   return { actor, seq, t: seq / 1000, kind: "transition", machine: "task", id, event: "compute", from: "waiting", to: "processing" };
 }
 
+/** A version-1 log (JSON lines, which these tests look at); tests/log-frames.test.ts covers version 2. */
 async function writeLog(path: string, records: LogRecord[], meta?: Record<string, unknown>): Promise<void> {
-  const sink = await FileLogSink.open(path, { meta });
+  const sink = await FileLogSink.open(path, { meta, format: "jsonl" });
   for (const record of records) sink.append(record);
   await sink.close();
 }
@@ -241,13 +242,13 @@ describe("FileLogSink and readers", () => {
   });
 
   it("reports an unsupported header version and reads no records", async () => {
-    const path = join(dir, "v2.natlog");
-    writeRawLog(path, [transition("scheduler", 0)], '{"format":"natsched-log","v":2,"created":1,"meta":{}}');
+    const path = join(dir, "v3.natlog");
+    writeRawLog(path, [transition("scheduler", 0)], '{"format":"natsched-log","v":3,"created":1,"meta":{}}');
     const reader = await openLog(path);
-    expect(reader.header.v).toBe(2);
+    expect(reader.header.v).toBe(3);
     const result = await reader.readAll();
     expect(result.records).toEqual([]);
-    expect(result.problems).toEqual([{ kind: "version", line: 1, message: "line 1: log format version 2 is not supported (this reader reads version 1); no records read" }]);
+    expect(result.problems).toEqual([{ kind: "version", line: 1, message: "line 1: log format version 3 is not supported (this reader reads versions 1 and 2); no records read" }]);
     expect(readLogSync(path)).toMatchObject({ records: [], problems: result.problems });
     await expect(FileLogSink.open(path, { append: true })).rejects.toBeInstanceOf(LogCorruptError);
   });

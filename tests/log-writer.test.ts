@@ -1,12 +1,13 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { crc32 } from "node:zlib";
+import * as zlib from "node:zlib";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { captureDecoderProgram } from "../replay/capture-decoder.js";
+import { CAPTURE_TAGS } from "../replay/capture-tags.js";
 import { LogCapture } from "../replay/log-capture.js";
 import { logWriterProgram } from "../replay/log-format-thread.js";
-import { TAGS } from "../replay/log-writer.js";
 import { FileLogSink, readLogSync, type LogRecord } from "../replay/index.js";
 
 /** Strings with everything JSON escapes or encodes specially: quotes, controls, non-ASCII, astral and lone surrogates. */
@@ -49,13 +50,16 @@ const record: fc.Arbitrary<LogRecord> = fc.oneof(
   fc.tuple(transition, object).map(([{ actor, seq, t, kind: _kind, event: _event, ...rest }, event]) => ({ kind: "input", actor, seq, t, event: { ...event, at: new Date(0), bytes: new Uint8Array([1, 2]) }, ...rest }) as unknown as LogRecord),
 );
 
-/** Captures the records (transitions both as objects and as fields), formats them, returns the lines. */
+const program = logWriterProgram(captureDecoderProgram(CAPTURE_TAGS), zlib);
+const crc32 = (data: Buffer): number => zlib.crc32(data);
+
+/** Captures the records (transitions both as objects and as fields), writes them as version-1 lines, returns the lines. */
 function roundTrip(records: LogRecord[], batch: { nums: number; chars: number }): string[] {
-  const formatter = logWriterProgram(TAGS).formatter();
+  const lineWriter = program.writer(1);
   const capture = new LogCapture(new Float64Array(batch.nums), new Uint16Array(batch.chars));
   const out: Buffer[] = [];
   const seal = (): void => {
-    formatter.format(capture.nums, capture.chars, capture.n, capture.c, (bytes, start, end) => out.push(Buffer.from(bytes.subarray(start, end))));
+    lineWriter.write(capture.nums, capture.chars, capture.n, capture.c, capture.records, (bytes, start, end) => out.push(Buffer.from(bytes.subarray(start, end))));
     capture.replace(new Float64Array(batch.nums), new Uint16Array(batch.chars));
   };
   records.forEach((r, i) => {
@@ -120,7 +124,7 @@ describe("the file log's capture and writer thread", () => {
     expect(() => capture.record({ actor: "a", seq: 1, t: 1, kind: "input", event: { op: "x", n: 1n } as never })).toThrow(TypeError);
     expect(capture.record({ ...ok, seq: 1, event: { op: "y", newKey: 2 } })).toBe(true);
     const lines: string[] = [];
-    logWriterProgram(TAGS).formatter().format(capture.nums, capture.chars, capture.n, capture.c, (b, s, e) => lines.push(b.toString("utf8", s, e)));
+    program.writer(1).write(capture.nums, capture.chars, capture.n, capture.c, capture.records, (b, s, e) => lines.push(Buffer.from(b).toString("utf8", s, e)));
     expect(lines.join("").split("\n").slice(0, -1).map((l) => JSON.parse(l.slice(9)))).toEqual([ok, { ...ok, seq: 1, event: { op: "y", newKey: 2 } }]);
   });
 
@@ -130,7 +134,7 @@ describe("the file log's capture and writer thread", () => {
 
     it("keeps several logs apart and in order, batches bigger than a slot and more keys than the capture keeps interned included", async () => {
       const paths = [0, 1, 2].map((i) => join(dir, `log-${i}.natlog`));
-      const sinks = await Promise.all(paths.map((path) => FileLogSink.open(path)));
+      const sinks = await Promise.all(paths.map((path, i) => FileLogSink.open(path, i === 0 ? { format: "jsonl" } : {})));
       const expected: LogRecord[][] = [[], [], []];
       for (let seq = 0; seq < 75_000; seq++) {
         const i = seq % 3;

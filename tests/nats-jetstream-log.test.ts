@@ -53,7 +53,7 @@ async function cli(argv: string[]): Promise<{ code: number; out: string; err: st
 }
 
 /** A small run of the embedded cluster, logged to `log`. */
-async function run(log: { path: string } | JetStreamLogSink): Promise<void> {
+async function run(log: { path: string; format?: "binary" | "jsonl" } | JetStreamLogSink): Promise<void> {
   const cluster = await LocalCluster.start({
     workers: [{ name: "a", nthreads: 2 }, { name: "b" }],
     functions: { inc: (x: number) => x + 1, add: (a: number, b: number) => a + b },
@@ -230,7 +230,7 @@ describe("where there is no log", () => {
 describe("the log tools on a JetStream log", () => {
   it("exports a file log to JetStream and back, byte for byte", async () => {
     const original = join(dir, "run.natlog");
-    await run({ path: original });
+    await run({ path: original, format: "jsonl" }); // a file exported from JetStream is JSON lines
     const cluster = freshCluster();
     const there = await exportLog(original, at(cluster));
     expect(there.problems).toEqual([]);

@@ -15,7 +15,7 @@ const path = join(dir, "run.natlog");
 let records: LogRecord[];
 
 beforeAll(async () => {
-  await recordRun({ path });
+  await recordRun({ path, format: "jsonl" }); // edited line by line below
   records = readLogSync(path).records;
 });
 

@@ -2,6 +2,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { LocalCluster } from "../actors/local-cluster.js";
 import { decodeRecordLine, encodeRecordLine } from "../replay/codec.js";
+import type { LogFileFormat } from "../replay/file-log.js";
 import type { LogRecord, LogSink, TransitionRecord } from "../replay/types.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -32,7 +33,7 @@ export interface RunLog {
  * erred task and its dependent, a worker killed while busy, scattered data, futures
  * released while the cluster still runs, then a clean close.
  */
-export async function recordRun(log: { path: string } | LogSink): Promise<RunLog> {
+export async function recordRun(log: { path: string; format?: LogFileFormat } | LogSink): Promise<RunLog> {
   const cluster = await LocalCluster.start({ workers: 3, threadsPerWorker: 2, functions, log, configFile: false });
   const client = cluster.client();
   const xs = client.map<number>("slow", Array.from({ length: 12 }, (_, i) => i));

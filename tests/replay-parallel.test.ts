@@ -21,7 +21,7 @@ const original = join(dir, "run.natlog");
 let lines: string[];
 
 beforeAll(async () => {
-  await recordRun({ path: original });
+  await recordRun({ path: original, format: "jsonl" }); // edited line by line below
   lines = logLines(original);
 });
 

@@ -20,7 +20,7 @@ let lines: string[];
 let records: LogRecord[];
 
 beforeAll(async () => {
-  await recordRun({ path: original });
+  await recordRun({ path: original, format: "jsonl" }); // edited line by line below
   lines = logLines(original);
   records = readLogSync(original).records;
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Service } from "@nats-io/services";
 import type { Config } from "../../machines/config.js";
 import { BadOptionError, NatschedError } from "../../machines/errors.js";
-import { FileLogSink } from "../../replay/file-log.js";
+import { FileLogSink, type LogFileFormat } from "../../replay/file-log.js";
 import { LogGatedTransport } from "../../replay/jetstream-gate.js";
 import { JetStreamLogSink } from "../../replay/jetstream-log.js";
 import { jetStreamAvailability } from "../../replay/jetstream-stream.js";
@@ -34,6 +34,8 @@ export interface SchedulerProcessOptions {
    * temp dir, with a warning in `warnings` (a scheduler restarted then begins a new run).
    */
   log?: string | false | JetStreamLogChoice | "auto";
+  /** A log file's format (docs/log-format.md): "binary" (the default) or "jsonl". */
+  logFormat?: LogFileFormat;
   /** Config file (default: natsched.config.* in the cwd), and settings over it. */
   /** false: no config file at all. */
   configFile?: string | false;
@@ -123,7 +125,7 @@ export class SchedulerProcess {
         }
         actorTransport = new LogGatedTransport(transport, sink, opts.onError);
       } else {
-        log = choice === false ? null : await FileLogSink.open(choice, { meta: { cluster: opts.cluster } });
+        log = choice === false ? null : await FileLogSink.open(choice, { meta: { cluster: opts.cluster }, format: opts.logFormat });
       }
       const actor = new SchedulerActor({
         cluster: opts.cluster,

@@ -4,7 +4,7 @@ import type { Service } from "@nats-io/services";
 import type { Config } from "../../machines/config.js";
 import { BadOptionError } from "../../machines/errors.js";
 import { ActorRecorder } from "../recorder.js";
-import { FileLogSink } from "../../replay/file-log.js";
+import { FileLogSink, type LogFileFormat } from "../../replay/file-log.js";
 import { JetStreamLogSink } from "../../replay/jetstream-log.js";
 import type { LogSink } from "../../replay/types.js";
 import { NatsTransport } from "../../transport/nats.js";
@@ -35,6 +35,8 @@ export interface WorkerProcessOptions {
    * in JetStream (subject natsched.<cluster>.log.worker.<name>). Default none.
    */
   log?: string | { jetstream: true };
+  /** A log file's format (docs/log-format.md): "binary" (the default) or "jsonl". */
+  logFormat?: LogFileFormat;
   /** false: no config file at all. */
   configFile?: string | false;
   config?: Partial<Config>;
@@ -96,7 +98,7 @@ export class WorkerProcess {
         const actorName = `worker.${opts.name}`;
         recorder = new ActorRecorder(actorName, sink, (await sink.claim(actorName)).nextSeq);
       } else if (opts.log !== undefined) {
-        log = await FileLogSink.open(opts.log, { meta: { cluster: opts.cluster, worker: opts.name } });
+        log = await FileLogSink.open(opts.log, { meta: { cluster: opts.cluster, worker: opts.name }, format: opts.logFormat });
       }
       actor = new WorkerActor({
         cluster: opts.cluster,

@@ -1,0 +1,288 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as zlib from "node:zlib";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { captureDecoderProgram } from "../replay/capture-decoder.js";
+import { CAPTURE_TAGS } from "../replay/capture-tags.js";
+import { FrameScanner } from "../replay/frame-scanner.js";
+import { decodeFrameHead, FRAME_HEAD_BYTES } from "../replay/frame-format.js";
+import { LogCapture } from "../replay/log-capture.js";
+import { logWriterProgram } from "../replay/log-format-thread.js";
+import { exportLog } from "../replay/jetstream-export.js";
+import { FileLogSink, openLog, readLogSync, type LogProblem, type LogRecord, type TransitionRecord } from "../replay/index.js";
+import { replay } from "../replay/replay.js";
+import { runCli } from "../cli/run.js";
+import { recordRun } from "./replay-fixtures.js";
+
+const dir = mkdtempSync(join(tmpdir(), "natsched-frames-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const program = logWriterProgram(captureDecoderProgram(CAPTURE_TAGS), zlib);
+/** What a reader gives back for a record: what JSON gives back (NaN as null, -0 as 0, undefined fields gone). */
+const asJson = (r: unknown): unknown => JSON.parse(JSON.stringify(r));
+
+const text = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: "binary", maxLength: 12 }), fc.constantFrom("", '"', "\\", "é€", "\u{1F600}", "\ud800", "task-key-0123456789", "toJSON"));
+const number = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(0, -0, NaN, Infinity, -Infinity, 2 ** 53, 5e-324));
+const json = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    number,
+    text,
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.dictionary(fc.oneof(text, fc.constantFrom("op", "key", "t", "0", "7")), tie("value"), { maxKeys: 4 }),
+  ),
+})).value;
+const object = fc.dictionary(fc.oneof(text, fc.constantFrom("op", "key", "t")), json, { maxKeys: 5 });
+const name = fc.constantFrom("scheduler", "worker.a", "task", "READY", "memory", "processing.assigned", "task-key-0123456789", "x");
+const transition = fc
+  .tuple(name, fc.nat(), number, name, fc.oneof(name, text), name, name, name)
+  .map(([actor, seq, t, machine, id, event, from, to]): TransitionRecord => ({ actor, seq, t, kind: "transition", machine, id, event, from, to }));
+const record: fc.Arbitrary<LogRecord> = fc.oneof(
+  transition,
+  fc.tuple(transition, object).map(([r, why]) => ({ ...r, why })),
+  fc.tuple(transition, object).map(([{ actor, seq, t }, event]) => ({ actor, seq, t, kind: "input" as const, event: { ...event, op: "x", t } })),
+  fc.tuple(transition, text, object).map(([{ actor, seq, t }, role, init]) => ({ actor, seq, t, kind: "start" as const, role, init })),
+  fc.tuple(transition, fc.option(text, { nil: undefined })).map(([{ actor, seq, t }, reason]) => (reason === undefined ? { actor, seq, t, kind: "stop" as const } : { actor, seq, t, kind: "stop" as const, reason })),
+  // Not the recorder's layout, or values only JSON.stringify handles: kept as text.
+  transition.map(({ kind, actor, seq, t, ...rest }) => ({ kind, actor, seq, t, ...rest })),
+  fc.tuple(transition, object).map(([{ actor, seq, t }, event]) => ({ actor, seq, t, kind: "input", event: { ...event, op: "y", at: new Date(0) } }) as unknown as LogRecord),
+);
+
+/** Captures the records into batches of the given size, writes each as a frame, returns the bytes. */
+function framesOf(records: LogRecord[], batch: { nums: number; chars: number }): Buffer {
+  const writer = program.writer(2);
+  const capture = new LogCapture(new Float64Array(batch.nums), new Uint16Array(batch.chars));
+  const out: Buffer[] = [];
+  const seal = (): void => {
+    writer.write(capture.nums, capture.chars, capture.n, capture.c, capture.records, (bytes, start, end) => out.push(Buffer.from(bytes.subarray(start, end))));
+    capture.replace(new Float64Array(batch.nums), new Uint16Array(batch.chars));
+  };
+  records.forEach((r, i) => {
+    const take = (): boolean =>
+      r.kind === "transition" && i % 2 === 0 && Object.keys(r)[0] === "actor"
+        ? capture.transition(r.actor, r.seq, r.t, r.machine, r.id, r.event, r.from, r.to, r.why)
+        : r.kind === "input" && i % 3 === 0 && Object.keys(r).join() === "actor,seq,t,kind,event" && Object.is((r.event as { t?: unknown }).t, r.t)
+          ? capture.input(r.actor, r.seq, r.event as never)
+          : capture.record(r);
+    if (take()) return;
+    seal();
+    while (!take()) capture.grow(2);
+  });
+  seal();
+  return Buffer.concat(out);
+}
+
+/** Scans frame bytes as a reader does (no sequence checks matter here: every record is its actor's next). */
+function scan(bytes: Buffer, chunk = bytes.length): { records: LogRecord[]; problems: LogProblem[] } {
+  const records: LogRecord[] = [];
+  const problems: LogProblem[] = [];
+  const scanner = new FrameScanner(0, { problem: (p) => problems.push(p), record: (r) => records.push(r) > 0 });
+  for (let at = 0; at < bytes.length; at += chunk) scanner.push(bytes.subarray(at, Math.min(at + chunk, bytes.length)));
+  scanner.finish();
+  return { records, problems };
+}
+
+/** Numbers every record as its actor's next, so that sequence checks pass. */
+function sequenced(records: LogRecord[]): LogRecord[] {
+  const next = new Map<string, number>();
+  return records.map((r) => {
+    const seq = next.get(r.actor) ?? 0;
+    next.set(r.actor, seq + 1);
+    return { ...r, seq } as LogRecord;
+  });
+}
+
+describe("version-2 frames", () => {
+  it("give back every record as JSON would, however batches are cut and bytes arrive", () => {
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 14 }), fc.constantFrom({ nums: 16, chars: 16 }, { nums: 64, chars: 64 }, { nums: 4096, chars: 4096 }), fc.integer({ min: 1, max: 300 }), (raw, batch, chunk) => {
+        const records = sequenced(raw.filter((r) => Number.isFinite(r.t)));
+        const bytes = framesOf(records, batch);
+        expect(bytes.length % 8).toBe(0);
+        const read = scan(bytes, chunk);
+        expect(read.problems).toEqual([]);
+        expect(read.records).toEqual(records.map(asJson));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("keep task keys, names and object shapes right across batches, records rolled back at a full batch included", () => {
+    const keys = Array.from({ length: 5 }, (_, i) => `task-key-number-${i}-of-the-pool`);
+    const key = fc.constantFrom(...keys);
+    const recurring: fc.Arbitrary<LogRecord> = fc.oneof(
+      fc.tuple(key, fc.constantFrom("READY", "EXECUTE")).map(([id, event]) => ({ actor: "w", seq: 0, t: 1.5, kind: "transition" as const, machine: "wtask", id, event, from: "a", to: "b" })),
+      fc.tuple(key, key).map(([id, other]) => ({ actor: "s", seq: 0, t: 2, kind: "transition" as const, machine: "task", id, event: "ASSIGN", from: "q", to: "p", why: { worker: other, cost: [1, { key: other }] } })),
+      fc.tuple(key, fc.array(key, { maxLength: 3 })).map(([k, ks]) => ({ actor: "w", seq: 0, t: 3, kind: "input" as const, event: { op: "free-keys", key: k, keys: ks, nested: { key: k, deps: ks.map((d) => ({ key: d })) }, t: 3 } })),
+      // A dictionary keyed by task keys (each its own shape), and one too wide for a shape.
+      fc.array(key, { maxLength: 4 }).map((ks) => ({ actor: "s", seq: 0, t: 4, kind: "input" as const, event: { op: "who-has", who: Object.fromEntries(ks.map((k) => [k, ["w"]])), t: 4 } })),
+      fc.constant({ actor: "s", seq: 0, t: 5, kind: "input" as const, event: { op: "wide", ...Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`f${i}`, i])), t: 5 } }),
+    );
+    fc.assert(
+      fc.property(fc.array(recurring, { maxLength: 40 }), fc.constantFrom({ nums: 24, chars: 64 }, { nums: 256, chars: 256 }, { nums: 4096, chars: 4096 }), (raw, batch) => {
+        const records = sequenced(raw);
+        expect(scan(framesOf(records, batch)).records).toEqual(records.map(asJson));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("decode nothing but throw a clear error on batches that are not the capture's", () => {
+    const decoder = captureDecoderProgram(CAPTURE_TAGS).decoder();
+    const sink = { record: () => undefined, raw: () => undefined };
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.integer({ min: -2, max: 30 }), fc.double()), { maxLength: 40 }), fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 20 }), (nums, chars) => {
+        try {
+          decoder.decode(Float64Array.from(nums), Uint16Array.from(chars), nums.length, chars.length, sink);
+        } catch (err) {
+          expect((err as Error).message).toMatch(/^malformed batch at item \d+: /);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("report damage and keep every record outside it: a flipped body byte, a flipped head byte, junk between frames, a torn end", () => {
+    const records = sequenced(Array.from({ length: 60 }, (_, i): LogRecord => ({ actor: `a${i % 2}`, seq: 0, t: i, kind: "transition", machine: "task", id: `k-${i}`, event: "E", from: "x", to: "y" })));
+    const frames = Array.from({ length: 6 }, (_, f) => framesOf(records.slice(f * 10, f * 10 + 10), { nums: 4096, chars: 4096 }));
+    const at = (f: number): number => frames.slice(0, f).reduce((sum, b) => sum + b.length, 0);
+    const damaged = frames.map((b) => Buffer.from(b));
+    damaged[1]![FRAME_HEAD_BYTES + 5]! ^= 0x40; // body of frame 1
+    damaged[3]![6]! ^= 0x01; // head of frame 3 (its n): the head's own CRC catches it
+    const junk = Buffer.from("not a frame at all, but nsF2 once");
+    const bytes = Buffer.concat([...damaged.slice(0, 5), junk, damaged[5]!.subarray(0, damaged[5]!.length - 3)]);
+    const read = scan(bytes, 17);
+    const kept = [0, 2, 4].flatMap((f) => records.slice(f * 10, f * 10 + 10));
+    expect(read.records).toEqual(kept.map(asJson));
+    const kinds = read.problems.map((p) => `${p.kind}@${p.offset}`);
+    expect(kinds).toEqual([
+      `checksum@${at(1)}`,
+      "gap@" + at(2),
+      "gap@" + at(2),
+      `malformed@${at(3)}`,
+      "gap@" + at(4),
+      "gap@" + at(4),
+      `malformed@${at(5)}`,
+      `torn@${at(5) + junk.length}`,
+    ]);
+    expect(read.problems[0]!.message).toMatch(/checksum mismatch .*: its 10 records are skipped/);
+    expect(read.problems[3]!.message).toBe(`bytes ${at(3)}..${at(4) - 1} are not a frame (${at(4) - at(3)} bytes skipped)`);
+    expect(read.problems[7]!.message).toMatch(/torn last frame/);
+    expect(read.problems[1]!.message).toMatch(/^record #10 \(frame at byte \d+\): actor a0 expected seq 5, found 10/);
+  });
+});
+
+describe("a version-2 log file", () => {
+  it("is what FileLogSink writes by default: a padded header, aligned frames, read back streaming and whole", async () => {
+    const path = join(dir, "default.natlog");
+    const sink = await FileLogSink.open(path, { meta: { run: 1 }, batchBytes: 2048 });
+    const records = sequenced(Array.from({ length: 3000 }, (_, i): LogRecord => (i % 3 === 0 ? { actor: "w", seq: 0, t: i, kind: "input", event: { op: "compute-task", key: `k-${i >> 1}`, args: [i, -0], t: i } } : { actor: "s", seq: 0, t: i / 7, kind: "transition", machine: "task", id: `k-${i >> 1}`, event: "E", from: "a", to: "b" })));
+    for (const r of records) sink.append(r);
+    await sink.close();
+    const bytes = readFileSync(path);
+    const headerEnd = bytes.indexOf(0x0a) + 1;
+    expect(headerEnd % 8).toBe(0);
+    expect(JSON.parse(bytes.toString("utf8", 0, headerEnd))).toMatchObject({ format: "natsched-log", v: 2, meta: { run: 1 } });
+    let frames = 0;
+    for (let at = headerEnd; at < bytes.length; frames++) {
+      const head = decodeFrameHead(bytes, at)!;
+      expect(head).toBeDefined();
+      at += FRAME_HEAD_BYTES + head.bodyBytes;
+    }
+    expect(frames).toBeGreaterThan(10);
+    const expected = records.map(asJson);
+    expect(readLogSync(path)).toMatchObject({ records: expected, problems: [] });
+    expect(await (await openLog(path)).readAll()).toEqual({ records: expected, problems: [] });
+    expect(await (await openLog(path)).readAll({ kinds: ["input"], key: "k-3" })).toEqual({ records: [expected[6]], problems: [] });
+  });
+
+  it("cuts a torn frame off before appending and goes on in its own format", async () => {
+    const path = join(dir, "append.natlog");
+    const first = await FileLogSink.open(path);
+    for (let seq = 0; seq < 3; seq++) first.append({ actor: "s", seq, t: seq, kind: "stop" });
+    await first.close();
+    const size = statSync(path).size;
+    appendFileSync(path, Buffer.from([0x6e, 0x73, 0x46, 0x32, 9, 9, 9])); // a head cut short
+    const again = await FileLogSink.open(path, { append: true, format: "jsonl" });
+    expect(again.truncatedTail).toBe(7);
+    expect(again.formatVersion).toBe(2);
+    again.append({ actor: "s", seq: 3, t: 3, kind: "stop" });
+    await again.close();
+    expect(statSync(path).size).toBeGreaterThan(size);
+    expect(readLogSync(path)).toMatchObject({ records: [0, 1, 2, 3].map((seq) => ({ actor: "s", seq, t: seq, kind: "stop" })), problems: [] });
+  });
+
+  it("refuses an unknown format option", async () => {
+    await expect(FileLogSink.open(join(dir, "bad.natlog"), { format: "xml" as never })).rejects.toMatchObject({ code: "BAD_OPTION" });
+  });
+
+  it("replays a real run, notices a changed transition, and converts to JSON lines and back", async () => {
+    const path = join(dir, "run.natlog");
+    await recordRun({ path });
+    expect(readFileSync(path).subarray(0, 40).toString()).toMatch(/"v":2/);
+    const ok = await replay(path);
+    expect(ok.ok).toBe(true);
+    expect(ok.problems).toEqual([]);
+    const { records } = readLogSync(path);
+    expect(ok.stats.transitions).toBe(records.filter((r) => r.kind === "transition").length);
+
+    // The same log, one scheduler transition changed, written as a binary log again.
+    const at = records.findIndex((r) => r.kind === "transition" && r.actor === "scheduler" && r.to === "memory");
+    const tampered = join(dir, "tampered.natlog");
+    const sink = await FileLogSink.open(tampered);
+    records.forEach((r, i) => sink.append(i === at ? { ...(r as TransitionRecord), to: "erred" } : r));
+    await sink.close();
+    const bad = await replay(tampered);
+    expect(bad.ok).toBe(false);
+    expect(Object.keys(bad.actors).filter((a) => bad.actors[a]!.divergence !== undefined)).toEqual(["scheduler"]);
+    expect(bad.actors.scheduler!.divergence!.recorded).toMatchObject({ seq: records[at]!.seq, to: "erred" });
+
+    const lines = join(dir, "run.jsonl.natlog");
+    expect((await exportLog(path, lines, { format: "jsonl" })).problems).toEqual([]);
+    expect(readFileSync(lines, "utf8").split("\n")[1]).toMatch(/^[0-9a-f]{8} \{"actor":/);
+    expect(readLogSync(lines).records).toEqual(records);
+    const back = join(dir, "run.back.natlog");
+    await exportLog(lines, back, { format: "binary" });
+    expect(readLogSync(back)).toMatchObject({ header: { v: 2, created: readLogSync(path).header.created }, records, problems: [] });
+    expect((await replay(back)).ok).toBe(true);
+  });
+
+  it("is read past a damaged frame by replay, which reports it", async () => {
+    const path = join(dir, "damaged.natlog");
+    await recordRun({ path });
+    const bytes = readFileSync(path);
+    const headerEnd = bytes.indexOf(0x0a) + 1;
+    const second = headerEnd + FRAME_HEAD_BYTES + decodeFrameHead(bytes, headerEnd)!.bodyBytes;
+    if (second < bytes.length) {
+      bytes[second + FRAME_HEAD_BYTES + 3]! ^= 0xff;
+    } else {
+      bytes[headerEnd + FRAME_HEAD_BYTES + 3]! ^= 0xff;
+    }
+    writeFileSync(path, bytes);
+    const result = await replay(path);
+    expect(result.problems.some((p) => p.kind === "checksum")).toBe(true);
+  });
+
+  it("turns into JSON lines and back from the command line, and says so for a bad format", async () => {
+    const path = join(dir, "cli.natlog");
+    const sink = await FileLogSink.open(path);
+    sink.append({ actor: "s", seq: 0, t: 1, kind: "input", event: { op: "x", key: "k", t: 1 } });
+    await sink.close();
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
+    const lines = join(dir, "cli.jsonl.natlog");
+    expect(await runCli(["log", "export", path, lines, "--format", "jsonl"], io)).toBe(0);
+    expect(readFileSync(lines, "utf8").split("\n")[1]).toMatch(/^[0-9a-f]{8} \{"actor":"s","seq":0,"t":1,"kind":"input","event":\{"op":"x","key":"k","t":1\}\}$/);
+    expect(await runCli(["log", "export", lines, join(dir, "cli.xml"), "--format", "xml"], io)).toBe(1);
+    expect(err.join("\n")).toMatch(/log\.format: must be "binary" or "jsonl", not "xml"/);
+    expect(await runCli(["log", lines], io)).toBe(0);
+    expect(await runCli(["log", path], io)).toBe(0);
+    expect(out.join("\n")).toMatch(/format v1[\s\S]*format v2/);
+  });
+});
