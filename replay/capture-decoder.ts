@@ -53,7 +53,7 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
     private names: string[] = [];
     private tshapes: TransitionShape[] = [];
     private oshapes: string[][] = [];
-    private same: string | undefined = undefined;
+    private refs: string[] = [];
 
     decode(nums: Float64Array, chars: Uint16Array, n: number, c: number, sink: RecordSink): void {
       this.nums = nums;
@@ -65,7 +65,7 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
       this.names = [];
       this.tshapes = [];
       this.oshapes = [];
-      this.same = undefined;
+      this.refs = [];
       try {
         while (this.i < n) this.record(sink);
         if (this.j !== c) this.fail(`${c - this.j} code units left over`);
@@ -172,20 +172,24 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
       }
     }
 
-    /** A string value: V_STRING or V_SAME. */
+    /** A string value: V_STRING or V_REF. */
     private str(): string {
       const tag = this.next();
-      if (tag === T.V_SAME) {
-        if (this.same === undefined) this.fail("V_SAME before any string");
-        return this.same;
-      }
+      if (tag === T.V_REF) return this.ref();
       if (tag !== T.V_STRING) this.fail(`expected a string, found tag ${tag}`);
       return this.stringBody();
     }
 
     private stringBody(): string {
       const s = this.text(this.count(this.c - this.j));
-      if (s.length >= T.SAME_MIN) this.same = s;
+      if (s.length >= T.REF_MIN) this.refs.push(s);
+      return s;
+    }
+
+    private ref(): string {
+      const k = this.next();
+      const s = this.refs[k];
+      if (s === undefined) this.fail(`string ${k} is not defined`);
       return s;
     }
 
@@ -196,9 +200,8 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
           return jsonNumber(this.next());
         case T.V_STRING:
           return this.stringBody();
-        case T.V_SAME:
-          if (this.same === undefined) this.fail("V_SAME before any string");
-          return this.same;
+        case T.V_REF:
+          return this.ref();
         case T.V_OBJECT: {
           const keys = this.oshapes[this.next()];
           if (keys === undefined) this.fail("object shape not defined");

@@ -21,7 +21,7 @@
  *     D_TSHAPE           actor machine event from to (name ids)   before a record
  *     D_OSHAPE           k, then k name ids: an object's keys      right after a V_OBJECT_NEW's values
  *   Values
- *     V_NULL | V_TRUE | V_FALSE | V_NUMBER x | V_STRING len (chars) | V_SAME
+ *     V_NULL | V_TRUE | V_FALSE | V_NUMBER x | V_STRING len (chars) | V_REF k
  *     V_ARRAY n, n values
  *     V_OBJECT oshape, one value per key of the shape
  *     V_OBJECT_NEW k, k values, then (D_NAME...) D_OSHAPE: an object of a shape not yet
@@ -30,8 +30,8 @@
  *       walking the object twice
  *     V_KEYED k, k times (len (chars) value): an object with too many keys, or past the
  *       shapes the capture keeps (objects used as dictionaries)
- *   <str x> is V_STRING or V_SAME. V_SAME is the latest V_STRING of at least SAME_MIN code
- *   units in the batch (a task key, mostly, which the next records name again).
+ *   <str x> is V_STRING or V_REF. V_REF k is the k-th V_STRING of at least REF_MIN code units
+ *   in the batch (task keys, ops, worker names: what the next records name again).
  *
  * Values follow JSON.stringify: object fields whose value is undefined, a function or a
  * symbol are left out, array items that are become null; numbers are written as they are
@@ -52,14 +52,14 @@ export const V_TRUE = 17;
 export const V_FALSE = 18;
 export const V_NUMBER = 19;
 export const V_STRING = 20;
-export const V_SAME = 21;
+export const V_REF = 21;
 export const V_ARRAY = 22;
 export const V_OBJECT = 23;
 export const V_KEYED = 24;
 export const V_OBJECT_NEW = 25;
 
-/** Strings at least this long are remembered for V_SAME. */
-export const SAME_MIN = 8;
+/** Strings at least this long are numbered in their batch, for V_REF. */
+export const REF_MIN = 8;
 
 export interface CaptureTags {
   R_TRANSITION: number;
@@ -77,12 +77,12 @@ export interface CaptureTags {
   V_FALSE: number;
   V_NUMBER: number;
   V_STRING: number;
-  V_SAME: number;
+  V_REF: number;
   V_ARRAY: number;
   V_OBJECT: number;
   V_KEYED: number;
   V_OBJECT_NEW: number;
-  SAME_MIN: number;
+  REF_MIN: number;
 }
 
 /** The tags as one object, for code that runs from its source text (the log writer thread). */
@@ -102,10 +102,10 @@ export const CAPTURE_TAGS: CaptureTags = {
   V_FALSE,
   V_NUMBER,
   V_STRING,
-  V_SAME,
+  V_REF,
   V_ARRAY,
   V_OBJECT,
   V_KEYED,
   V_OBJECT_NEW,
-  SAME_MIN,
+  REF_MIN,
 };

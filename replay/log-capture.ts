@@ -4,8 +4,8 @@
  * writes a batch as it is (a version-2 frame) or turns it into JSON lines (version 1).
  * Capturing is what the actors' thread pays for the log, so the common records take few
  * steps: a transition is its shape's number (actor, machine, event, from, to: found by
- * identity among the few an actor has), seq, t and its id, which is mostly V_SAME (the task
- * key the record before it named); an object is its shape's number and its values (the
+ * identity among the few an actor has), seq, t and its id, mostly a V_REF (a task key already
+ * written in the batch is its number there); an object is its shape's number and its values (the
  * shape found by walking a trie of key sequences, comparing each key with the one taken
  * last time).
  *
@@ -27,7 +27,7 @@ import {
   R_STOP_REASON,
   R_TRANSITION,
   R_TRANSITION_WHY,
-  SAME_MIN,
+  REF_MIN,
   V_ARRAY,
   V_FALSE,
   V_KEYED,
@@ -35,7 +35,7 @@ import {
   V_NUMBER,
   V_OBJECT,
   V_OBJECT_NEW,
-  V_SAME,
+  V_REF,
   V_STRING,
   V_TRUE,
 } from "./capture-tags.js";
@@ -51,6 +51,11 @@ const MAX_SHAPE_KEYS = 64;
 /** Names and transition shapes kept; past this, new ones are not remembered from batch to batch. */
 const MAX_NAMES = 1 << 16;
 const MAX_TSHAPES = 1 << 16;
+/** Actors looked up by identity before the map. */
+const RECENT_ACTORS = 4;
+/** Strings numbered per batch for V_REF; past this (a huge record), the rest are written out. */
+const MAX_REFS = 1 << 14;
+const REFS_KEPT = 1 << 16;
 
 const OK = 0;
 const FULL = 1;
@@ -65,6 +70,12 @@ interface Definable {
   frame: number;
   id: number;
   at: number;
+}
+
+/** An actor's name and its transition shapes, by event. */
+interface ActorEntry {
+  name: Name;
+  shapes: Map<string, TShape[]>;
 }
 
 class Name implements Definable {
@@ -108,20 +119,29 @@ export class LogCapture {
   private nextOShape = 0;
   /** What was defined in this batch, in order (undone when a record is rolled back). */
   private readonly defined: Definable[] = [];
-  /** The string V_SAME stands for. */
-  private same: string | undefined = undefined;
+  /**
+   * Strings of REF_MIN code units or more, numbered for V_REF in their batch (up to MAX_REFS
+   * a batch): the value is frame * MAX_REFS + number, so that a new batch starts without
+   * clearing the map (which would grow it again from nothing each time); it is cleared
+   * once it holds REFS_KEPT strings.
+   */
+  private readonly refs = new Map<string, number>();
+  private readonly refList: string[] = [];
+  private refBase = 0;
   /** Whether Object.prototype and Array.prototype leave JSON.stringify's behaviour alone (checked per batch). */
   private plain = pristinePrototypes();
   private readonly names = new Map<string, Name>();
-  private readonly tshapes = new Map<string, Map<string, TShape[]>>();
+  private readonly actors = new Map<string, ActorEntry>();
+  /** The actors met last, looked through by identity before the map (a process has a few, records alternate between them). */
+  private readonly recentActors: (string | undefined)[] = new Array<string | undefined>(RECENT_ACTORS).fill(undefined);
+  private readonly recentEntries: (ActorEntry | undefined)[] = new Array<ActorEntry | undefined>(RECENT_ACTORS).fill(undefined);
+  private recentNext = 0;
   private tshapeCount = 0;
   /** Where the record being captured began (see begin()). */
   private n0 = 0;
   private c0 = 0;
   private mark0 = 0;
-  private same0: string | undefined = undefined;
-  private lastActor: string | undefined = undefined;
-  private lastActorShapes: Map<string, TShape[]> | undefined = undefined;
+  private refs0 = 0;
   private readonly root = new ShapeNode(null, "", 0);
   private shapeNodes = 1;
 
@@ -144,7 +164,9 @@ export class LogCapture {
     this.nextTShape = 0;
     this.nextOShape = 0;
     this.defined.length = 0;
-    this.same = undefined;
+    this.refList.length = 0;
+    this.refBase = this.frame * MAX_REFS;
+    if (this.refs.size >= REFS_KEPT) this.refs.clear();
     this.plain = pristinePrototypes();
   }
 
@@ -170,7 +192,7 @@ export class LogCapture {
    * of it is kept): seal the batch and try again in an empty one, growing it if need be.
    */
   transition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): boolean {
-    const shapes = actor === this.lastActor ? this.lastActorShapes! : this.actorShapes(actor);
+    const shapes = this.actor(actor).shapes;
     const list = shapes.get(event);
     if (list !== undefined && why === undefined) {
       // The common case in one go: a shape defined in this batch, no why, room to spare.
@@ -228,13 +250,13 @@ export class LogCapture {
     this.n0 = this.n;
     this.c0 = this.c;
     this.mark0 = this.defined.length;
-    this.same0 = this.same;
+    this.refs0 = this.refList.length;
   }
 
   /** Keeps the record begun if it was written whole; else rolls it back: false, no room. */
   private end(outcome: Outcome): boolean {
     if (outcome !== OK) {
-      this.undo(this.n0, this.c0, this.mark0, this.same0);
+      this.undo(this.n0, this.c0, this.mark0, this.refs0);
       return false;
     }
     this.records++;
@@ -243,7 +265,7 @@ export class LogCapture {
 
   /** The record begun, as the text JSON.stringify gives it (which throws what it throws: bigint, cycles). */
   private asText(record: LogRecord): boolean {
-    this.undo(this.n0, this.c0, this.mark0, this.same0);
+    this.undo(this.n0, this.c0, this.mark0, this.refs0);
     return this.end(this.raw(JSON.stringify(record)));
   }
 
@@ -309,7 +331,7 @@ export class LogCapture {
 
   /** [tag, actor, seq, t] for inputs, starts and stops, the actor's name defined first if need be. */
   private head(tag: number, actor: string, seq: number, t: number): Outcome {
-    const name = this.nameOf(actor);
+    const name = this.actor(actor).name;
     if (this.defineName(name) !== OK || this.n + 4 > this.nums.length) return FULL;
     const nums = this.nums;
     const n = this.n;
@@ -331,15 +353,18 @@ export class LogCapture {
 
   // ---- definitions --------------------------------------------------------------------------
 
-  private actorShapes(actor: string): Map<string, TShape[]> {
-    let shapes = this.tshapes.get(actor);
-    if (shapes === undefined) {
-      shapes = new Map();
-      if (this.tshapes.size < MAX_NAMES) this.tshapes.set(actor, shapes);
+  private actor(actor: string): ActorEntry {
+    const recent = this.recentActors;
+    for (let k = 0; k < RECENT_ACTORS; k++) if (recent[k] === actor) return this.recentEntries[k]!;
+    let entry = this.actors.get(actor);
+    if (entry === undefined) {
+      entry = { name: this.nameOf(actor), shapes: new Map() };
+      if (this.actors.size < MAX_NAMES) this.actors.set(actor, entry);
     }
-    this.lastActor = actor;
-    this.lastActorShapes = shapes;
-    return shapes;
+    recent[this.recentNext] = actor;
+    this.recentEntries[this.recentNext] = entry;
+    this.recentNext = (this.recentNext + 1) % RECENT_ACTORS;
+    return entry;
   }
 
   private nameOf(text: string): Name {
@@ -370,10 +395,12 @@ export class LogCapture {
   }
 
   /** Rolls the batch back to n0/c0, forgetting what was defined since `mark`. */
-  private undo(n0: number, c0: number, mark: number, same: string | undefined): void {
+  private undo(n0: number, c0: number, mark: number, refs0: number): void {
     this.n = n0;
     this.c = c0;
-    this.same = same;
+    const refList = this.refList;
+    for (let k = refList.length - 1; k >= refs0; k--) this.refs.delete(refList[k]!);
+    refList.length = refs0;
     const defined = this.defined;
     for (let k = defined.length - 1; k >= mark; k--) {
       const item = defined[k]!;
@@ -398,19 +425,23 @@ export class LogCapture {
   private string(s: string): Outcome {
     const n = this.n;
     const nums = this.nums;
-    if (s === this.same) {
-      if (n + 1 > nums.length) return FULL;
-      nums[n] = V_SAME;
-      this.n = n + 1;
-      return OK;
-    }
     const length = s.length;
+    if (length >= REF_MIN) {
+      const ref = this.refs.get(s);
+      if (ref !== undefined && ref >= this.refBase) {
+        if (n + 2 > nums.length) return FULL;
+        nums[n] = V_REF;
+        nums[n + 1] = ref - this.refBase;
+        this.n = n + 2;
+        return OK;
+      }
+    }
     if (n + 2 > nums.length || this.c + length > this.chars.length) return FULL;
     nums[n] = V_STRING;
     nums[n + 1] = length;
     this.n = n + 2;
     this.text(s);
-    if (length >= SAME_MIN) this.same = s;
+    if (length >= REF_MIN && this.refList.length < MAX_REFS) this.refs.set(s, this.refBase + this.refList.push(s) - 1);
     return OK;
   }
 
@@ -483,7 +514,7 @@ export class LogCapture {
     if (head + 2 > this.nums.length) return FULL;
     const c0 = this.c;
     const mark = this.defined.length;
-    const same0 = this.same;
+    const refs0 = this.refList.length;
     this.n = head + 2;
     let node = this.root;
     let count = 0;
@@ -496,7 +527,7 @@ export class LogCapture {
         // JSON.stringify would call an own toJSON; an own "__proto__" would not come back as a field.
         if (key === "toJSON" || key === "__proto__") return UNSUPPORTED;
         if (this.shapeNodes >= MAX_SHAPE_NODES || node.size >= MAX_SHAPE_KEYS) {
-          this.undo(head, c0, mark, same0);
+          this.undo(head, c0, mark, refs0);
           return this.keyed(object, depth);
         }
         next = node.add(new ShapeNode(node, key, node.size + 1));
