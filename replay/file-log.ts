@@ -9,6 +9,7 @@
  * actors' thread pays for the capture only.
  */
 import { open, type FileHandle } from "node:fs/promises";
+import { endianness } from "node:os";
 import { BadOptionError, ClosedError, LogCorruptError } from "../machines/errors.js";
 import { decodeHeaderLine, encodeHeaderLine, makeHeader } from "./codec.js";
 import { readFirstLine } from "./first-line.js";
@@ -40,12 +41,21 @@ export interface FileLogSinkOptions {
   created?: number;
 }
 
-/** The format version of a file format option (which must be one). */
+/**
+ * The format version of a file format option (which must be one). Frames hold their doubles
+ * little-endian, as the machine has them: on a big-endian machine the default is JSON lines.
+ */
 export function logFormatVersion(format: unknown): number {
-  if (format === undefined || format === "binary") return LOG_FORMAT_FRAMES;
+  if (format === undefined) return LITTLE_ENDIAN ? LOG_FORMAT_FRAMES : LOG_FORMAT_VERSION;
   if (format === "jsonl") return LOG_FORMAT_VERSION;
+  if (format === "binary") {
+    if (!LITTLE_ENDIAN) throw new BadOptionError("log.format", '"binary" logs are written on little-endian machines only; use "jsonl"');
+    return LOG_FORMAT_FRAMES;
+  }
   throw new BadOptionError("log.format", `must be "binary" or "jsonl", not ${JSON.stringify(format)}`);
 }
+
+const LITTLE_ENDIAN = endianness() === "LE";
 
 /** A part-full batch is sealed this long after its first record (a full one at once). */
 const SEAL_AFTER_MS = 25;

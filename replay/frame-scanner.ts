@@ -9,6 +9,8 @@
  *     goes on from there), or a frame whose body does not decode;
  *   - "gap" / "duplicate": as for version 1.
  */
+import { endianness } from "node:os";
+import { LogCorruptError } from "../machines/errors.js";
 import { captureDecoderProgram, type RecordSink } from "./capture-decoder.js";
 import { CAPTURE_TAGS } from "./capture-tags.js";
 import { recordShapeProblem } from "./codec.js";
@@ -58,6 +60,7 @@ export class FrameScanner implements RecordSink {
     private readonly handler: FrameScanHandler,
     private readonly options: FrameScanOptions = {},
   ) {
+    if (endianness() !== "LE") throw new LogCorruptError("version-2 (binary) logs are read on little-endian machines only: convert it to JSON lines on one (natsched log export --format jsonl)");
     this.base = offset;
   }
 
