@@ -134,6 +134,13 @@ export class Client {
   private toRelease = new Set<string>();
   private subscription: Subscription | null = null;
   private announcements: Subscription | null = null;
+  private stopWatchingReconnects: (() => void) | null = null;
+  /**
+   * The scheduler's run as this client last heard it (client-keys answers carry it): a
+   * client back from a lost connection compares, to find out about a new run whose
+   * announcements it missed.
+   */
+  private knownRun: number | undefined = undefined;
   /**
    * The specs of the tasks this client submitted, each kept while a future of this client
    * holds its key or a kept spec depends on it: what it resubmits when the scheduler starts
@@ -145,7 +152,7 @@ export class Client {
   /** Keys whose submission (update-graph, update-data) the scheduler has not answered yet. */
   private readonly inFlight = new Map<string, number>();
   private reconciling = false;
-  private reconcileAgain = false;
+  private reconcileAgain: false | "always" | "if-new-run" = false;
   private closedFlag = false;
   private heartbeat: ReturnType<typeof setInterval> | null = null;
 
@@ -175,7 +182,12 @@ export class Client {
     this.subscription = this.opts.transport.subscribe(this.subjects.client(this.id), (msg) => this.receive(msg));
     // A scheduler that starts a new run (restarted without a log to resume from) knows nothing of this client.
     this.announcements = this.opts.transport.subscribe(this.subjects.announce, () => this.scheduleReconcile());
-    void this.call({ op: "client-join", client: this.id }).catch(() => undefined);
+    // It announces the new run three times in 5 s; a client whose connection was down all
+    // that time asks when it is back, and reconciles if the run is not the one it knew.
+    this.stopWatchingReconnects = this.opts.transport.onReconnect?.(() => this.scheduleReconcile(true)) ?? null;
+    void this.call({ op: "client-join", client: this.id })
+      .then(() => this.learnRun())
+      .catch(() => undefined);
     this.startHeartbeat();
     return this;
   }
@@ -635,22 +647,32 @@ export class Client {
     }
   }
 
-  private scheduleReconcile(): void {
+  /** `ifNewRun`: only if the scheduler's run is another than the one this client knew (a reconnect). */
+  private scheduleReconcile(ifNewRun = false): void {
     if (this.closedFlag) return;
     if (this.reconciling) {
-      this.reconcileAgain = true;
+      if (!ifNewRun) this.reconcileAgain = "always";
+      else if (this.reconcileAgain === false) this.reconcileAgain = "if-new-run";
       return;
     }
     this.reconciling = true;
-    void this.reconcile()
+    void this.reconcile(ifNewRun)
       .catch(() => undefined) // no answer: the scheduler's next announcement asks again
       .finally(() => {
         this.reconciling = false;
-        if (this.reconcileAgain) {
+        const again = this.reconcileAgain;
+        if (again !== false) {
           this.reconcileAgain = false;
-          this.scheduleReconcile();
+          this.scheduleReconcile(again === "if-new-run");
         }
       });
+  }
+
+  /** Ask the scheduler which run it is serving (a client-keys question about no keys). */
+  private async learnRun(): Promise<void> {
+    if (this.knownRun !== undefined || this.closedFlag) return;
+    const answer = (await this.opts.transport.request(this.subjects.query, { op: "client-keys", client: this.id, keys: [] }, { timeout: this.requestTimeout })) as { run?: unknown } | null;
+    if (this.knownRun === undefined && typeof answer?.run === "number") this.knownRun = answer.run;
   }
 
   /**
@@ -663,14 +685,34 @@ export class Client {
    * Results of the old run are gone with it (the new run has the workers free them), so
    * finished futures are computed again too. Erred and cancelled futures keep their outcome.
    */
-  private async reconcile(): Promise<void> {
-    if (this.keys.size === 0) return;
+  private async reconcile(ifNewRun = false): Promise<void> {
+    if (this.keys.size === 0) {
+      // Nothing to bring back; learn the run this client now talks to.
+      if (ifNewRun) this.knownRun = undefined;
+      await this.learnRun();
+      return;
+    }
     const asked = [...new Set([...this.keys.keys(), ...this.specs.keys()])];
     const answer = (await this.opts.transport.request(this.subjects.query, { op: "client-keys", client: this.id, keys: asked }, { timeout: this.requestTimeout })) as {
       known?: Record<string, string>;
       wanted?: unknown;
+      run?: unknown;
+      reports?: unknown;
     } | null;
     if (this.closedFlag || typeof answer !== "object" || answer === null || !Array.isArray(answer.wanted)) return;
+    const run = typeof answer.run === "number" ? answer.run : undefined;
+    const known0 = this.knownRun;
+    if (run !== undefined) this.knownRun = run;
+    if (ifNewRun && (run === undefined || known0 === undefined || run === known0)) {
+      // Back from a lost connection to the run it knew (or to a scheduler that does not say):
+      // the scheduler kept this client's futures (or released them after its grace, and says
+      // so with key-cancelled). Reports sent while the connection was down are lost: take them
+      // again, for the keys still waiting for one.
+      if (Array.isArray(answer.reports)) {
+        this.applyReports((answer.reports as SchedulerToClient[]).filter((op) => typeof op?.key === "string" && this.keys.get(op.key)?.status === "pending"));
+      }
+      return;
+    }
     const known = new Set(Object.keys(answer.known ?? {}));
     const wanted = new Set(answer.wanted as string[]);
     const lost: string[] = [];
@@ -826,7 +868,11 @@ export class Client {
   private receive(msg: Msg): void {
     const envelope = msg.data as Envelope<SchedulerToClient>;
     if (typeof envelope !== "object" || envelope === null || !Array.isArray(envelope.ops)) return;
-    for (const op of envelope.ops) {
+    this.applyReports(envelope.ops);
+  }
+
+  private applyReports(ops: readonly SchedulerToClient[]): void {
+    for (const op of ops) {
       const st = this.keys.get(op.key);
       if (st === undefined) continue;
       if (op.op === "key-in-memory") {
@@ -870,6 +916,7 @@ export class Client {
     await leave;
     this.subscription?.unsubscribe();
     this.announcements?.unsubscribe();
+    this.stopWatchingReconnects?.();
     this.specs.clear();
     this.specDependents.clear();
     this.inFlight.clear();

@@ -1,22 +1,29 @@
-import type { SchedulerCore } from "../machines/scheduler/core.js";
+import { doneReport, type SchedulerCore } from "../machines/scheduler/core.js";
 
 /** Answers to read-only questions about a scheduler's state (status, workers, who-has). */
 export function answerQuery(core: SchedulerCore, q: { op?: string; keys?: unknown; client?: unknown }): unknown {
   switch (q?.op) {
     case "client-keys": {
-      // What a client that heard a scheduler announce a new run asks: which of my keys do you
-      // know (in what state), and which do you hold for me? (Client.reconcile in actors/client.ts)
+      // What a client that heard a scheduler announce a new run, or whose connection came
+      // back, asks: which of my keys do you know (in what state), and which do you hold for
+      // me? (Client.reconcile in actors/client.ts.) `run` tells it whether this is still the
+      // run it knew; `reports`, what it was told of its done keys (a report sent while its
+      // connection was down is lost).
       const keys = Array.isArray(q.keys) ? q.keys.filter((k): k is string => typeof k === "string") : [];
       const client = typeof q.client === "string" ? q.client : "";
       const known: [string, string][] = [];
       const wanted: string[] = [];
+      const reports: unknown[] = [];
       for (const key of keys) {
         const ts = core.tasks.get(key);
         if (ts === undefined || ts.state === "forgotten") continue;
         known.push([key, ts.state]);
-        if (ts.whoWants?.has(client)) wanted.push(key);
+        if (!ts.whoWants?.has(client)) continue;
+        wanted.push(key);
+        const report = doneReport(ts);
+        if (report !== null) reports.push(report);
       }
-      return { known: Object.fromEntries(known), wanted };
+      return { known: Object.fromEntries(known), wanted, run: core.run, reports };
     }
     case "workers":
       return { workers: workerSummaries(core) };

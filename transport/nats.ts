@@ -89,6 +89,7 @@ export class NatsTransport implements Transport {
   readonly #onError: (error: unknown, msg?: Msg) => void;
   readonly #sender = nuid.next();
   readonly #resend: ResendBuffer | null;
+  readonly #reconnectHandlers = new Set<() => void>();
   readonly #inboxPrefix: string;
   #inbox: NatsSub | null = null;
   #seq = 0;
@@ -105,7 +106,7 @@ export class NatsTransport implements Transport {
     this.#onError = options.onError ?? ((error, msg) => console.error(`natsched: ${msg ? `message on ${msg.subject}: ` : ""}`, error));
     this.#inboxPrefix = createInbox(options.inboxPrefix);
     this.#resend = options.resend === false ? null : new ResendBuffer(options.resend ?? {}, (m) => this.#send(m));
-    if (this.#resend !== null) void this.#watchStatus(this.#resend);
+    void this.#watchStatus();
   }
 
   get closed(): boolean {
@@ -321,11 +322,25 @@ export class NatsTransport implements Transport {
     else pending.resolve(data);
   }
 
-  async #watchStatus(resend: ResendBuffer): Promise<void> {
+  onReconnect(handler: () => void): () => void {
+    this.#reconnectHandlers.add(handler);
+    return () => this.#reconnectHandlers.delete(handler);
+  }
+
+  async #watchStatus(): Promise<void> {
     try {
       for await (const status of this.nc.status()) {
-        if (status.type === "disconnect") resend.disconnected();
-        else if (status.type === "reconnect") resend.reconnected();
+        if (status.type === "disconnect") this.#resend?.disconnected();
+        else if (status.type === "reconnect") {
+          this.#resend?.reconnected();
+          for (const handler of [...this.#reconnectHandlers]) {
+            try {
+              handler();
+            } catch (error) {
+              this.#report(error);
+            }
+          }
+        }
       }
     } catch {
       // The iterator ends (or fails) when the connection closes: nothing left to watch.

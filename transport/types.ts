@@ -53,4 +53,9 @@ export interface Transport {
   readonly closed: boolean;
   /** Set when payloads are encoded onto a wire: the data plane then serializes and chunks values. */
   readonly wire?: WireInfo;
+  /**
+   * Calls `handler` each time the connection comes back after it was lost (NATS); returns a
+   * function that stops it. A transport that cannot lose its connection (in process) has none.
+   */
+  onReconnect?(handler: () => void): () => void;
 }

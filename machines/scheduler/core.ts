@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import { NatschedError, UnknownFunctionError } from "../errors.js";
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess, sortByPriority } from "../priority.js";
-import type { ComputeTaskOp, ErrorInfo, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
+import type { ComputeTaskOp, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
@@ -329,12 +329,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   /** Tell a client about a key it just asked for that is already done. */
   private reportToClient(client: string, ts: TaskRec): void {
-    if (ts.state === "memory") {
-      this.fx.toClient(client, { op: "key-in-memory", key: ts.key, nbytes: ts.nbytes, workers: names(ts.whoHas) });
-    } else if (ts.state === "erred") {
-      const blame = ts.exceptionBlame ?? ts;
-      this.fx.toClient(client, { op: "key-erred", key: ts.key, failedKey: blame.key, error: blame.exception! });
-    }
+    const report = doneReport(ts);
+    if (report !== null) this.fx.toClient(client, report);
   }
 
   private clientReleasesKey(client: string, key: string): void {
@@ -1038,4 +1034,14 @@ function dataLostError(key: string): ErrorInfo {
     code: "DATA_LOST",
     message: `the data of ${key} was lost with the last worker holding it; it was scattered, not computed, so it cannot be recomputed`,
   };
+}
+
+/** What a client is told of a task that is done (in memory or erred), or null while it is not. */
+export function doneReport(ts: TaskRec): KeyInMemoryOp | KeyErredOp | null {
+  if (ts.state === "memory") return { op: "key-in-memory", key: ts.key, nbytes: ts.nbytes, workers: names(ts.whoHas) };
+  if (ts.state === "erred") {
+    const blame = ts.exceptionBlame ?? ts;
+    return { op: "key-erred", key: ts.key, failedKey: blame.key, error: blame.exception! };
+  }
+  return null;
 }
