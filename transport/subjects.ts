@@ -8,6 +8,8 @@ export const subjects = (cluster: string) => ({
   client: perName(`natsched.${cluster}.client.`),
   /** A scheduler starting a new run says so here: workers register again, clients resubmit (docs/nats.md). */
   announce: `natsched.${cluster}.announce.scheduler`,
+  /** A worker whose connection came back says so here: the scheduler resyncs it (docs/nats.md). */
+  workerBack: `natsched.${cluster}.announce.worker`,
   all: `natsched.${cluster}.>`,
 });
 

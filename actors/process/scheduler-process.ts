@@ -14,12 +14,12 @@ import { NatsTransport } from "../../transport/nats.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import type { ResendOptions } from "../../transport/nats-resend.js";
 import { subjects } from "../../transport/subjects.js";
-import type { Transport } from "../../transport/types.js";
+import type { Subscription, Transport } from "../../transport/types.js";
 import { realClock } from "../clock.js";
 import { loadConfig } from "../config-loader.js";
 import { SchedulerActor } from "../scheduler-actor.js";
 import { stealingSummary, tasksByState } from "../scheduler-queries.js";
-import { resyncAfterRestart, type ResyncReport } from "./scheduler-resync.js";
+import { resyncAfterRestart, serveWorkerReturns, type ResyncReport } from "./scheduler-resync.js";
 import { registerService } from "./services.js";
 import { answers } from "./wait-for.js";
 import { announceNewRun } from "./worker-resync.js";
@@ -61,6 +61,8 @@ export class SchedulerProcess {
   resynced: Promise<ResyncReport> | null = null;
   /** Stops announcing a new run to the workers of the last one (worker-resync.ts). */
   private stopAnnouncing: () => void = () => undefined;
+  /** Resyncing workers whose connection came back (scheduler-resync.ts). */
+  private workerReturns: Subscription | null = null;
   /** What an operator should know about how this scheduler started (e.g. no JetStream for its log). */
   readonly warnings: string[] = [];
 
@@ -151,8 +153,17 @@ export class SchedulerProcess {
       const summary = resumed === null ? null : { records: resumed.records, inputs: resumed.inputs, completed: resumed.unlogged.length };
       started = new SchedulerProcess(opts.cluster, transport, actor, log, service, summary, opts.onError);
       started.warnings.push(...warnings);
+      const running = started;
+      started.workerReturns = serveWorkerReturns({
+        cluster: opts.cluster,
+        transport: actorTransport,
+        actor,
+        clock: realClock,
+        workerTtl: config.workerTtl,
+        stopped: () => running.closing !== undefined,
+        ...(opts.onError ? { onError: opts.onError } : {}),
+      });
       if (resumed !== null) {
-        const running = started;
         started.resynced = resyncAfterRestart({
           cluster: opts.cluster,
           transport: actorTransport,
@@ -203,6 +214,7 @@ export class SchedulerProcess {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.stopAnnouncing();
+      this.workerReturns?.unsubscribe();
       await this.service?.stop().catch(() => undefined);
       this.actor.close();
       // Flushed before leaving NATS: a log in JetStream is written on this connection,

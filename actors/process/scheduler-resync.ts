@@ -23,11 +23,11 @@ import { PROTOCOL_VERSION, type Envelope, type SchedulerToClient, type Scheduler
 import type { SchedulerInput } from "../../machines/scheduler/inputs.js";
 import type { TaskRec, WorkerRec } from "../../machines/scheduler/state.js";
 import { subjects } from "../../transport/subjects.js";
-import type { Transport } from "../../transport/types.js";
+import type { Subscription, Transport } from "../../transport/types.js";
 import type { Clock } from "../clock.js";
 import type { SchedulerActor } from "../scheduler-actor.js";
 import { schedulerOpProblem } from "../validate-ops.js";
-import { resyncSubject, type ResyncAnswer } from "./worker-resync.js";
+import { resyncSubject, type ResyncAnswer, type WorkerBackOp } from "./worker-resync.js";
 
 export interface ResyncOptions {
   cluster: string;
@@ -56,6 +56,27 @@ export interface ResyncReport {
   /** compute-task and steal-request sent again. */
   computeAgain: number;
   stealAgain: number;
+}
+
+/**
+ * Resyncs a worker whose connection came back (it says so on `natsched.<cluster>.announce.worker`):
+ * what the scheduler sent it while it was away was lost, as a restarted scheduler's messages
+ * may be, and the same questions and answers settle it: compute-tasks it never got are sent
+ * again, results it reported meanwhile come in (the core ignores what it has already taken).
+ */
+export function serveWorkerReturns(opts: ResyncOptions): Subscription {
+  const resyncing = new Set<string>();
+  return opts.transport.subscribe(subjects(opts.cluster).workerBack, (msg) => {
+    const op = msg.data as Partial<WorkerBackOp> | null;
+    if (typeof op !== "object" || op === null || op.op !== "worker-back" || typeof op.name !== "string" || typeof op.id !== "string") return;
+    const { name, id } = op;
+    if (opts.stopped?.() || opts.actor.core.workers.get(name)?.id !== id || resyncing.has(name)) return;
+    resyncing.add(name);
+    const report: ResyncReport = { reported: 0, answered: [], lost: [], reports: 0, computeAgain: 0, stealAgain: 0 };
+    resyncWorker(opts, name, id, report)
+      .catch((error: unknown) => opts.onError?.(error))
+      .finally(() => resyncing.delete(name));
+  });
 }
 
 export async function resyncAfterRestart(opts: ResyncOptions): Promise<ResyncReport> {

@@ -18,7 +18,7 @@ import { withBuiltins, type TaskFunctions } from "../functions.js";
 import { WorkerActor } from "../worker-actor.js";
 import { checkClusterName } from "./scheduler-process.js";
 import { registerService } from "./services.js";
-import { followNewRuns, ReportJournal, serveResync } from "./worker-resync.js";
+import { announceReturns, followNewRuns, ReportJournal, serveResync } from "./worker-resync.js";
 import { answers, waitUntilAnswered } from "./wait-for.js";
 
 export interface WorkerProcessOptions {
@@ -125,6 +125,7 @@ export class WorkerProcess {
       const resync = [
         serveResync(transport, opts.cluster, started, journal),
         followNewRuns(transport, opts.cluster, started, info, () => opts.onReregistered?.(), onError),
+        announceReturns(transport, opts.cluster, started, onError),
       ];
       const service =
         opts.service === false

@@ -12,6 +12,10 @@
  * A scheduler that starts a new run instead (the last one stopped cleanly, or kept no log in
  * JetStream) knows no worker: it announces itself on `natsched.<cluster>.announce.scheduler`,
  * and each worker registers with it again, with what it holds (followNewRuns).
+ *
+ * The same resync serves a worker whose own connection dropped and came back: what the
+ * scheduler sent it meanwhile (a compute-task, free-keys) was lost, so it says it is back on
+ * `natsched.<cluster>.announce.worker` (announceReturns) and the scheduler resyncs it.
  */
 import { ProtocolError } from "../../machines/errors.js";
 import { PROTOCOL_VERSION, type Envelope, type RegisterWorkerOp, type TaskErredOp, type TaskFinishedOp, type WorkerInfo } from "../../machines/protocol.js";
@@ -131,6 +135,28 @@ export function serveResync(transport: Transport, cluster: string, actor: Worker
 
 export function announceSubject(cluster: string): string {
   return subjects(cluster).announce;
+}
+
+/** What a worker whose connection came back publishes on `subjects(cluster).workerBack`. */
+export interface WorkerBackOp {
+  v: number;
+  op: "worker-back";
+  name: string;
+  id: string;
+}
+
+/** Says on `natsched.<cluster>.announce.worker` each time the worker's connection comes back; unsubscribe stops it. */
+export function announceReturns(transport: Transport, cluster: string, actor: WorkerActor, onError: (error: unknown) => void): Subscription {
+  const subject = subjects(cluster).workerBack;
+  const stop =
+    transport.onReconnect?.(() => {
+      try {
+        if (!transport.closed) transport.publish(subject, { v: PROTOCOL_VERSION, op: "worker-back", name: actor.name, id: actor.id } satisfies WorkerBackOp);
+      } catch (error) {
+        onError(error);
+      }
+    }) ?? (() => undefined);
+  return { subject, unsubscribe: stop };
 }
 
 /** A new run is announced now and again after these delays (ms), for workers whose connection was down. */

@@ -1,0 +1,51 @@
+/**
+ * What the scheduler sends a worker whose connection is down is lost (core NATS keeps
+ * nothing; the transport's re-send covers the sender's connection dropping, not the
+ * receiver's). A worker whose connection comes back says so, and the scheduler resyncs it
+ * as it would after its own restart: the compute-tasks it never got are sent again. Work
+ * stealing is off here, so that nothing else could move the tasks to another worker.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import type { Client } from "../actors/client.js";
+import { connectClient } from "../actors/process/connect-client.js";
+import { NatsServer } from "./support/nats-server.js";
+import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";
+import { TcpProxy } from "./support/tcp-proxy.js";
+
+const FUNCTIONS = `${REPO_ROOT}/tests/support/cluster-tasks.ts`;
+const POLICY = { NATSCHED_SCHEDULER__WORK_STEALING: "false" };
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const step of cleanup.reverse()) await step().catch(() => undefined);
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("a worker whose connection was down while the scheduler gave it work", () => {
+  it("is sent that work again when it is back, and the futures complete", async () => {
+    const server = await NatsServer.start({ jetstream: false });
+    cleanup.push(() => server.dispose());
+    const proxy = await TcpProxy.start(server.port);
+    cleanup.push(() => proxy.close());
+    const scheduler = NatschedProcess.spawn("scheduler", ["scheduler", "--no-log", "--nats", server.url, "--cluster", "wback"], POLICY);
+    cleanup.push(() => scheduler.stop("SIGKILL"));
+    await scheduler.waitFor(/natsched scheduler: cluster/, 30_000);
+    // The only worker, connected through the proxy.
+    const worker = NatschedProcess.spawn("w1", ["worker", "--name", "w1", "--nthreads", "1", "--functions", FUNCTIONS, "--nats", proxy.url, "--cluster", "wback"], POLICY);
+    cleanup.push(() => worker.stop("SIGKILL"));
+    await worker.waitFor(/registered/, 30_000);
+    const client: Client = await connectClient({ servers: server.url, cluster: "wback" });
+    cleanup.push(() => client.close());
+    expect(await client.submit<number>("inc", [1]).result({ timeout: 10_000 })).toBe(2);
+
+    await proxy.cut();
+    // Assigned to w1 while its connection is down (within the ~4 s before a silent worker is lost).
+    const futures = Array.from({ length: 3 }, (_, i) => client.submit<number>("inc", [i], { pure: false }));
+    await sleep(1_500);
+    expect(futures.some((f) => f.done())).toBe(false);
+    await proxy.restore();
+    expect(await client.gather(futures, { timeout: 20_000 })).toEqual([1, 2, 3]);
+    expect((await client.workers()).map((w) => w.name)).toEqual(["w1"]);
+  }, 60_000);
+});
