@@ -1,9 +1,10 @@
 /**
- * What the scheduler sends a worker whose connection is down is lost (core NATS keeps
- * nothing; the transport's re-send covers the sender's connection dropping, not the
- * receiver's). A worker whose connection comes back says so, and the scheduler resyncs it
- * as it would after its own restart: the compute-tasks it never got are sent again. Work
- * stealing is off here, so that nothing else could move the tasks to another worker.
+ * What is sent to a process whose connection is down is lost (core NATS keeps nothing; the
+ * transport's re-send covers the sender's connection dropping, not the receiver's). A
+ * worker whose connection comes back says so, and the scheduler resyncs it as it would
+ * after its own restart: the compute-tasks it never got are sent again. A scheduler whose
+ * connection comes back resyncs every worker: the results they reported meanwhile come in.
+ * Work stealing is off here, so that nothing else could move the tasks to another worker.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { Client } from "../actors/client.js";
@@ -47,5 +48,32 @@ describe("a worker whose connection was down while the scheduler gave it work", 
     await proxy.restore();
     expect(await client.gather(futures, { timeout: 20_000 })).toEqual([1, 2, 3]);
     expect((await client.workers()).map((w) => w.name)).toEqual(["w1"]);
+  }, 60_000);
+});
+
+describe("a scheduler whose connection was down while a worker finished a task", () => {
+  it("asks the workers when it is back, and the future completes", async () => {
+    const server = await NatsServer.start({ jetstream: false });
+    cleanup.push(() => server.dispose());
+    const proxy = await TcpProxy.start(server.port);
+    cleanup.push(() => proxy.close());
+    // The scheduler connected through the proxy, the worker and the client directly.
+    const scheduler = NatschedProcess.spawn("scheduler", ["scheduler", "--no-log", "--nats", proxy.url, "--cluster", "sback"], POLICY);
+    cleanup.push(() => scheduler.stop("SIGKILL"));
+    await scheduler.waitFor(/natsched scheduler: cluster/, 30_000);
+    const worker = NatschedProcess.spawn("w1", ["worker", "--name", "w1", "--nthreads", "1", "--functions", FUNCTIONS, "--nats", server.url, "--cluster", "sback"], POLICY);
+    cleanup.push(() => worker.stop("SIGKILL"));
+    await worker.waitFor(/registered/, 30_000);
+    const client: Client = await connectClient({ servers: server.url, cluster: "sback" });
+    cleanup.push(() => client.close());
+
+    const slow = client.submit<number>("slowInc", [41, 3000], { pure: false });
+    await sleep(2_600); // longer than the scheduler's transport keeps its messages to send again
+    await proxy.cut();
+    await sleep(1_500); // the task finishes meanwhile: its task-finished reaches nobody
+    expect(slow.done()).toBe(false);
+    await proxy.restore();
+    expect(await slow.result({ timeout: 20_000 })).toBe(42);
+    expect(await client.submit<number>("inc", [1], { pure: false }).result({ timeout: 10_000 })).toBe(2);
   }, 60_000);
 });

@@ -19,7 +19,7 @@ import { realClock } from "../clock.js";
 import { loadConfig } from "../config-loader.js";
 import { SchedulerActor } from "../scheduler-actor.js";
 import { stealingSummary, tasksByState } from "../scheduler-queries.js";
-import { resyncAfterRestart, serveWorkerReturns, type ResyncReport } from "./scheduler-resync.js";
+import { resyncAfterRestart, serveWorkerReturns, type ResyncOptions, type ResyncReport } from "./scheduler-resync.js";
 import { registerService } from "./services.js";
 import { answers } from "./wait-for.js";
 import { announceNewRun } from "./worker-resync.js";
@@ -63,6 +63,9 @@ export class SchedulerProcess {
   private stopAnnouncing: () => void = () => undefined;
   /** Resyncing workers whose connection came back (scheduler-resync.ts). */
   private workerReturns: Subscription | null = null;
+  private stopResyncOnReconnect: () => void = () => undefined;
+  /** The resync after this scheduler's own connection came back, while it runs. */
+  private reconnectResync: Promise<unknown> | null = null;
   /** What an operator should know about how this scheduler started (e.g. no JetStream for its log). */
   readonly warnings: string[] = [];
 
@@ -154,7 +157,7 @@ export class SchedulerProcess {
       started = new SchedulerProcess(opts.cluster, transport, actor, log, service, summary, opts.onError);
       started.warnings.push(...warnings);
       const running = started;
-      started.workerReturns = serveWorkerReturns({
+      const resyncOptions: ResyncOptions = {
         cluster: opts.cluster,
         transport: actorTransport,
         actor,
@@ -162,17 +165,19 @@ export class SchedulerProcess {
         workerTtl: config.workerTtl,
         stopped: () => running.closing !== undefined,
         ...(opts.onError ? { onError: opts.onError } : {}),
+      };
+      started.workerReturns = serveWorkerReturns(resyncOptions);
+      // Back from a lost connection: what the workers reported meanwhile went to nobody, and
+      // reports to clients may have been lost (the re-send covers 2 s before the drop was
+      // noticed). The same catching up as after a restart settles both.
+      started.stopResyncOnReconnect = transport.onReconnect(() => {
+        if (running.closing !== undefined || running.reconnectResync !== null) return;
+        running.reconnectResync = resyncAfterRestart(resyncOptions)
+          .catch((error: unknown) => opts.onError?.(error))
+          .finally(() => (running.reconnectResync = null));
       });
       if (resumed !== null) {
-        started.resynced = resyncAfterRestart({
-          cluster: opts.cluster,
-          transport: actorTransport,
-          actor,
-          clock: realClock,
-          workerTtl: config.workerTtl,
-          stopped: () => running.closing !== undefined,
-          ...(opts.onError ? { onError: opts.onError } : {}),
-        });
+        started.resynced = resyncAfterRestart(resyncOptions);
         started.resynced.catch((error: unknown) => opts.onError?.(error));
       } else {
         // A new run: workers of a run before (stopped cleanly, or without a log in JetStream) register again.
@@ -215,6 +220,7 @@ export class SchedulerProcess {
     this.closing ??= (async () => {
       this.stopAnnouncing();
       this.workerReturns?.unsubscribe();
+      this.stopResyncOnReconnect();
       await this.service?.stop().catch(() => undefined);
       this.actor.close();
       // Flushed before leaving NATS: a log in JetStream is written on this connection,
