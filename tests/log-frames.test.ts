@@ -14,6 +14,7 @@ import { exportLog } from "../replay/jetstream-export.js";
 import { FileLogSink, openLog, readLogSync, type LogProblem, type LogRecord, type TransitionRecord } from "../replay/index.js";
 import { replay } from "../replay/replay.js";
 import { runCli } from "../cli/run.js";
+import { object, text, number } from "./log-arbitraries.js";
 import { recordRun } from "./replay-fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-frames-"));
@@ -23,21 +24,6 @@ const program = logWriterProgram(captureDecoderProgram(CAPTURE_TAGS), zlib);
 /** What a reader gives back for a record: what JSON gives back (NaN as null, -0 as 0, undefined fields gone). */
 const asJson = (r: unknown): unknown => JSON.parse(JSON.stringify(r));
 
-const text = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: "binary", maxLength: 12 }), fc.constantFrom("", '"', "\\", "é€", "\u{1F600}", "\ud800", "task-key-0123456789", "toJSON"));
-const number = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(0, -0, NaN, Infinity, -Infinity, 2 ** 53, 5e-324));
-const json = fc.letrec<{ value: unknown }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: "small" },
-    number,
-    text,
-    fc.boolean(),
-    fc.constant(null),
-    fc.constant(undefined),
-    fc.array(tie("value"), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(text, fc.constantFrom("op", "key", "t", "0", "7")), tie("value"), { maxKeys: 4 }),
-  ),
-})).value;
-const object = fc.dictionary(fc.oneof(text, fc.constantFrom("op", "key", "t")), json, { maxKeys: 5 });
 const name = fc.constantFrom("scheduler", "worker.a", "task", "READY", "memory", "processing.assigned", "task-key-0123456789", "x");
 const transition = fc
   .tuple(name, fc.nat(), number, name, fc.oneof(name, text), name, name, name)

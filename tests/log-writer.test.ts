@@ -9,27 +9,7 @@ import { CAPTURE_TAGS } from "../replay/capture-tags.js";
 import { LogCapture } from "../replay/log-capture.js";
 import { logWriterProgram } from "../replay/log-format-thread.js";
 import { FileLogSink, readLogSync, type LogRecord } from "../replay/index.js";
-
-/** Strings with everything JSON escapes or encodes specially: quotes, controls, non-ASCII, astral and lone surrogates. */
-const text = fc.oneof(
-  fc.string({ maxLength: 12 }),
-  fc.string({ unit: "binary", maxLength: 12 }),
-  fc.constantFrom("", '"', "\\", "\n\t\r\b\f", "\u0000\u001f\u007f", "é€", "\u{1F600}", "\ud800", "x\udc00y", "\udbff\udfff"),
-);
-const number = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(0, -0, 9, 10, 99, 100, 101, 999_999_999, 1e9, 2 ** 31 - 1, 1e21, 5e-324, 2 ** 31, -(2 ** 31), 2 ** 53, NaN, Infinity, -Infinity, 0.1 + 0.2));
-const json = fc.letrec<{ value: unknown }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: "small" },
-    number,
-    text,
-    fc.boolean(),
-    fc.constant(null),
-    fc.constant(undefined),
-    fc.array(tie("value"), { maxLength: 4 }),
-    fc.dictionary(text, tie("value"), { maxKeys: 4 }),
-  ),
-})).value;
-const object = fc.dictionary(text, json, { maxKeys: 5 });
+import { json, number, object, text } from "./log-arbitraries.js";
 
 const transition = fc
   .tuple(text, fc.oneof(fc.nat(), fc.constantFrom(9, 10, 99, 100, 12_345, 999_999_999, 1e9, 2 ** 31 - 1, 2 ** 31, 2 ** 53 - 1)), number, text, text, text, text, text)

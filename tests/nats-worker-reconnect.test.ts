@@ -23,21 +23,27 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A cluster of one scheduler and one worker, `cut` of them connected through a proxy the test can cut; the client connects directly. */
+async function cluster(name: string, cut: "worker" | "scheduler") {
+  const server = await NatsServer.start({ jetstream: false });
+  cleanup.push(() => server.dispose());
+  const proxy = await TcpProxy.start(server.port);
+  cleanup.push(() => proxy.close());
+  const via = (who: "worker" | "scheduler") => (who === cut ? proxy.url : server.url);
+  const scheduler = NatschedProcess.spawn("scheduler", ["scheduler", "--no-log", "--nats", via("scheduler"), "--cluster", name], POLICY);
+  cleanup.push(() => scheduler.stop("SIGKILL"));
+  await scheduler.waitFor(/natsched scheduler: cluster/, 30_000);
+  const worker = NatschedProcess.spawn("w1", ["worker", "--name", "w1", "--nthreads", "1", "--functions", FUNCTIONS, "--nats", via("worker"), "--cluster", name], POLICY);
+  cleanup.push(() => worker.stop("SIGKILL"));
+  await worker.waitFor(/registered/, 30_000);
+  const client: Client = await connectClient({ servers: server.url, cluster: name });
+  cleanup.push(() => client.close());
+  return { proxy, client };
+}
+
 describe("a worker whose connection was down while the scheduler gave it work", () => {
   it("is sent that work again when it is back, and the futures complete", async () => {
-    const server = await NatsServer.start({ jetstream: false });
-    cleanup.push(() => server.dispose());
-    const proxy = await TcpProxy.start(server.port);
-    cleanup.push(() => proxy.close());
-    const scheduler = NatschedProcess.spawn("scheduler", ["scheduler", "--no-log", "--nats", server.url, "--cluster", "wback"], POLICY);
-    cleanup.push(() => scheduler.stop("SIGKILL"));
-    await scheduler.waitFor(/natsched scheduler: cluster/, 30_000);
-    // The only worker, connected through the proxy.
-    const worker = NatschedProcess.spawn("w1", ["worker", "--name", "w1", "--nthreads", "1", "--functions", FUNCTIONS, "--nats", proxy.url, "--cluster", "wback"], POLICY);
-    cleanup.push(() => worker.stop("SIGKILL"));
-    await worker.waitFor(/registered/, 30_000);
-    const client: Client = await connectClient({ servers: server.url, cluster: "wback" });
-    cleanup.push(() => client.close());
+    const { proxy, client } = await cluster("wback", "worker");
     expect(await client.submit<number>("inc", [1]).result({ timeout: 10_000 })).toBe(2);
 
     await proxy.cut();
@@ -53,20 +59,7 @@ describe("a worker whose connection was down while the scheduler gave it work", 
 
 describe("a scheduler whose connection was down while a worker finished a task", () => {
   it("asks the workers when it is back, and the future completes", async () => {
-    const server = await NatsServer.start({ jetstream: false });
-    cleanup.push(() => server.dispose());
-    const proxy = await TcpProxy.start(server.port);
-    cleanup.push(() => proxy.close());
-    // The scheduler connected through the proxy, the worker and the client directly.
-    const scheduler = NatschedProcess.spawn("scheduler", ["scheduler", "--no-log", "--nats", proxy.url, "--cluster", "sback"], POLICY);
-    cleanup.push(() => scheduler.stop("SIGKILL"));
-    await scheduler.waitFor(/natsched scheduler: cluster/, 30_000);
-    const worker = NatschedProcess.spawn("w1", ["worker", "--name", "w1", "--nthreads", "1", "--functions", FUNCTIONS, "--nats", server.url, "--cluster", "sback"], POLICY);
-    cleanup.push(() => worker.stop("SIGKILL"));
-    await worker.waitFor(/registered/, 30_000);
-    const client: Client = await connectClient({ servers: server.url, cluster: "sback" });
-    cleanup.push(() => client.close());
-
+    const { proxy, client } = await cluster("sback", "scheduler");
     const slow = client.submit<number>("slowInc", [41, 3000], { pure: false });
     await sleep(2_600); // longer than the scheduler's transport keeps its messages to send again
     await proxy.cut();
