@@ -19,7 +19,7 @@ import { BadOptionError } from "../machines/errors.js";
 import { FileLogSink } from "./file-log.js";
 import { openLog } from "./reader.js";
 import { concernsKey } from "./record-filter.js";
-import type { LogProblem, LogRecord } from "./types.js";
+import { LOG_FORMAT_FRAMES, type LogProblem, type LogRecord } from "./types.js";
 
 export type Around =
   | { key: string }
@@ -159,7 +159,9 @@ export async function exportSlice(path: string, around: Around | string, out: st
   const keep = cuts.finish(mode);
   if (keep.size === 0) throw new BadOptionError("--around", `nothing in ${path} is at or before ${cuts.resolvedTime}`);
 
+  // The slice in its log's format: JSON lines from a JSON-lines file or from JetStream.
   const sink = await FileLogSink.open(out, {
+    format: reader.header.v === LOG_FORMAT_FRAMES ? "binary" : "jsonl",
     meta: { ...reader.header.meta, slice: { of: path, around: mode === "key" ? { key } : { time: cuts.resolvedTime }, cuts: Object.fromEntries(keep) } },
   });
   let records = 0;

@@ -48,6 +48,7 @@ describe("natsched export --around <key>", () => {
     expect(slice.records.length).toBeLessThan(records.length);
     expect(statSync(out).size).toBeLessThan(statSync(path).size);
     expect(slice.header.meta).toMatchObject({ slice: { of: path, around: { key } } });
+    expect(slice.header.v).toBe(readLogSync(path).header.v); // in its log's format
 
     const original = byActor(records);
     const touched = [...original].filter(([, list]) => list.some((r) => concernsKey(r, key))).map(([actor]) => actor);
