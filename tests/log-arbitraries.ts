@@ -1,5 +1,11 @@
-/** fast-check values for the event log's property tests: what a record may carry. */
+/** For the event log's property tests: fast-check values a record may carry, and the capture-and-write path. */
+import * as zlib from "node:zlib";
 import fc from "fast-check";
+import { captureDecoderProgram } from "../replay/capture-decoder.js";
+import { CAPTURE_TAGS } from "../replay/capture-tags.js";
+import { LogCapture } from "../replay/log-capture.js";
+import { logWriterProgram } from "../replay/log-format-thread.js";
+import type { LogRecord } from "../replay/types.js";
 
 /**
  * Strings with everything JSON escapes or encodes specially (quotes, controls, non-ASCII,
@@ -32,3 +38,34 @@ export const json = fc.letrec<{ value: unknown }>((tie) => ({
 })).value;
 
 export const object = fc.dictionary(key, json, { maxKeys: 5 });
+
+/**
+ * Captures the records into batches of the given size (transitions and inputs at even
+ * places through the recorder's field-wise calls when they have its layout, the rest as
+ * records), writes each batch as the writer thread does for a log of format `version`, and
+ * returns the bytes.
+ */
+export function writeCaptured(records: LogRecord[], batch: { nums: number; chars: number }, version: 1 | 2): Buffer {
+  const writer = logWriterProgram(captureDecoderProgram(CAPTURE_TAGS), zlib).writer(version);
+  const capture = new LogCapture(new Float64Array(batch.nums), new Uint16Array(batch.chars));
+  const out: Buffer[] = [];
+  const seal = (): void => {
+    writer.write(capture.nums, capture.chars, capture.n, capture.c, capture.records, (bytes, start, end) => out.push(Buffer.from(bytes.subarray(start, end))));
+    capture.replace(new Float64Array(batch.nums), new Uint16Array(batch.chars));
+  };
+  records.forEach((r, i) => {
+    const recorderLayout = ["actor", "seq", "t", "kind", "machine", "id", "event", "from", "to", "why"].slice(0, Object.keys(r).length).join();
+    const asInput = r.kind === "input" && i % 2 === 0 && Object.keys(r).join() === "actor,seq,t,kind,event" && Object.is((r.event as { t?: unknown }).t, r.t);
+    const take = (): boolean =>
+      r.kind === "transition" && i % 2 === 0 && Object.keys(r).join() === recorderLayout
+        ? capture.transition(r.actor, r.seq, r.t, r.machine, r.id, r.event, r.from, r.to, r.why)
+        : asInput
+          ? capture.input(r.actor, r.seq, r.event as never)
+          : capture.record(r);
+    if (take()) return;
+    seal();
+    while (!take()) capture.grow(2);
+  });
+  seal();
+  return Buffer.concat(out);
+}

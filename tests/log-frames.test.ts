@@ -1,26 +1,22 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import * as zlib from "node:zlib";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { captureDecoderProgram } from "../replay/capture-decoder.js";
 import { CAPTURE_TAGS } from "../replay/capture-tags.js";
 import { FrameScanner } from "../replay/frame-scanner.js";
 import { decodeFrameHead, FRAME_HEAD_BYTES } from "../replay/frame-format.js";
-import { LogCapture } from "../replay/log-capture.js";
-import { logWriterProgram } from "../replay/log-format-thread.js";
 import { exportLog } from "../replay/jetstream-export.js";
 import { FileLogSink, openLog, readLogSync, type LogProblem, type LogRecord, type TransitionRecord } from "../replay/index.js";
 import { replay } from "../replay/replay.js";
 import { runCli } from "../cli/run.js";
-import { object, text, number } from "./log-arbitraries.js";
+import { number, object, text, writeCaptured } from "./log-arbitraries.js";
 import { recordRun } from "./replay-fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-frames-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const program = logWriterProgram(captureDecoderProgram(CAPTURE_TAGS), zlib);
 /** What a reader gives back for a record: what JSON gives back (NaN as null, -0 as 0, undefined fields gone). */
 const asJson = (r: unknown): unknown => JSON.parse(JSON.stringify(r));
 
@@ -40,28 +36,7 @@ const record: fc.Arbitrary<LogRecord> = fc.oneof(
 );
 
 /** Captures the records into batches of the given size, writes each as a frame, returns the bytes. */
-function framesOf(records: LogRecord[], batch: { nums: number; chars: number }): Buffer {
-  const writer = program.writer(2);
-  const capture = new LogCapture(new Float64Array(batch.nums), new Uint16Array(batch.chars));
-  const out: Buffer[] = [];
-  const seal = (): void => {
-    writer.write(capture.nums, capture.chars, capture.n, capture.c, capture.records, (bytes, start, end) => out.push(Buffer.from(bytes.subarray(start, end))));
-    capture.replace(new Float64Array(batch.nums), new Uint16Array(batch.chars));
-  };
-  records.forEach((r, i) => {
-    const take = (): boolean =>
-      r.kind === "transition" && i % 2 === 0 && Object.keys(r)[0] === "actor"
-        ? capture.transition(r.actor, r.seq, r.t, r.machine, r.id, r.event, r.from, r.to, r.why)
-        : r.kind === "input" && i % 3 === 0 && Object.keys(r).join() === "actor,seq,t,kind,event" && Object.is((r.event as { t?: unknown }).t, r.t)
-          ? capture.input(r.actor, r.seq, r.event as never)
-          : capture.record(r);
-    if (take()) return;
-    seal();
-    while (!take()) capture.grow(2);
-  });
-  seal();
-  return Buffer.concat(out);
-}
+const framesOf = (records: LogRecord[], batch: { nums: number; chars: number }): Buffer => writeCaptured(records, batch, 2);
 
 /** Scans frame bytes as a reader does (no sequence checks matter here: every record is its actor's next). */
 function scan(bytes: Buffer, chunk = bytes.length): { records: LogRecord[]; problems: LogProblem[] } {

@@ -9,7 +9,7 @@ import { CAPTURE_TAGS } from "../replay/capture-tags.js";
 import { LogCapture } from "../replay/log-capture.js";
 import { logWriterProgram } from "../replay/log-format-thread.js";
 import { FileLogSink, readLogSync, type LogRecord } from "../replay/index.js";
-import { json, number, object, text } from "./log-arbitraries.js";
+import { json, number, object, text, writeCaptured } from "./log-arbitraries.js";
 
 const transition = fc
   .tuple(text, fc.oneof(fc.nat(), fc.constantFrom(9, 10, 99, 100, 12_345, 999_999_999, 1e9, 2 ** 31 - 1, 2 ** 31, 2 ** 53 - 1)), number, text, text, text, text, text)
@@ -35,28 +35,7 @@ const crc32 = (data: Buffer): number => zlib.crc32(data);
 
 /** Captures the records (transitions both as objects and as fields), writes them as version-1 lines, returns the lines. */
 function roundTrip(records: LogRecord[], batch: { nums: number; chars: number }): string[] {
-  const lineWriter = program.writer(1);
-  const capture = new LogCapture(new Float64Array(batch.nums), new Uint16Array(batch.chars));
-  const out: Buffer[] = [];
-  const seal = (): void => {
-    lineWriter.write(capture.nums, capture.chars, capture.n, capture.c, capture.records, (bytes, start, end) => out.push(Buffer.from(bytes.subarray(start, end))));
-    capture.replace(new Float64Array(batch.nums), new Uint16Array(batch.chars));
-  };
-  records.forEach((r, i) => {
-    const recorderLayout = ["actor", "seq", "t", "kind", "machine", "id", "event", "from", "to", "why"].slice(0, Object.keys(r).length).join();
-    const asInput = r.kind === "input" && i % 2 === 0 && Object.keys(r).join() === "actor,seq,t,kind,event" && Object.is((r.event as { t?: unknown }).t, r.t);
-    const take = (): boolean =>
-      r.kind === "transition" && i % 2 === 0 && Object.keys(r).join() === recorderLayout
-        ? capture.transition(r.actor, r.seq, r.t, r.machine, r.id, r.event, r.from, r.to, r.why)
-        : asInput
-          ? capture.input(r.actor, r.seq, r.event as never)
-          : capture.record(r);
-    if (take()) return;
-    seal();
-    while (!take()) capture.grow(2);
-  });
-  seal();
-  const lines = Buffer.concat(out).toString("utf8").split("\n");
+  const lines = writeCaptured(records, batch, 1).toString("utf8").split("\n");
   expect(lines.pop()).toBe("");
   return lines;
 }
