@@ -2,7 +2,8 @@
  * What is sent to a process whose connection is down is lost (core NATS keeps nothing; the
  * transport's re-send covers the sender's connection dropping, not the receiver's). A
  * worker whose connection comes back says so, and the scheduler resyncs it as it would
- * after its own restart: the compute-tasks it never got are sent again. A scheduler whose
+ * after its own restart: the compute-tasks it never got are sent again; one it removed
+ * meanwhile registers again. A scheduler whose
  * connection comes back resyncs every worker: the results they reported meanwhile come in.
  * Work stealing is off here, so that nothing else could move the tasks to another worker.
  */
@@ -51,6 +52,20 @@ describe("a worker whose connection was down while the scheduler gave it work", 
     const futures = Array.from({ length: 3 }, (_, i) => client.submit<number>("inc", [i], { pure: false }));
     await sleep(1_500);
     expect(futures.some((f) => f.done())).toBe(false);
+    await proxy.restore();
+    expect(await client.gather(futures, { timeout: 20_000 })).toEqual([1, 2, 3]);
+    expect((await client.workers()).map((w) => w.name)).toEqual(["w1"]);
+  }, 60_000);
+});
+
+describe("a worker whose connection was down long enough for the scheduler to remove it", () => {
+  it("registers again when it is back, and takes work again", async () => {
+    const { proxy, client } = await cluster("wgone", "worker");
+    expect(await client.submit<number>("inc", [1]).result({ timeout: 10_000 })).toBe(2);
+    await proxy.cut();
+    await sleep(7_000); // a silent worker with no connection is lost after about 4 s
+    expect(await client.workers()).toEqual([]);
+    const futures = Array.from({ length: 3 }, (_, i) => client.submit<number>("inc", [i], { pure: false }));
     await proxy.restore();
     expect(await client.gather(futures, { timeout: 20_000 })).toEqual([1, 2, 3]);
     expect((await client.workers()).map((w) => w.name)).toEqual(["w1"]);

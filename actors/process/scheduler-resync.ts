@@ -27,7 +27,7 @@ import type { Subscription, Transport } from "../../transport/types.js";
 import type { Clock } from "../clock.js";
 import type { SchedulerActor } from "../scheduler-actor.js";
 import { schedulerOpProblem } from "../validate-ops.js";
-import { resyncSubject, type ResyncAnswer, type WorkerBackOp } from "./worker-resync.js";
+import { resyncSubject, type ResyncAnswer, type WorkerBackAnswer, type WorkerBackOp } from "./worker-resync.js";
 
 export interface ResyncOptions {
   cluster: string;
@@ -70,7 +70,11 @@ export function serveWorkerReturns(opts: ResyncOptions): Subscription {
     const op = msg.data as Partial<WorkerBackOp> | null;
     if (typeof op !== "object" || op === null || op.op !== "worker-back" || typeof op.name !== "string" || typeof op.id !== "string") return;
     const { name, id } = op;
-    if (opts.stopped?.() || opts.actor.core.workers.get(name)?.id !== id || resyncing.has(name)) return;
+    if (opts.stopped?.()) return;
+    // Removed meanwhile (silent for too long): it registers again on this answer.
+    const known = opts.actor.core.workers.get(name)?.id === id;
+    if (msg.reply !== undefined) opts.transport.publish(msg.reply, { known } satisfies WorkerBackAnswer);
+    if (!known || resyncing.has(name)) return;
     resyncing.add(name);
     const report: ResyncReport = { reported: 0, answered: [], lost: [], reports: 0, computeAgain: 0, stealAgain: 0 };
     resyncWorker(opts, name, id, report)

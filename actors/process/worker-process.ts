@@ -125,7 +125,7 @@ export class WorkerProcess {
       const resync = [
         serveResync(transport, opts.cluster, started, journal),
         followNewRuns(transport, opts.cluster, started, info, () => opts.onReregistered?.(), onError),
-        announceReturns(transport, opts.cluster, started, onError),
+        announceReturns(transport, opts.cluster, started, info, () => opts.onReregistered?.(), onError),
       ];
       const service =
         opts.service === false

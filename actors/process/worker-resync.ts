@@ -145,16 +145,37 @@ export interface WorkerBackOp {
   id: string;
 }
 
-/** Says on `natsched.<cluster>.announce.worker` each time the worker's connection comes back; unsubscribe stops it. */
-export function announceReturns(transport: Transport, cluster: string, actor: WorkerActor, onError: (error: unknown) => void): Subscription {
+/** The scheduler's answer to worker-back: whether it still has this worker (this name and incarnation). */
+export interface WorkerBackAnswer {
+  known: boolean;
+}
+
+/**
+ * Asks on `natsched.<cluster>.announce.worker` each time the worker's connection comes back:
+ * a scheduler that still has it resyncs it; one that removed it meanwhile (its connection
+ * was down longer than the scheduler waits for a silent worker) answers `known: false`, and
+ * the worker registers again with what it holds, as with a new run (Dask's worker re-registers
+ * when its heartbeat is answered "missing"). Unsubscribe stops it.
+ */
+export function announceReturns(
+  transport: Transport,
+  cluster: string,
+  actor: WorkerActor,
+  info: Omit<WorkerInfo, "name" | "id">,
+  onRegistered: () => void,
+  onError: (error: unknown) => void,
+): Subscription {
   const subject = subjects(cluster).workerBack;
   const stop =
     transport.onReconnect?.(() => {
-      try {
-        if (!transport.closed) transport.publish(subject, { v: PROTOCOL_VERSION, op: "worker-back", name: actor.name, id: actor.id } satisfies WorkerBackOp);
-      } catch (error) {
-        onError(error);
-      }
+      if (transport.closed) return;
+      const op: WorkerBackOp = { v: PROTOCOL_VERSION, op: "worker-back", name: actor.name, id: actor.id };
+      transport
+        .request(subject, op, { timeout: 10_000 })
+        .then((answer) => {
+          if ((answer as Partial<WorkerBackAnswer> | null)?.known === false) registerAgain(transport, cluster, actor, info, onRegistered, onError);
+        })
+        .catch(onError);
     }) ?? (() => undefined);
   return { subject, unsubscribe: stop };
 }
@@ -190,21 +211,34 @@ export function followNewRuns(
   onRegistered: () => void,
   onError: (error: unknown) => void,
 ): Subscription {
-  const scheduler = `natsched.${cluster}.scheduler`;
-  let registering = false;
   return transport.subscribe(announceSubject(cluster), () => {
-    if (registering || transport.closed) return;
-    registering = true;
-    const op: RegisterWorkerOp = { op: "register-worker", name: actor.name, id: actor.id, ...info, holding: actor.core.holding() };
-    const envelope: Envelope<RegisterWorkerOp> = { v: PROTOCOL_VERSION, from: `worker.${actor.name}`, ops: [op] };
-    transport
-      .request(scheduler, envelope, { timeout: 10_000 })
-      .then((data) => {
-        const answer = (data as { replies?: { ok: boolean; error?: { message?: string } }[] }).replies?.[0];
-        if (!answer?.ok) throw new ProtocolError(`worker ${actor.name}: registration with the new scheduler refused: ${answer?.error?.message ?? "no answer"}`);
-        onRegistered();
-      })
-      .catch(onError)
-      .finally(() => (registering = false));
+    if (!transport.closed) registerAgain(transport, cluster, actor, info, onRegistered, onError);
   });
+}
+
+/** Workers registering again right now (one registration at a time per worker). */
+const registering = new WeakSet<WorkerActor>();
+
+/** Registers `actor` with the scheduler again, with the keys it holds. */
+function registerAgain(
+  transport: Transport,
+  cluster: string,
+  actor: WorkerActor,
+  info: Omit<WorkerInfo, "name" | "id">,
+  onRegistered: () => void,
+  onError: (error: unknown) => void,
+): void {
+  if (registering.has(actor)) return;
+  registering.add(actor);
+  const op: RegisterWorkerOp = { op: "register-worker", name: actor.name, id: actor.id, ...info, holding: actor.core.holding() };
+  const envelope: Envelope<RegisterWorkerOp> = { v: PROTOCOL_VERSION, from: `worker.${actor.name}`, ops: [op] };
+  transport
+    .request(subjects(cluster).scheduler, envelope, { timeout: 10_000 })
+    .then((data) => {
+      const answer = (data as { replies?: { ok: boolean; error?: { message?: string } }[] }).replies?.[0];
+      if (!answer?.ok) throw new ProtocolError(`worker ${actor.name}: registration with the scheduler refused: ${answer?.error?.message ?? "no answer"}`);
+      onRegistered();
+    })
+    .catch(onError)
+    .finally(() => registering.delete(actor));
 }
