@@ -13,7 +13,7 @@ import { endianness } from "node:os";
 import { BadOptionError, ClosedError, LogCorruptError } from "../machines/errors.js";
 import { decodeHeaderLine, encodeHeaderLine, makeHeader } from "./codec.js";
 import { readFirstLine } from "./first-line.js";
-import { decodeFrameHead, FRAME_HEAD_BYTES } from "./frame-format.js";
+import { decodeFrameHead, FRAME_HEAD_BYTES, FRAME_MAGIC_BYTES } from "./frame-format.js";
 import { LogCapture } from "./log-capture.js";
 import { BATCH_CHARS, BATCH_NUMS, LogWriterThread } from "./log-writer.js";
 import { LOG_FORMAT_FRAMES, LOG_FORMAT_VERSION, type InputRecord, type LogRecord, type LogSink } from "./types.js";
@@ -310,8 +310,8 @@ async function framesEnd(handle: FileHandle, size: number, start: number): Promi
 }
 
 function isMagicPrefix(bytes: Buffer): boolean {
-  const k = Math.min(bytes.length, 4);
-  return k > 0 && Buffer.from("nsF2", "latin1").subarray(0, k).equals(bytes.subarray(0, k));
+  const k = Math.min(bytes.length, FRAME_MAGIC_BYTES.length);
+  return k > 0 && FRAME_MAGIC_BYTES.subarray(0, k).equals(bytes.subarray(0, k));
 }
 
 /** Offset of the last "\n" in the file, searching backwards; `floor` is known to hold one. */

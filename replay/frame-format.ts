@@ -9,7 +9,8 @@
  *
  * The body CRC covers the n*8 + c*2 bytes (not the padding); the head CRC covers the head's
  * first 20 bytes, so that a damaged length is told from a torn frame and the reader can
- * look for the next frame instead of trusting it. The header line is padded with spaces to
+ * look for the next frame instead of trusting it. The log writer thread writes heads
+ * (replay/log-format-thread.ts, from its own source text); this module reads them. The header line is padded with spaces to
  * a multiple of 8 bytes, so that in a file read whole every frame's doubles are aligned.
  */
 import { crc32 } from "node:zlib";
@@ -30,15 +31,6 @@ export interface FrameHead {
 /** Body bytes (padding included) of a frame of n doubles and c code units. */
 export function frameBodyBytes(n: number, c: number): number {
   return (n * 8 + c * 2 + 7) & ~7;
-}
-
-export function encodeFrameHead(target: Buffer, at: number, n: number, c: number, records: number, bodyCrc: number): void {
-  target.writeUInt32LE(FRAME_MAGIC, at);
-  target.writeUInt32LE(n, at + 4);
-  target.writeUInt32LE(c, at + 8);
-  target.writeUInt32LE(records, at + 12);
-  target.writeUInt32LE(bodyCrc >>> 0, at + 16);
-  target.writeUInt32LE(crc32(target.subarray(at, at + 20)), at + 20);
 }
 
 /** The head at `at`, or undefined if those 24 bytes are not a frame head. */

@@ -296,7 +296,7 @@ export class LogCapture {
   private transitionBody(shapes: Map<string, TShape[]>, actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): Outcome {
     let shape: TShape | undefined;
     let list = shapes.get(event);
-    if (list !== undefined) for (const s of list) if (s.machine === machine && s.from === from && s.to === to) shape = s;
+    if (list !== undefined) shape = list.find((s) => s.machine === machine && s.from === from && s.to === to);
     if (shape === undefined) {
       const names = [this.nameOf(actor), this.nameOf(machine), this.nameOf(event), this.nameOf(from), this.nameOf(to)];
       shape = new TShape(machine, from, to, names);

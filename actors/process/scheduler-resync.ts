@@ -21,7 +21,7 @@
 import { ProtocolError } from "../../machines/errors.js";
 import { PROTOCOL_VERSION, type Envelope, type SchedulerToClient, type SchedulerToWorker } from "../../machines/protocol.js";
 import type { SchedulerInput } from "../../machines/scheduler/inputs.js";
-import type { TaskRec, WorkerRec } from "../../machines/scheduler/state.js";
+import { doneReport } from "../../machines/scheduler/core.js";
 import { subjects } from "../../transport/subjects.js";
 import type { Subscription, Transport } from "../../transport/types.js";
 import type { Clock } from "../clock.js";
@@ -96,11 +96,8 @@ function reportToClients({ actor, transport, cluster }: ResyncOptions): number {
   for (const [client, tasks] of actor.core.clients) {
     const ops: SchedulerToClient[] = [];
     for (const ts of tasks) {
-      if (ts.state === "memory") ops.push({ op: "key-in-memory", key: ts.key, nbytes: ts.nbytes, workers: names(ts.whoHas) });
-      else if (ts.state === "erred") {
-        const blame = ts.exceptionBlame ?? ts;
-        if (blame.exception !== null) ops.push({ op: "key-erred", key: ts.key, failedKey: blame.key, error: blame.exception });
-      }
+      const report = doneReport(ts);
+      if (report !== null) ops.push(report);
     }
     if (ops.length === 0) continue;
     reported += ops.length;
@@ -202,10 +199,4 @@ function answerProblem(value: unknown): string | undefined {
 function send(transport: Transport, subject: string, ops: (SchedulerToWorker | SchedulerToClient)[]): void {
   const envelope: Envelope<SchedulerToWorker | SchedulerToClient> = { v: PROTOCOL_VERSION, from: "scheduler", ops };
   transport.publish(subject, envelope);
-}
-
-function names(workers: Iterable<WorkerRec>): string[] {
-  const out: string[] = [];
-  for (const ws of workers) out.push(ws.name);
-  return out;
 }

@@ -122,10 +122,11 @@ export class WorkerProcess {
       const host = opts.host ?? hostname();
       const info = { nthreads: opts.nthreads, host, resources: opts.resources ?? {}, functions: Object.keys(withBuiltins(opts.functions)) };
       const onError = opts.onError ?? ((error: unknown) => console.error(`natsched worker ${opts.name}:`, error));
+      const rejoin = { transport, cluster: opts.cluster, actor: started, info, onRegistered: () => opts.onReregistered?.(), onError };
       const resync = [
         serveResync(transport, opts.cluster, started, journal),
-        followNewRuns(transport, opts.cluster, started, info, () => opts.onReregistered?.(), onError),
-        announceReturns(transport, opts.cluster, started, info, () => opts.onReregistered?.(), onError),
+        followNewRuns(rejoin),
+        announceReturns(rejoin),
       ];
       const service =
         opts.service === false

@@ -157,14 +157,8 @@ export interface WorkerBackAnswer {
  * the worker registers again with what it holds, as with a new run (Dask's worker re-registers
  * when its heartbeat is answered "missing"). Unsubscribe stops it.
  */
-export function announceReturns(
-  transport: Transport,
-  cluster: string,
-  actor: WorkerActor,
-  info: Omit<WorkerInfo, "name" | "id">,
-  onRegistered: () => void,
-  onError: (error: unknown) => void,
-): Subscription {
+export function announceReturns(rejoin: Rejoin): Subscription {
+  const { transport, cluster, actor, onError } = rejoin;
   const subject = subjects(cluster).workerBack;
   const stop =
     transport.onReconnect?.(() => {
@@ -173,7 +167,7 @@ export function announceReturns(
       transport
         .request(subject, op, { timeout: 10_000 })
         .then((answer) => {
-          if ((answer as Partial<WorkerBackAnswer> | null)?.known === false) registerAgain(transport, cluster, actor, info, onRegistered, onError);
+          if ((answer as Partial<WorkerBackAnswer> | null)?.known === false) registerAgain(rejoin);
         })
         .catch(onError);
     }) ?? (() => undefined);
@@ -203,31 +197,27 @@ export function announceNewRun(transport: Transport, cluster: string, onError?: 
  * with the keys it holds. A scheduler that knows the worker already (same name and
  * incarnation) just says ok, so a repeated announcement does no harm.
  */
-export function followNewRuns(
-  transport: Transport,
-  cluster: string,
-  actor: WorkerActor,
-  info: Omit<WorkerInfo, "name" | "id">,
-  onRegistered: () => void,
-  onError: (error: unknown) => void,
-): Subscription {
-  return transport.subscribe(announceSubject(cluster), () => {
-    if (!transport.closed) registerAgain(transport, cluster, actor, info, onRegistered, onError);
+export function followNewRuns(rejoin: Rejoin): Subscription {
+  return rejoin.transport.subscribe(announceSubject(rejoin.cluster), () => {
+    if (!rejoin.transport.closed) registerAgain(rejoin);
   });
+}
+
+/** What a worker needs to register with the scheduler again (a new run, or after it was removed). */
+export interface Rejoin {
+  transport: Transport;
+  cluster: string;
+  actor: WorkerActor;
+  info: Omit<WorkerInfo, "name" | "id">;
+  onRegistered: () => void;
+  onError: (error: unknown) => void;
 }
 
 /** Workers registering again right now (one registration at a time per worker). */
 const registering = new WeakSet<WorkerActor>();
 
 /** Registers `actor` with the scheduler again, with the keys it holds. */
-function registerAgain(
-  transport: Transport,
-  cluster: string,
-  actor: WorkerActor,
-  info: Omit<WorkerInfo, "name" | "id">,
-  onRegistered: () => void,
-  onError: (error: unknown) => void,
-): void {
+function registerAgain({ transport, cluster, actor, info, onRegistered, onError }: Rejoin): void {
   if (registering.has(actor)) return;
   registering.add(actor);
   const op: RegisterWorkerOp = { op: "register-worker", name: actor.name, id: actor.id, ...info, holding: actor.core.holding() };

@@ -1041,7 +1041,7 @@ export function doneReport(ts: TaskRec): KeyInMemoryOp | KeyErredOp | null {
   if (ts.state === "memory") return { op: "key-in-memory", key: ts.key, nbytes: ts.nbytes, workers: names(ts.whoHas) };
   if (ts.state === "erred") {
     const blame = ts.exceptionBlame ?? ts;
-    return { op: "key-erred", key: ts.key, failedKey: blame.key, error: blame.exception! };
+    return blame.exception === null ? null : { op: "key-erred", key: ts.key, failedKey: blame.key, error: blame.exception };
   }
   return null;
 }
