@@ -60,10 +60,9 @@ const LITTLE_ENDIAN = endianness() === "LE";
 /** A part-full batch is sealed this long after its first record (a full one at once). */
 const SEAL_AFTER_MS = 25;
 /**
- * A record too big for an empty batch is captured again in arrays this many times larger,
- * until it fits: each attempt walks the record from its start, and pages of the arrays
- * that are never written cost nothing. (With 2, a 100,000-task update-graph took 8 attempts
- * and 270 ms; docs/performance.md.)
+ * A record that does not fit a batch holding others is captured again in an empty batch,
+ * which grows in place as the record needs (LogCapture), so the record is walked at most
+ * twice. Growing here, and trying again, is only a fallback for a capture that could not.
  */
 const GROWTH = 8;
 

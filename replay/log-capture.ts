@@ -53,9 +53,14 @@ const MAX_NAMES = 1 << 16;
 const MAX_TSHAPES = 1 << 16;
 /** Actors looked up by identity before the map. */
 const RECENT_ACTORS = 4;
-/** Strings numbered per batch for V_REF; past this (a huge record), the rest are written out. */
+/**
+ * Strings numbered per batch for V_REF; past this (a huge record), the rest are written out.
+ * The map is cleared at a batch's start once it holds REFS_KEPT: a number is only good in its
+ * own batch, and a map of tens of thousands of task keys made every lookup a cache miss (at
+ * 100,000 tasks the capture's transitions cost half as much again as at 10,000).
+ */
 const MAX_REFS = 1 << 14;
-const REFS_KEPT = 1 << 16;
+const REFS_KEPT = 1 << 12;
 
 const OK = 0;
 const FULL = 1;
@@ -188,12 +193,26 @@ export class LogCapture {
   }
 
   /**
+   * Makes room in place for `nums` doubles and `chars` code units more when the record being
+   * captured began an empty batch (it is bigger than a batch): such a record is then walked
+   * once, instead of again from its start in larger arrays. False (no room) otherwise.
+   */
+  private grown(nums: number, chars: number): boolean {
+    if (this.n0 !== 0 || this.c0 !== 0) return false;
+    let factor = 2;
+    while (this.n + nums > this.nums.length * factor || this.c + chars > this.chars.length * factor) factor *= 2;
+    this.grow(factor);
+    return true;
+  }
+
+  /**
    * Captures a transition given as fields. False if the batch has no room for it (nothing
    * of it is kept): seal the batch and try again in an empty one, growing it if need be.
    */
   transition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): boolean {
     const shapes = this.actor(actor).shapes;
     const list = shapes.get(event);
+    this.begin();
     if (list !== undefined && why === undefined) {
       // The common case in one go: a shape defined in this batch, no why, room to spare.
       for (let k = 0; k < list.length; k++) {
@@ -216,7 +235,6 @@ export class LogCapture {
         return true;
       }
     }
-    this.begin();
     const outcome = this.transitionBody(shapes, actor, seq, t, machine, id, event, from, to, why);
     if (outcome !== UNSUPPORTED) return this.end(outcome);
     return this.asText(why === undefined ? { actor, seq, t, kind: "transition", machine, id, event, from, to } : { actor, seq, t, kind: "transition", machine, id, event, from, to, why });
@@ -308,13 +326,13 @@ export class LogCapture {
     }
     if (shape.frame !== this.frame) {
       for (const name of shape.names) if (this.defineName(name) !== OK) return FULL;
-      if (this.n + 6 > this.nums.length) return FULL;
+      if (this.n + 6 > this.nums.length && !this.grown(6, 0)) return FULL;
       const nums = this.nums;
       nums[this.n++] = D_TSHAPE;
       for (const name of shape.names) nums[this.n++] = name.id;
       this.define(shape, this.nextTShape++);
     }
-    if (this.n + 4 > this.nums.length) return FULL;
+    if (this.n + 4 > this.nums.length && !this.grown(4, 0)) return FULL;
     const nums = this.nums;
     const n = this.n;
     nums[n] = why === undefined ? R_TRANSITION : R_TRANSITION_WHY;
@@ -332,7 +350,7 @@ export class LogCapture {
   /** [tag, actor, seq, t] for inputs, starts and stops, the actor's name defined first if need be. */
   private head(tag: number, actor: string, seq: number, t: number): Outcome {
     const name = this.actor(actor).name;
-    if (this.defineName(name) !== OK || this.n + 4 > this.nums.length) return FULL;
+    if (this.defineName(name) !== OK || (this.n + 4 > this.nums.length && !this.grown(4, 0))) return FULL;
     const nums = this.nums;
     const n = this.n;
     nums[n] = tag;
@@ -344,7 +362,7 @@ export class LogCapture {
   }
 
   private raw(json: string): Outcome {
-    if (this.n + 2 > this.nums.length || this.c + json.length > this.chars.length) return FULL;
+    if ((this.n + 2 > this.nums.length || this.c + json.length > this.chars.length) && !this.grown(2, json.length)) return FULL;
     this.nums[this.n++] = R_RAW;
     this.nums[this.n++] = json.length;
     this.text(json);
@@ -380,7 +398,7 @@ export class LogCapture {
   private defineName(name: Name): Outcome {
     if (name.frame === this.frame) return OK;
     const text = name.text;
-    if (this.n + 2 > this.nums.length || this.c + text.length > this.chars.length) return FULL;
+    if ((this.n + 2 > this.nums.length || this.c + text.length > this.chars.length) && !this.grown(2, text.length)) return FULL;
     this.nums[this.n++] = D_NAME;
     this.nums[this.n++] = text.length;
     this.text(text);
@@ -429,14 +447,14 @@ export class LogCapture {
     if (length >= REF_MIN) {
       const ref = this.refs.get(s);
       if (ref !== undefined && ref >= this.refBase) {
-        if (n + 2 > nums.length) return FULL;
+        if (n + 2 > nums.length) return this.grown(2, 0) ? this.string(s) : FULL;
         nums[n] = V_REF;
         nums[n + 1] = ref - this.refBase;
         this.n = n + 2;
         return OK;
       }
     }
-    if (n + 2 > nums.length || this.c + length > this.chars.length) return FULL;
+    if (n + 2 > nums.length || this.c + length > this.chars.length) return this.grown(2, length) ? this.string(s) : FULL;
     nums[n] = V_STRING;
     nums[n + 1] = length;
     this.n = n + 2;
@@ -449,7 +467,7 @@ export class LogCapture {
     const nums = this.nums;
     const n = this.n;
     if (typeof v === "number") {
-      if (n + 2 > nums.length) return FULL;
+      if (n + 2 > nums.length) return this.grown(2, 0) ? this.value(v, depth) : FULL;
       nums[n] = V_NUMBER;
       nums[n + 1] = v;
       this.n = n + 2;
@@ -458,7 +476,7 @@ export class LogCapture {
     if (typeof v === "string") return this.string(v);
     if (typeof v === "object") {
       if (v === null) {
-        if (n + 1 > nums.length) return FULL;
+        if (n + 1 > nums.length) return this.grown(1, 0) ? this.value(v, depth) : FULL;
         nums[n] = V_NULL;
         this.n = n + 1;
         return OK;
@@ -469,7 +487,7 @@ export class LogCapture {
       return (proto === Object.prototype || proto === null) && !Array.isArray(v) ? this.object(v as Record<string, unknown>, depth) : UNSUPPORTED;
     }
     if (typeof v === "boolean") {
-      if (n + 1 > nums.length) return FULL;
+      if (n + 1 > nums.length) return this.grown(1, 0) ? this.value(v, depth) : FULL;
       nums[n] = v ? V_TRUE : V_FALSE;
       this.n = n + 1;
       return OK;
@@ -481,7 +499,7 @@ export class LogCapture {
 
   private array(items: unknown[], depth: number): Outcome {
     const length = items.length;
-    if (this.n + 2 > this.nums.length) return FULL;
+    if (this.n + 2 > this.nums.length && !this.grown(2, 0)) return FULL;
     this.nums[this.n] = V_ARRAY;
     this.nums[this.n + 1] = length;
     this.n += 2;
@@ -491,7 +509,7 @@ export class LogCapture {
       // function stays a raw double instead of being boxed for the call.
       if (typeof item === "number") {
         const n = this.n;
-        if (n + 2 > this.nums.length) return FULL;
+        if (n + 2 > this.nums.length && !this.grown(2, 0)) return FULL;
         this.nums[n] = V_NUMBER;
         this.nums[n + 1] = item;
         this.n = n + 2;
@@ -499,7 +517,7 @@ export class LogCapture {
       }
       const type = typeof item;
       if (type === "undefined" || type === "function" || type === "symbol") {
-        if (this.n + 1 > this.nums.length) return FULL;
+        if (this.n + 1 > this.nums.length && !this.grown(1, 0)) return FULL;
         this.nums[this.n++] = V_NULL;
         continue;
       }
@@ -511,7 +529,7 @@ export class LogCapture {
 
   private object(object: Record<string, unknown>, depth: number): Outcome {
     const head = this.n;
-    if (head + 2 > this.nums.length) return FULL;
+    if (head + 2 > this.nums.length && !this.grown(2, 0)) return FULL;
     const c0 = this.c;
     const mark = this.defined.length;
     const refs0 = this.refList.length;
@@ -537,7 +555,7 @@ export class LogCapture {
       count++;
       if (type === "number") {
         const n = this.n;
-        if (n + 2 > this.nums.length) return FULL;
+        if (n + 2 > this.nums.length && !this.grown(2, 0)) return FULL;
         this.nums[n] = V_NUMBER;
         this.nums[n + 1] = item as number;
         this.n = n + 2;
@@ -558,7 +576,7 @@ export class LogCapture {
     this.nums[head + 1] = count;
     const keys = node.keys().map((key) => this.nameOf(key));
     for (const name of keys) if (this.defineName(name) !== OK) return FULL;
-    if (this.n + 2 + count > this.nums.length) return FULL;
+    if (this.n + 2 + count > this.nums.length && !this.grown(2 + count, 0)) return FULL;
     const nums = this.nums;
     nums[this.n++] = D_OSHAPE;
     nums[this.n++] = count;
@@ -570,7 +588,7 @@ export class LogCapture {
   /** An object written key by key, each key inline (a dictionary). */
   private keyed(object: Record<string, unknown>, depth: number): Outcome {
     const head = this.n;
-    if (head + 2 > this.nums.length) return FULL;
+    if (head + 2 > this.nums.length && !this.grown(2, 0)) return FULL;
     this.n = head + 2;
     let count = 0;
     for (const key in object) {
@@ -578,7 +596,7 @@ export class LogCapture {
       const type = typeof item;
       if (type === "undefined" || type === "function" || type === "symbol") continue;
       if (key === "toJSON" || key === "__proto__") return UNSUPPORTED;
-      if (this.n + 1 > this.nums.length || this.c + key.length > this.chars.length) return FULL;
+      if ((this.n + 1 > this.nums.length || this.c + key.length > this.chars.length) && !this.grown(1, key.length)) return FULL;
       this.nums[this.n++] = key.length;
       this.text(key);
       count++;

@@ -1,6 +1,7 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import * as zlib from "node:zlib";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { captureDecoderProgram } from "../replay/capture-decoder.js";
@@ -8,6 +9,8 @@ import { CAPTURE_TAGS } from "../replay/capture-tags.js";
 import { FrameScanner } from "../replay/frame-scanner.js";
 import { decodeFrameHead, FRAME_HEAD_BYTES } from "../replay/frame-format.js";
 import { exportLog } from "../replay/jetstream-export.js";
+import { LogCapture } from "../replay/log-capture.js";
+import { logWriterProgram } from "../replay/log-format-thread.js";
 import { FileLogSink, openLog, readLogSync, type LogProblem, type LogRecord, type TransitionRecord } from "../replay/index.js";
 import { replay } from "../replay/replay.js";
 import { runCli } from "../cli/run.js";
@@ -91,6 +94,35 @@ describe("version-2 frames", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("take a record bigger than a batch in one walk once it starts an empty batch, and leave a batch that holds others as it was", () => {
+    const capture = new LogCapture(new Float64Array(32), new Uint16Array(64));
+    expect(capture.transition("s", 0, 1, "task", "k", "QUEUE", "released", "queued", undefined)).toBe(true);
+    const before = { n: capture.n, c: capture.c, records: capture.records };
+    let reads = 0;
+    const tasks = Array.from({ length: 500 }, (_, i) => ({ key: `task-key-${i}-of-a-big-graph`, args: [i, -0, 0.5], deps: i > 0 ? [`task-key-${i - 1}-of-a-big-graph`] : [] }));
+    const event = { op: "update-graph", tasks, t: 2 } as Record<string, unknown>;
+    // A getter counts the walks: every attempt reads it once.
+    Object.defineProperty(event, "client", { enumerable: true, get: () => (reads++, "client-1") });
+    const big = { actor: "s", seq: 1, t: 2, kind: "input" as const, event: event as never };
+    expect(capture.input("s", 1, event as never)).toBe(false);
+    expect({ n: capture.n, c: capture.c, records: capture.records }).toEqual(before);
+    const frames: Buffer[] = [];
+    const writer = logWriterProgram(captureDecoderProgram(CAPTURE_TAGS), zlib).writer(2);
+    const seal = (): void => {
+      writer.write(capture.nums, capture.chars, capture.n, capture.c, capture.records, (bytes, start, end) => frames.push(Buffer.from(bytes.subarray(start, end))));
+      capture.replace(new Float64Array(32), new Uint16Array(64));
+    };
+    seal();
+    reads = 0;
+    expect(capture.input("s", 1, event as never)).toBe(true);
+    expect(reads).toBe(1);
+    expect(capture.nums.length).toBeGreaterThan(32);
+    seal();
+    const read = scan(Buffer.concat(frames));
+    expect(read.problems).toEqual([]);
+    expect(read.records).toEqual([{ actor: "s", seq: 0, t: 1, kind: "transition", machine: "task", id: "k", event: "QUEUE", from: "released", to: "queued" }, asJson(big)]);
   });
 
   it("decode nothing but throw a clear error on batches that are not the capture's", () => {
