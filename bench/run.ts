@@ -7,10 +7,10 @@
  *                                         `natsched worker` process per worker (W1-W5)
  *   --log on|off                          W1 runs both, paired, unless this is given;
  *                                         the other workloads run with the log on unless off
- *   --repeat N                            timed repetitions per case (default 3, W1 10k: 5;
- *                                         --quick: 1)
- *   --large-repeat N                      repetitions of the W1 100k case (default 1: it
- *                                         takes 1-5 minutes per paired repetition)
+ *   --repeat N                            timed repetitions per case (default 3, W1 10k: 11
+ *                                         pairs; --quick: 1)
+ *   --large-repeat N                      paired repetitions of the W1 100k case (default 3;
+ *                                         10-20 s each)
  *   --quick                               small sizes: a smoke check in about a minute
  *   --peer dask                           also run the same shapes on Dask distributed
  *                                         (/usr/bin/python3) and print natsched/Dask ratios
@@ -83,7 +83,7 @@ function usage(message?: string): never {
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { workloads: [...ALL], transports: ["memory"], log: "both", repeat: 3, repeatGiven: false, largeRepeat: 1, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined };
+  const o: Options = { workloads: [...ALL], transports: ["memory"], log: "both", repeat: 3, repeatGiven: false, largeRepeat: 3, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined };
   let repeatGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -212,8 +212,9 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
     };
     if (has("W1")) {
       for (const n of w1Sizes) {
-        // Short and noisy (0.3-0.5 s a repetition): the median of 5 pairs unless told otherwise.
-        const w1Reps = n > 10_000 ? o.largeRepeat : o.repeatGiven || q ? reps : 5;
+        // Short and noisy (0.3-0.6 s a repetition, pairs from 0.8 to 2.0 on a busy 2-core
+        // machine): the median of 11 pairs unless told otherwise.
+        const w1Reps = n > 10_000 ? (q ? 1 : o.largeRepeat) : o.repeatGiven || q ? reps : 11;
         add("W1", `W1 ${n} tasks, log ${w1Logs.map(onOff).join("/")}`, { kind: "W1", n, logs: w1Logs, saturation: 1.1, reps: w1Reps, warmup: W1_WARMUP }, ["--max-old-space-size=8192"]);
       }
       add("W1", `W1 ${w1PeerN} tasks, queuing off`, { kind: "W1", n: w1PeerN, logs: [logOn], saturation: Infinity, reps, warmup: W1_WARMUP });
