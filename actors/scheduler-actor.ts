@@ -1,6 +1,6 @@
 import type { Config } from "../machines/config.js";
 import { ProtocolError } from "../machines/errors.js";
-import { type Envelope, type LivenessOp, type SchedulerToClient, type SchedulerToWorker } from "../machines/protocol.js";
+import { PROTOCOL_VERSION, type Envelope, type LivenessOp, type SchedulerToClient, type SchedulerToWorker, type WorkerMissingOp } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
 import type { LogSink } from "../replay/types.js";
@@ -188,7 +188,11 @@ export class SchedulerActor {
       return;
     }
     const name = o.op === "register-worker" || o.op === "heartbeat" ? o.name : o.worker;
-    if (name !== undefined && o.id !== undefined) this.liveness.heardFromWorker(name, o.id, t);
+    if (name !== undefined && o.id !== undefined) {
+      // A worker the core does not have is not watched: it was removed, and only registering again brings it back.
+      if (o.op === "register-worker" || this.core.workers.get(name)?.id === o.id) this.liveness.heardFromWorker(name, o.id, t);
+      else if (o.op === "heartbeat" && !this.core.workers.has(name)) this.sayMissing(name, o.id);
+    }
     if (o.client === undefined) return;
     if (o.op === "client-leave") {
       this.liveness.clientGone(o.client);
@@ -199,6 +203,17 @@ export class SchedulerActor {
     // It was released while it could not be heard: its futures are gone, say so.
     const reason = `released by the scheduler: ${released.reason}`;
     for (const key of released.keys) this.outbox.send(this.subjects.client(o.client), { op: "key-cancelled", key, reason });
+  }
+
+  /**
+   * A heartbeat from a worker this scheduler does not have: one removed while it was still
+   * connected (its event loop or process stalled past workerTtl) would otherwise go on
+   * heartbeating, unused, for good. Told so, it registers again with what it holds. (A worker
+   * whose name is taken by a newer incarnation is not told: that one replaced it.)
+   */
+  private sayMissing(name: string, id: string): void {
+    const op: WorkerMissingOp = { v: PROTOCOL_VERSION, op: "worker-missing", name, id };
+    this.opts.transport.publish(this.subjects.workerMissing(name), op);
   }
 
   /**

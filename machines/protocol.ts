@@ -208,6 +208,18 @@ export interface WorkerHeartbeatOp {
 /** Ops the scheduler's host consumes itself to track who is alive; never core inputs. */
 export type LivenessOp = ClientHeartbeatOp | WorkerHeartbeatOp;
 
+/**
+ * The scheduler's host to a worker whose heartbeat it heard but which it does not have (on
+ * `natsched.<cluster>.announce.missing.<name>`, not an envelope): register again. Dask's
+ * heartbeat_worker answers {"status": "missing"} the same way.
+ */
+export interface WorkerMissingOp {
+  v: number;
+  op: "worker-missing";
+  name: string;
+  id: string;
+}
+
 export type WorkerToScheduler =
   | RegisterWorkerOp
   | UnregisterWorkerOp

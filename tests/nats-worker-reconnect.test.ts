@@ -25,21 +25,21 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A cluster of one scheduler and one worker, `cut` of them connected through a proxy the test can cut; the client connects directly. */
-async function cluster(name: string, cut: "worker" | "scheduler") {
+async function cluster(name: string, cut: "worker" | "scheduler" | "neither", policy: Record<string, string> = POLICY) {
   const server = await NatsServer.start({ jetstream: false });
   cleanup.push(() => server.dispose());
   const proxy = await TcpProxy.start(server.port);
   cleanup.push(() => proxy.close());
   const via = (who: "worker" | "scheduler") => (who === cut ? proxy.url : server.url);
-  const scheduler = NatschedProcess.spawn("scheduler", ["scheduler", "--no-log", "--nats", via("scheduler"), "--cluster", name], POLICY);
+  const scheduler = NatschedProcess.spawn("scheduler", ["scheduler", "--no-log", "--nats", via("scheduler"), "--cluster", name], policy);
   cleanup.push(() => scheduler.stop("SIGKILL"));
   await scheduler.waitFor(/natsched scheduler: cluster/, 30_000);
-  const worker = NatschedProcess.spawn("w1", ["worker", "--name", "w1", "--nthreads", "1", "--functions", FUNCTIONS, "--nats", via("worker"), "--cluster", name], POLICY);
+  const worker = NatschedProcess.spawn("w1", ["worker", "--name", "w1", "--nthreads", "1", "--functions", FUNCTIONS, "--nats", via("worker"), "--cluster", name], policy);
   cleanup.push(() => worker.stop("SIGKILL"));
   await worker.waitFor(/registered/, 30_000);
   const client: Client = await connectClient({ servers: server.url, cluster: name });
   cleanup.push(() => client.close());
-  return { proxy, client };
+  return { proxy, client, worker };
 }
 
 describe("a worker whose connection was down while the scheduler gave it work", () => {
@@ -68,6 +68,26 @@ describe("a worker whose connection was down long enough for the scheduler to re
     const futures = Array.from({ length: 3 }, (_, i) => client.submit<number>("inc", [i], { pure: false }));
     await proxy.restore();
     expect(await client.gather(futures, { timeout: 20_000 })).toEqual([1, 2, 3]);
+    expect((await client.workers()).map((w) => w.name)).toEqual(["w1"]);
+  }, 60_000);
+});
+
+describe("a worker removed while its connection stayed up (its process stopped past workerTtl)", () => {
+  it("is told it is missing when its heartbeats resume, registers again, and takes work again", async () => {
+    const { client, worker } = await cluster("wstall", "neither", { ...POLICY, NATSCHED_SCHEDULER__WORKER_TTL: "2" });
+    expect(await client.submit<number>("inc", [1]).result({ timeout: 10_000 })).toBe(2);
+    // Past the new run's announcements (at start, 1 s and 4 s later), which would make it register again anyway.
+    await sleep(4_500);
+    process.kill(worker.pid, "SIGSTOP");
+    try {
+      await sleep(5_000); // silent past the 2 s workerTtl; its connection stays open, so no reconnect will tell it
+      expect(await client.workers()).toEqual([]);
+    } finally {
+      process.kill(worker.pid, "SIGCONT");
+    }
+    const futures = Array.from({ length: 3 }, (_, i) => client.submit<number>("inc", [i], { pure: false }));
+    expect(await client.gather(futures, { timeout: 20_000 })).toEqual([1, 2, 3]);
+    console.log("WORKERLOG", worker.log);
     expect((await client.workers()).map((w) => w.name)).toEqual(["w1"]);
   }, 60_000);
 });

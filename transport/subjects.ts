@@ -10,6 +10,11 @@ export const subjects = (cluster: string) => ({
   announce: `natsched.${cluster}.announce.scheduler`,
   /** A worker whose connection came back says so here: the scheduler resyncs it (docs/nats.md). */
   workerBack: `natsched.${cluster}.announce.worker`,
+  /**
+   * The scheduler heard a heartbeat from a worker it does not have (it removed it, or never
+   * had it): the worker registers again (Dask's heartbeat answered "missing"; docs/nats.md).
+   */
+  workerMissing: perName(`natsched.${cluster}.announce.missing.`),
   all: `natsched.${cluster}.>`,
 });
 

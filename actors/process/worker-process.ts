@@ -18,7 +18,7 @@ import { withBuiltins, type TaskFunctions } from "../functions.js";
 import { WorkerActor } from "../worker-actor.js";
 import { checkClusterName } from "./scheduler-process.js";
 import { registerService } from "./services.js";
-import { announceReturns, followNewRuns, ReportJournal, serveResync } from "./worker-resync.js";
+import { announceReturns, answerMissing, followNewRuns, ReportJournal, serveResync } from "./worker-resync.js";
 import { answers, waitUntilAnswered } from "./wait-for.js";
 
 export interface WorkerProcessOptions {
@@ -127,6 +127,7 @@ export class WorkerProcess {
         serveResync(transport, opts.cluster, started, journal),
         followNewRuns(rejoin),
         announceReturns(rejoin),
+        answerMissing(rejoin),
       ];
       const service =
         opts.service === false

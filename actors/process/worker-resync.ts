@@ -18,7 +18,7 @@
  * `natsched.<cluster>.announce.worker` (announceReturns) and the scheduler resyncs it.
  */
 import { ProtocolError } from "../../machines/errors.js";
-import { PROTOCOL_VERSION, type Envelope, type RegisterWorkerOp, type TaskErredOp, type TaskFinishedOp, type WorkerInfo } from "../../machines/protocol.js";
+import { PROTOCOL_VERSION, type Envelope, type RegisterWorkerOp, type TaskErredOp, type TaskFinishedOp, type WorkerInfo, type WorkerMissingOp } from "../../machines/protocol.js";
 import { subjects } from "../../transport/subjects.js";
 import type { MsgHandler, Payload, RequestOptions, SubscribeOptions, Subscription, Transport, WireInfo } from "../../transport/types.js";
 import type { WorkerActor } from "../worker-actor.js";
@@ -172,6 +172,21 @@ export function announceReturns(rejoin: Rejoin): Subscription {
         .catch(onError);
     }) ?? (() => undefined);
   return { subject, unsubscribe: stop };
+}
+
+/**
+ * Registers again when the scheduler says, on `natsched.<cluster>.announce.missing.<name>`,
+ * that it heard this worker's heartbeat but does not have it: it removed the worker while the
+ * worker was still connected (its process or event loop stalled past workerTtl), so no
+ * reconnect told the worker. Unsubscribe stops it.
+ */
+export function answerMissing(rejoin: Rejoin): Subscription {
+  const { transport, cluster, actor } = rejoin;
+  return transport.subscribe(subjects(cluster).workerMissing(actor.name), (msg) => {
+    const op = msg.data as Partial<WorkerMissingOp> | null;
+    if (typeof op !== "object" || op === null || op.op !== "worker-missing" || op.id !== actor.id || transport.closed) return;
+    registerAgain(rejoin);
+  });
 }
 
 /** A new run is announced now and again after these delays (ms), for workers whose connection was down. */
