@@ -212,7 +212,6 @@ export class LogCapture {
   transition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): boolean {
     const shapes = this.actor(actor).shapes;
     const list = shapes.get(event);
-    this.begin();
     if (list !== undefined && why === undefined) {
       // The common case in one go: a shape defined in this batch, no why, room to spare.
       for (let k = 0; k < list.length; k++) {
@@ -222,6 +221,8 @@ export class LogCapture {
         const nums = this.nums;
         const n = this.n;
         if (n + 6 > nums.length) break;
+        // Not an empty batch (the shape is defined in it): string() must not grow it in place.
+        this.n0 = n;
         nums[n] = R_TRANSITION;
         nums[n + 1] = shape.id;
         nums[n + 2] = seq;
@@ -235,6 +236,7 @@ export class LogCapture {
         return true;
       }
     }
+    this.begin();
     const outcome = this.transitionBody(shapes, actor, seq, t, machine, id, event, from, to, why);
     if (outcome !== UNSUPPORTED) return this.end(outcome);
     return this.asText(why === undefined ? { actor, seq, t, kind: "transition", machine, id, event, from, to } : { actor, seq, t, kind: "transition", machine, id, event, from, to, why });
