@@ -185,6 +185,8 @@ export function answerMissing(rejoin: Rejoin): Subscription {
   return transport.subscribe(subjects(cluster).workerMissing(actor.name), (msg) => {
     const op = msg.data as Partial<WorkerMissingOp> | null;
     if (typeof op !== "object" || op === null || op.op !== "worker-missing" || op.id !== actor.id || transport.closed) return;
+    // A worker closing or retiring (its unregister may cross a last heartbeat) stays gone.
+    if (actor.core.state !== "running") return;
     registerAgain(rejoin);
   });
 }
