@@ -66,7 +66,14 @@ export class Liveness {
   constructor(private readonly policy: LivenessPolicy) {}
 
   heardFromWorker(name: string, id: string, t: number): void {
-    this.workers.set(name, { id, at: t, unreachableSince: null });
+    // Updated in place: every op a worker sends comes through here (a task-finished per task).
+    const seen = this.workers.get(name);
+    if (seen === undefined) this.workers.set(name, { id, at: t, unreachableSince: null });
+    else {
+      seen.id = id;
+      seen.at = t;
+      seen.unreachableSince = null;
+    }
   }
 
   /** A worker left or was lost; `id` set: only if it is still that incarnation. */
