@@ -8,7 +8,6 @@ import {
   type ClientToScheduler,
   type Envelope,
   type ErrorInfo,
-  type GetDataReply,
   type SchedulerToClient,
   type TaskSpec,
 } from "../machines/protocol.js";
@@ -17,7 +16,7 @@ import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Payload, Subscription, Transport } from "../transport/types.js";
 import { encodeArgs } from "./args.js";
-import { fetchData, putData } from "./data-plane/fetch.js";
+import { fetchData, putData, type FetchedData } from "./data-plane/fetch.js";
 import { graphToSpecs, type Graph } from "./graph-spec.js";
 import { checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
 import { errorFromInfo, taskError } from "./wire-errors.js";
@@ -32,7 +31,33 @@ interface KeyState {
   refs: number;
   holders: string[];
   error: Error | null;
-  waiters: { resolve: () => void; reject: (e: Error) => void }[];
+  /** Who waits for this key's outcome; null while nobody does (most keys: a gather waits on many with one waiter). */
+  waiters: Waiter[] | null;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+const NO_WAITERS: readonly Waiter[] = [];
+
+/** The key's waiters, handed over: the key has none left. */
+function takeWaiters(st: KeyState): readonly Waiter[] {
+  const waiters = st.waiters;
+  if (waiters === null) return NO_WAITERS;
+  st.waiters = null;
+  return waiters;
+}
+
+function addWaiter(st: KeyState, waiter: Waiter): void {
+  if (st.waiters === null) st.waiters = [waiter];
+  else st.waiters.push(waiter);
+}
+
+function removeWaiter(st: KeyState, waiter: Waiter): void {
+  const at = st.waiters === null ? -1 : st.waiters.indexOf(waiter);
+  if (at >= 0) st.waiters!.splice(at, 1);
 }
 
 export interface WorkerSummary {
@@ -149,8 +174,8 @@ export class Client {
   private readonly specs = new Map<string, TaskSpec>();
   /** How many kept specs depend on a key (only keys some kept spec depends on are here). */
   private readonly specDependents = new Map<string, number>();
-  /** Keys whose submission (update-graph, update-data) the scheduler has not answered yet. */
-  private readonly inFlight = new Map<string, number>();
+  /** The keys of each submission (update-graph, update-data) the scheduler has not answered yet. */
+  private readonly inFlight = new Set<readonly string[]>();
   private reconciling = false;
   private reconcileAgain: false | "always" | "if-new-run" = false;
   private closedFlag = false;
@@ -258,8 +283,12 @@ export class Client {
       specs.push(plain ? { key, func, args: encoded.args, deps: encoded.deps } : { key, func, args: encoded.args, deps: encoded.deps, ...specOptions(rest) });
     }
     const futures = specs.map((spec) => new Future<T>(spec.key, this));
-    const unique = new Map(specs.map((s) => [s.key, s]));
-    this.sendGraph([...unique.values()], [...unique.keys()]);
+    // Random keys (pure: false) are 128 bits each: no two alike, nothing to fold.
+    if (explicitKeys === undefined && rest.pure === false) this.sendGraph(specs, specs.map((s) => s.key));
+    else {
+      const unique = new Map(specs.map((s) => [s.key, s]));
+      this.sendGraph([...unique.values()], [...unique.keys()]);
+    }
     return futures;
   }
 
@@ -350,12 +379,12 @@ export class Client {
       }),
     );
     const futures = keys.map((key) => new Future<T>(key, this));
-    this.markInFlight(keys, 1);
+    this.inFlight.add(keys);
     try {
       const reply = await this.call({ op: "update-data", client: this.id, data });
       if (!reply.ok) throw errorFromInfo(reply.error);
     } finally {
-      this.markInFlight(keys, -1);
+      this.inFlight.delete(keys);
     }
     return futures;
   }
@@ -417,16 +446,17 @@ export class Client {
       const failed: { key: string; holder: string }[] = [];
       await Promise.all(
         [...byHolder].map(async ([holder, hk]) => {
-          let reply: GetDataReply;
+          let reply: FetchedData;
           try {
             reply = await fetchData(this.opts.transport, this.subjects.workerData(holder), hk, this.id, this.requestTimeout);
           } catch {
             for (const key of hk) failed.push({ key, holder });
             return;
           }
-          for (const key of hk) {
-            if (Object.prototype.hasOwnProperty.call(reply.data, key)) out.set(key, reply.data[key]);
-            else failed.push({ key, holder });
+          const { values, nbytes } = reply;
+          for (let i = 0; i < hk.length; i++) {
+            if (nbytes[i]! >= 0) out.set(hk[i]!, values[i]);
+            else failed.push({ key: hk[i]!, holder });
           }
         }),
       );
@@ -499,10 +529,10 @@ export class Client {
           reject(e);
         },
       };
-      st.waiters.push(waiter);
+      addWaiter(st, waiter);
       if (timeout !== undefined) {
         timer = setTimeout(() => {
-          st.waiters.splice(st.waiters.indexOf(waiter), 1);
+          removeWaiter(st, waiter);
           reject(new TimeoutError(`result of ${key} after ${timeout} ms`));
         }, Math.max(0, timeout));
       }
@@ -543,15 +573,12 @@ export class Client {
           reject(e);
         },
       };
-      for (const st of waiting) st.waiters.push(waiter);
+      for (const st of waiting) addWaiter(st, waiter);
       if (timeout !== undefined) {
         timer = setTimeout(() => {
           if (left <= 0) return;
           left = -1;
-          for (const st of waiting) {
-            const at = st.waiters.indexOf(waiter);
-            if (at >= 0) st.waiters.splice(at, 1);
-          }
+          for (const st of waiting) removeWaiter(st, waiter);
           reject(new TimeoutError(`results of ${waiting.length} keys after ${timeout} ms`));
         }, Math.max(0, timeout));
       }
@@ -567,9 +594,9 @@ export class Client {
   /** @internal */
   retain(key: string, future: Future): void {
     let st = this.keys.get(key);
-    if (st === undefined) this.keys.set(key, (st = { status: "pending", refs: 0, holders: [], error: null, waiters: [] }));
+    if (st === undefined) this.keys.set(key, (st = { status: "pending", refs: 0, holders: [], error: null, waiters: null }));
     st.refs += 1;
-    this.toRelease.delete(key);
+    if (this.toRelease.size > 0) this.toRelease.delete(key);
     this.registry.register(future, key, future);
   }
 
@@ -582,7 +609,7 @@ export class Client {
     if (st.refs > 0) return;
     this.keys.delete(key);
     this.forgetSpec(key);
-    for (const w of st.waiters) w.reject(new NatschedError("CANCELLED", `future for ${key} was released`));
+    for (const w of takeWaiters(st)) w.reject(new NatschedError("CANCELLED", `future for ${key} was released`));
     if (this.closedFlag) return;
     this.toRelease.add(key);
     this.scheduleFlush();
@@ -592,7 +619,7 @@ export class Client {
 
   private sendGraph(tasks: TaskSpec[], wants: string[]): void {
     this.keepSpecs(tasks);
-    this.markInFlight(wants, 1);
+    this.inFlight.add(wants);
     const op: ClientToScheduler = { op: "update-graph", client: this.id, tasks, wants };
     void this.call(op)
       .then(
@@ -601,15 +628,7 @@ export class Client {
         },
         (error: Error) => this.failKeys(wants, error),
       )
-      .finally(() => this.markInFlight(wants, -1));
-  }
-
-  private markInFlight(keys: readonly string[], delta: 1 | -1): void {
-    for (const key of keys) {
-      const n = (this.inFlight.get(key) ?? 0) + delta;
-      if (n > 0) this.inFlight.set(key, n);
-      else this.inFlight.delete(key);
-    }
+      .finally(() => this.inFlight.delete(wants));
   }
 
   /** Keep the specs of a submission (see `specs`); one no future and no kept spec needs is dropped at once. */
@@ -715,9 +734,11 @@ export class Client {
     }
     const known = new Set(Object.keys(answer.known ?? {}));
     const wanted = new Set(answer.wanted as string[]);
+    const submitted = new Set<string>();
+    for (const keys of this.inFlight) for (const key of keys) submitted.add(key);
     const lost: string[] = [];
     for (const [key, st] of this.keys) {
-      if (wanted.has(key) || this.inFlight.has(key) || st.status === "error" || st.status === "cancelled") continue;
+      if (wanted.has(key) || submitted.has(key) || st.status === "error" || st.status === "cancelled") continue;
       lost.push(key);
     }
     if (lost.length === 0) return;
@@ -774,7 +795,7 @@ export class Client {
       }
       st.status = "error";
       st.error = new SchedulerRestartedError(key, this.opts.cluster, missing);
-      for (const w of st.waiters.splice(0)) w.reject(st.error);
+      for (const w of takeWaiters(st)) w.reject(st.error);
     }
     if (again.length === 0) return;
     // The specs to send: the resubmitted tasks and, below them, every task the scheduler does not know.
@@ -800,7 +821,7 @@ export class Client {
       if (st === undefined || st.status !== "pending") continue;
       st.status = "error";
       st.error = error;
-      for (const w of st.waiters.splice(0)) w.reject(error);
+      for (const w of takeWaiters(st)) w.reject(error);
     }
   }
 
@@ -879,11 +900,11 @@ export class Client {
         st.status = "finished";
         st.holders = op.workers;
         st.error = null;
-        for (const w of st.waiters.splice(0)) w.resolve();
+        for (const w of takeWaiters(st)) w.resolve();
       } else {
         st.status = op.op === "key-erred" ? "error" : "cancelled";
         st.error = op.op === "key-erred" ? taskError(op.key, op.failedKey, op.error) : new NatschedError("CANCELLED", `task ${op.key} was cancelled: ${op.reason}`);
-        for (const w of st.waiters.splice(0)) w.reject(st.error);
+        for (const w of takeWaiters(st)) w.reject(st.error);
       }
     }
   }
@@ -911,7 +932,7 @@ export class Client {
     this.closedFlag = true;
     this.stopHeartbeat();
     const error = new ClosedError("client");
-    for (const st of this.keys.values()) for (const w of st.waiters.splice(0)) w.reject(error);
+    for (const st of this.keys.values()) for (const w of takeWaiters(st)) w.reject(error);
     this.keys.clear();
     await leave;
     this.subscription?.unsubscribe();
