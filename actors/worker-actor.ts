@@ -3,7 +3,6 @@ import {
   PROTOCOL_VERSION,
   type Envelope,
   type ErrorInfo,
-  type GetDataReply,
   type SchedulerToWorker,
   type WorkerToScheduler,
 } from "../machines/protocol.js";
@@ -14,7 +13,7 @@ import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Subscription, Transport } from "../transport/types.js";
 import { decodeArgs } from "./args.js";
-import { fetchData } from "./data-plane/fetch.js";
+import { fetchData, type FetchedData } from "./data-plane/fetch.js";
 import { DataServer } from "./data-plane/server.js";
 import type { Clock } from "./clock.js";
 import { withBuiltins, type TaskFunctions } from "./functions.js";
@@ -298,7 +297,7 @@ export class WorkerActor {
   }
 
   private async gather(from: string, keys: string[]): Promise<void> {
-    let reply: GetDataReply;
+    let reply: FetchedData;
     try {
       reply = await fetchData(this.opts.transport, this.subjects.workerData(from), keys, this.name, this.opts.transferTimeout ?? 30_000);
     } catch (error) {
@@ -307,12 +306,19 @@ export class WorkerActor {
     }
     if (this.closed) return;
     const received: { key: string; nbytes: number }[] = [];
-    for (const [key, value] of Object.entries(reply.data ?? {})) {
-      this.store.set(key, value);
-      received.push({ key, nbytes: reply.nbytes?.[key] ?? sizeof(value) });
-      this.totals.bytesFetched += received[received.length - 1]!.nbytes;
+    const missing: string[] = [];
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      const nbytes = reply.nbytes[i]!;
+      if (nbytes < 0) {
+        missing.push(key);
+        continue;
+      }
+      this.store.set(key, reply.values[i]);
+      received.push({ key, nbytes });
+      this.totals.bytesFetched += nbytes;
     }
-    this.finish({ op: "gather-done", from, received, missing: reply.missing ?? [], t: this.opts.clock.now() });
+    this.finish({ op: "gather-done", from, received, missing, t: this.opts.clock.now() });
   }
 
   /** Leave the cluster: tell the scheduler (unless `abrupt`), stop serving, record the stop. */

@@ -332,13 +332,30 @@ export interface GetDataRequest {
   keys: string[];
   /** Requesting worker or client, for the log. */
   who: string;
+  /**
+   * The reply's shape: "object" (the default: GetDataReply, keyed by key) or "list"
+   * (GetDataListReply, by position in `keys`, cheaper to build and read for many keys).
+   */
+  layout?: GetDataLayout;
 }
+
+export type GetDataLayout = "object" | "list";
 
 export interface GetDataReply {
   /** Key -> value for the keys this worker holds. */
   data: Record<string, unknown>;
   nbytes: Record<string, number>;
   /** Requested keys it does not hold. */
+  missing: string[];
+}
+
+/** get-data's answer with layout "list": entry i is about the request's keys[i]. */
+export interface GetDataListReply {
+  /** The value of keys[i]; null where the worker does not hold it. */
+  values: unknown[];
+  /** Bytes of keys[i]'s value; -1 where the worker does not hold it. */
+  nbytes: number[];
+  /** Requested keys it does not hold (those with nbytes -1). */
   missing: string[];
 }
 

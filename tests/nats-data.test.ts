@@ -57,16 +57,17 @@ describe("data plane over NATS", () => {
     };
     store.set("rich", value);
     const reply = await fetchData(requester, "natsched.d.data.h", ["rich", "absent"], "test", 5000);
-    expect(reply.missing).toEqual(["absent"]);
-    expect(reply.data.rich).toEqual(value);
-    expect((reply.data.rich as typeof value).f64).toBeInstanceOf(Float64Array);
+    expect(reply.nbytes[0]).toBeGreaterThan(0);
+    expect(reply.nbytes[1]).toBe(-1);
+    expect(reply.values[0]).toEqual(value);
+    expect((reply.values[0] as typeof value).f64).toBeInstanceOf(Float64Array);
   });
 
   it("pulls a value far above max_payload in chunks, intact", async () => {
     const big = new Float64Array(1_000_000).map((_, i) => i * 3);
     store.set("big", big);
     const reply = await fetchData(requester, "natsched.d.data.h", ["big"], "test", 5000);
-    const got = reply.data.big as Float64Array;
+    const got = reply.values[0] as Float64Array;
     expect(got).toBeInstanceOf(Float64Array);
     expect(Buffer.compare(Buffer.from(got.buffer, got.byteOffset, got.byteLength), Buffer.from(big.buffer))).toBe(0);
   });
@@ -75,6 +76,38 @@ describe("data plane over NATS", () => {
     store.set("arr", new Int32Array([7, 8, 9]));
     const raw = (await requester.request("natsched.d.data.h", { op: "get-data", keys: ["arr"], who: "foreign" })) as Uint8Array;
     expect(JSON.parse(Buffer.from(raw).toString("utf8"))).toEqual({ data: { arr: [7, 8, 9] }, nbytes: { arr: 100 }, missing: [] });
+  });
+
+  it("answers layout list by position, a key it lacks as null with size -1", async () => {
+    store.set("p1", "one");
+    store.set("p2", [2]);
+    const raw = (await requester.request("natsched.d.data.h", { op: "get-data", keys: ["p2", "gone", "p1"], who: "foreign", layout: "list" })) as Uint8Array;
+    const reply = JSON.parse(Buffer.from(raw).toString("utf8"));
+    expect(reply).toEqual({ values: [[2], null, "one"], nbytes: [reply.nbytes[0], -1, reply.nbytes[2]], missing: ["gone"] });
+    expect(reply.nbytes[0]).toBeGreaterThan(0);
+    expect(reply.nbytes[2]).toBeGreaterThan(0);
+  });
+
+  it("takes a reply keyed by key from a worker that does not know layout list", async () => {
+    const bus = new MemoryBus();
+    const old = bus.connect();
+    const asker = bus.connect();
+    // What an older worker answers whatever the layout asked for.
+    old.subscribe("natsched.o.data.h", (msg) => old.publish(msg.reply!, { data: { a: 1, b: { x: 2 } }, nbytes: { a: 8 }, missing: ["c"] }));
+    const reply = await fetchData(asker, "natsched.o.data.h", ["b", "c", "a"], "test", 1000);
+    expect(reply.values).toEqual([{ x: 2 }, null, 1]);
+    expect(reply.nbytes[0]).toBeGreaterThan(0); // no size given: measured here
+    expect(reply.nbytes.slice(1)).toEqual([-1, 8]);
+  });
+
+  it("refuses a list reply whose length does not match the keys asked", async () => {
+    const bus = new MemoryBus();
+    const liar = bus.connect();
+    const asker = bus.connect();
+    liar.subscribe("natsched.l.data.h", (msg) => liar.publish(msg.reply!, { values: [1], nbytes: [8], missing: [] }));
+    const error = await fetchData(asker, "natsched.l.data.h", ["a", "b"], "test", 1000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as Error).message).toMatch(/1 values and 1 sizes for 2 keys/);
   });
 
   it("puts a large value that the server pulls from the sender", async () => {
@@ -103,6 +136,6 @@ describe("data plane over NATS", () => {
     const value = { same: "object" };
     serve(a, "natsched.m.data.h", new Map([["v", value]]));
     const reply = await fetchData(b, "natsched.m.data.h", ["v"], "test", 1000);
-    expect(reply.data.v).toBe(value);
+    expect(reply.values[0]).toBe(value);
   });
 });

@@ -194,6 +194,8 @@ describe("every message of a real run on NATS", () => {
     const holder = (reports.find((r) => r.key === "px") as unknown as { workers: string[] }).workers[0]!;
     const fetched = await raw.request(`natsched.${CLUSTER}.data.${holder}`, JSON.stringify({ op: "get-data", keys: ["px", "nope"], who: me }), { timeout: 5000 });
     expect(fetched.json()).toEqual({ data: { px: 2 }, nbytes: { px: 8 }, missing: ["nope"] });
+    const listed = await raw.request(`natsched.${CLUSTER}.data.${holder}`, JSON.stringify({ op: "get-data", keys: ["nope", "px"], who: me, layout: "list" }), { timeout: 5000 });
+    expect(listed.json()).toEqual({ values: [null, 2], nbytes: [-1, 8], missing: ["nope"] });
     const unknownData = { op: "get-everything" };
     deliberatelyBad.add(JSON.stringify(unknownData));
     expect((await raw.request(`natsched.${CLUSTER}.data.${holder}`, JSON.stringify(unknownData), { timeout: 5000 })).json()).toMatchObject({ error: expect.any(String) });
@@ -236,7 +238,7 @@ describe("every message of a real run on NATS", () => {
       const replies = (body.replies ?? []) as { ok: boolean }[];
       return body.error !== undefined ? ["scheduler-reply:malformed"] : replies.map((r) => `scheduler-reply:${r.ok ? "ok" : "refused"}`);
     }
-    const shape = ["transfer", "whoHas", "state", "workers", "data", "ok", "error"].find((k) => k in body);
+    const shape = ["transfer", "whoHas", "state", "workers", "data", "values", "ok", "error"].find((k) => k in body);
     return [`${m.kind}:${shape ?? "?"}`];
   }
 
@@ -281,6 +283,7 @@ describe("every message of a real run on NATS", () => {
       "data:get-chunk",
       "data:put-data",
       "data-reply:data",
+      "data-reply:values",
       "data-reply:transfer",
       "data-reply:ok",
       "data-reply:error",

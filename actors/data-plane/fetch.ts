@@ -1,28 +1,37 @@
 /** The requesting side of the data plane: what WorkerActor.gather and Client.fetch/scatter call. */
 import { randomBytes } from "node:crypto";
 import { ProtocolError } from "../../machines/errors.js";
-import type { GetDataReply, GetDataRequest, PutDataRequest } from "../../machines/protocol.js";
+import type { GetDataListReply, GetDataReply, GetDataRequest, PutDataRequest } from "../../machines/protocol.js";
+import { sizeof } from "../sizeof.js";
 import type { Msg, Transport } from "../../transport/types.js";
 import { pullTransfer } from "./pull.js";
 import { TransferStore } from "./transfers.js";
 import { decodeValues, encodeValues } from "./value-codec.js";
 import { HEADROOM_BYTES, isTransferManifest, type GetChunkRequest, type GetDataWireRequest, type PutDataReply, type PutDataWireRequest } from "./wire.js";
 
+/** What a worker answered about each key asked for, by position in the request's keys. */
+export interface FetchedData {
+  /** The value of keys[i] (meaningless where nbytes[i] is -1). */
+  values: unknown[];
+  /** Bytes of keys[i]'s value as its holder counts them; -1: the holder does not have it. */
+  nbytes: number[];
+}
+
 /** Ask the worker serving `subject` for `keys`; values arrive whole, however big. */
-export async function fetchData(transport: Transport, subject: string, keys: string[], who: string, timeout: number): Promise<GetDataReply> {
+export async function fetchData(transport: Transport, subject: string, keys: string[], who: string, timeout: number): Promise<FetchedData> {
   if (transport.wire === undefined) {
-    const request: GetDataRequest = { op: "get-data", keys, who };
-    return checkReply(await transport.request(subject, request, { timeout }), subject);
+    const request: GetDataRequest = { op: "get-data", keys, who, layout: "list" };
+    return checkReply(await transport.request(subject, request, { timeout }), keys, subject);
   }
-  const request: GetDataWireRequest = { op: "get-data", keys, who, encoding: "v8" };
+  const request: GetDataWireRequest = { op: "get-data", keys, who, encoding: "v8", layout: "list" };
   const reply = await transport.request(subject, request, { timeout });
-  if (reply instanceof Uint8Array) return checkReply(decodeValues(reply, "v8"), subject);
+  if (reply instanceof Uint8Array) return checkReply(decodeValues(reply, "v8"), keys, subject);
   const manifest = (reply as { transfer?: unknown } | null)?.transfer;
   if (isTransferManifest(manifest)) {
     const bytes = await pullTransfer(transport, subject, manifest, timeout);
-    return checkReply(decodeValues(bytes, manifest.encoding), subject);
+    return checkReply(decodeValues(bytes, manifest.encoding), keys, subject);
   }
-  return checkReply(reply, subject);
+  return checkReply(reply, keys, subject);
 }
 
 /**
@@ -68,11 +77,35 @@ export function serveChunk(transport: Transport, transfers: TransferStore, msg: 
   transport.publish(msg.reply, part ?? { error: `no chunk ${String(request?.index)} of transfer ${String(request?.id)}` });
 }
 
-function checkReply(reply: unknown, subject: string): GetDataReply {
-  const r = reply as GetDataReply & { error?: unknown };
-  if (typeof r !== "object" || r === null || typeof r.data !== "object" || r.data === null || !Array.isArray(r.missing)) {
-    const why = typeof r?.error === "string" ? r.error : "malformed reply";
-    throw new ProtocolError(`get-data from ${subject}: ${why}`);
+/**
+ * The reply as FetchedData. A worker that does not know layout "list" (an older one, or
+ * another implementation) answers keyed by key: that is taken too.
+ */
+function checkReply(reply: unknown, keys: readonly string[], subject: string): FetchedData {
+  const r = reply as Partial<GetDataListReply> & Partial<GetDataReply> & { error?: unknown };
+  const bad = (why: string): never => {
+    throw new ProtocolError(`get-data from ${subject}: ${typeof r?.error === "string" ? r.error : why}`);
+  };
+  if (typeof r !== "object" || r === null || !Array.isArray(r.missing)) return bad("malformed reply");
+  if (Array.isArray(r.values)) {
+    const nbytes = r.nbytes;
+    if (!Array.isArray(nbytes) || r.values.length !== keys.length || nbytes.length !== keys.length) {
+      return bad(`malformed reply (${r.values.length} values and ${Array.isArray(nbytes) ? nbytes.length : "no"} sizes for ${keys.length} keys)`);
+    }
+    for (let i = 0; i < nbytes.length; i++) if (typeof nbytes[i] !== "number") return bad(`malformed reply (size ${i} is not a number)`);
+    return { values: r.values, nbytes };
   }
-  return r;
+  const data = r.data;
+  if (typeof data !== "object" || data === null) return bad("malformed reply");
+  const sizes: Record<string, unknown> = typeof r.nbytes === "object" && r.nbytes !== null && !Array.isArray(r.nbytes) ? r.nbytes : {};
+  const values: unknown[] = [];
+  const nbytes: number[] = [];
+  for (const key of keys) {
+    const held = Object.prototype.hasOwnProperty.call(data, key);
+    const value = held ? data[key] : null;
+    values.push(value);
+    const size = sizes[key];
+    nbytes.push(held ? (typeof size === "number" ? size : sizeof(value)) : -1);
+  }
+  return { values, nbytes };
 }

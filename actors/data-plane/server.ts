@@ -1,5 +1,5 @@
 /** The serving side of the data plane: a worker answering get-data, get-chunk and put-data. */
-import type { GetDataReply } from "../../machines/protocol.js";
+import type { GetDataListReply, GetDataReply } from "../../machines/protocol.js";
 import type { Msg, Transport } from "../../transport/types.js";
 import { serveChunk } from "./fetch.js";
 import { pullTransfer } from "./pull.js";
@@ -40,16 +40,7 @@ export class DataServer {
   }
 
   private getData(replyTo: string, request: GetDataWireRequest): void {
-    const reply: GetDataReply = { data: {}, nbytes: {}, missing: [] };
-    for (const key of request.keys) {
-      const held = typeof key === "string" ? this.host.lookup(key) : undefined;
-      if (held === undefined) {
-        reply.missing.push(key);
-        continue;
-      }
-      reply.data[key] = held.value;
-      reply.nbytes[key] = held.nbytes;
-    }
+    const reply = request.layout === "list" ? this.listReply(request.keys) : this.objectReply(request.keys);
     const { transport } = this.host;
     if (transport.wire === undefined) {
       transport.publish(replyTo, reply);
@@ -64,6 +55,41 @@ export class DataServer {
     }
     const answer: TransferReply = { transfer: this.transfers.offer(bytes, encoding, room) };
     transport.publish(replyTo, answer);
+  }
+
+  private objectReply(keys: readonly unknown[]): GetDataReply {
+    const reply: GetDataReply = { data: {}, nbytes: {}, missing: [] };
+    for (const key of keys) {
+      const held = typeof key === "string" ? this.host.lookup(key) : undefined;
+      if (held === undefined) {
+        reply.missing.push(key as string);
+        continue;
+      }
+      reply.data[key as string] = held.value;
+      reply.nbytes[key as string] = held.nbytes;
+    }
+    return reply;
+  }
+
+  /** By position: no object with a property per key to build (nor for the requester to read). */
+  private listReply(keys: readonly unknown[]): GetDataListReply {
+    // Filled by push, not preallocated: a holey array would go through v8.serialize as a sparse one.
+    const values: unknown[] = [];
+    const nbytes: number[] = [];
+    const missing: string[] = [];
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      const held = typeof key === "string" ? this.host.lookup(key) : undefined;
+      if (held === undefined) {
+        values.push(null);
+        nbytes.push(-1);
+        missing.push(key as string);
+        continue;
+      }
+      values.push(held.value);
+      nbytes.push(held.nbytes);
+    }
+    return { values, nbytes, missing };
   }
 
   private async putData(replyTo: string, request: PutDataWireRequest): Promise<void> {

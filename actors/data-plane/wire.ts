@@ -4,6 +4,8 @@
  * PutDataRequest of machines/protocol.ts; across a wire values are serialized into one blob,
  * and a blob bigger than a message is pulled in chunks by the side that receives it.
  */
+import type { GetDataLayout } from "../../machines/protocol.js";
+
 export type ValueEncoding = "v8" | "json";
 
 /** Describes a blob waiting to be pulled with get-chunk requests. */
@@ -24,6 +26,8 @@ export interface GetDataWireRequest {
   who: string;
   /** Default "json", so any NATS client can read the reply. */
   encoding?: ValueEncoding;
+  /** As GetDataRequest's: default "object". */
+  layout?: GetDataLayout;
 }
 
 /** Answer to a get-data whose serialized reply does not fit in one message. */
