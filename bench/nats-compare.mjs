@@ -18,7 +18,7 @@
 // Needs nats-server on PATH and Linux /proc. Not part of `npm run bench`: a tool for rounds
 // of transport work (docs/performance.md).
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -76,6 +76,21 @@ const stat = (pid) => {
 const io = (pid) => {
   const t = readFileSync(`/proc/${pid}/io`, "utf8");
   return { r: Number(/syscr:\s+(\d+)/.exec(t)[1]), w: Number(/syscw:\s+(\d+)/.exec(t)[1]) };
+};
+// CPU ms of each thread of a process, summed by thread name (main "node", "V8 DefaultWorke"...).
+const threadCpu = (pid) => {
+  const out = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = tid === String(pid) ? "main" : f.slice(f.indexOf("(") + 1, f.lastIndexOf(")")).trim();
+      const r = f.slice(f.lastIndexOf(")") + 2).split(" ");
+      out[name] = (out[name] ?? 0) + (Number(r[11]) + Number(r[12])) * 10;
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
 };
 const sleeps = (pid) => Number(/\nvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
@@ -158,7 +173,7 @@ async function run(v) {
   };
   await once(wl === "W1" ? 1000 : 512); // warm-up, untimed
   const pids = { sched: scheduler.pid, w0: workers[0].pid, w1: workers[1].pid, srv: server.pid };
-  const at = () => ({ z: null, s: Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, { ...stat(p), io: io(p), sleeps: sleeps(p) }])), client: process.cpuUsage() });
+  const at = () => ({ z: null, s: Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, { ...stat(p), io: io(p), sleeps: sleeps(p), threads: k === "srv" ? {} : threadCpu(p) }])), client: process.cpuUsage() });
   const z0 = await connz();
   const a = at();
   let tasks = 0;
@@ -177,6 +192,11 @@ async function run(v) {
   const sys = Object.fromEntries(Object.keys(pids).map((k) => [k, per(b.s[k].sysMs - a.s[k].sysMs)]));
   const syscalls = Object.fromEntries(Object.keys(pids).map((k) => [k, `${((b.s[k].io.r - a.s[k].io.r) / tasks).toFixed(2)}r/${((b.s[k].io.w - a.s[k].io.w) / tasks).toFixed(2)}w`]));
   const wakes = Object.fromEntries(Object.keys(pids).filter((k) => k !== "srv").map((k) => [k, +((b.s[k].sleeps - a.s[k].sleeps) / tasks).toFixed(2)]));
+  const threads = Object.fromEntries(
+    Object.keys(pids)
+      .filter((k) => k !== "srv")
+      .map((k) => [k, Object.fromEntries(Object.entries(b.s[k].threads).map(([t, ms]) => [t, per(ms - (a.s[k].threads[t] ?? 0))]).filter(([, v]) => v > 0))]),
+  );
   const msgs = {};
   for (const [name, c] of Object.entries(z1)) {
     const before = z0[name];
@@ -189,7 +209,7 @@ async function run(v) {
   await Promise.all([...workers, scheduler].map((p) => (p.exitCode !== null ? undefined : new Promise((r) => p.once("exit", r)))));
   server.kill();
   rmSync(logs, { recursive: true, force: true });
-  return { rates, cpu, sys, syscalls, wakes, msgs };
+  return { rates, cpu, sys, syscalls, wakes, msgs, threads };
 }
 
 console.log(`# ${wl}${wl === "W2" ? ` fan-in ${fanin}` : ""}, ${N} ${wl === "W1" ? "tasks" : "leaves"}, ${reps} reps x ${rounds} rounds, log ${log ? "on" : "off"}, workerSaturation ${sat}; load ${load()}`);
@@ -202,6 +222,7 @@ for (let round = 0; round < rounds; round++) {
     console.log(`${"".padEnd(8)} of it sys ${JSON.stringify(r.sys)}   main-thread sleeps/task ${JSON.stringify(r.wakes)}`);
     console.log(`${"".padEnd(8)} msgs/task to/from nats-server, bytes ${JSON.stringify(r.msgs)}`);
     console.log(`${"".padEnd(8)} syscalls/task ${JSON.stringify(r.syscalls)}`);
+    console.log(`${"".padEnd(8)} CPU us/task by thread ${JSON.stringify(r.threads)}`);
   }
 }
 const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
