@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compareKeys, isTupleKey, keySplit, keySplitGroup, parseTupleKey, tupleKey } from "../machines/graph/index.js";
+import { hashedKeyPrefix, keySplitGeneral } from "../machines/graph/keys.js";
 
 // Expected values were checked against CPython 3.11 running dask.utils' code.
 describe("keySplit (dask.utils.key_split)", () => {
@@ -54,6 +55,41 @@ describe("keySplit (dask.utils.key_split)", () => {
     ["(-abc", "-abc"],
   ])("%j -> %j", (key, prefix) => {
     expect(keySplit(key)).toBe(prefix);
+  });
+
+  it("takes the shortcut for name-<32 hex> keys only where the general rules give the same prefix", () => {
+    const hex = fc.oneof(
+      fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 32, maxLength: 32 }),
+      fc.string({ unit: fc.constantFrom(..."abcdef"), minLength: 32, maxLength: 32 }),
+      fc.string({ unit: fc.constantFrom(..."0123456789abcdefABCDEF-g"), minLength: 30, maxLength: 34 }),
+    );
+    const name = fc.oneof(
+      fc.string({ unit: fc.constantFrom(..."abcxyzABZ_09"), maxLength: 40 }),
+      fc.string({ unit: fc.constantFrom(..."aZ_,.<(-1é9 fx"), maxLength: 40 }),
+      fc.string({ unit: "binary", maxLength: 40 }),
+    );
+    let taken = 0;
+    fc.assert(
+      fc.property(name, fc.constantFrom("-", "-", "-", "_", ""), hex, (n, sep, h) => {
+        const key = `${n}${sep}${h}`;
+        const fast = hashedKeyPrefix(key);
+        if (fast !== undefined) {
+          taken++;
+          expect(fast).toBe(keySplitGeneral(key));
+        }
+        expect(keySplit(key)).toBe(keySplitGeneral(key));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(taken).toBeGreaterThan(20);
+    // Tokenized and random keys, as the client makes them.
+    expect(hashedKeyPrefix("noop-0123456789abcdef0123456789abcdef")).toBe("noop");
+    expect(hashedKeyPrefix("inc-0f3a9b2c4d5e6f708192a3b4c5d6e7f8")).toBe("inc");
+    // Every hex digit a letter: Dask takes it for a word of the prefix.
+    expect(hashedKeyPrefix("x-abcdefabcdefabcdefabcdefabcdefab")).toBeUndefined();
+    expect(keySplit("x-abcdefabcdefabcdefabcdefabcdefab")).toBe("x-abcdefabcdefabcdefabcdefabcdefab");
+    // A name of 32 hex digits is "data" (a hash, to Dask).
+    expect(keySplit("abcdef0123456789abcdef0123456789-0123456789abcdef0123456789abcdef")).toBe("data");
   });
 });
 

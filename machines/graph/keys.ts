@@ -51,6 +51,35 @@ function objectReprName(text: string): string | undefined {
  */
 export function keySplit(key: string): string {
   if (typeof key !== "string") return "Other";
+  return hashedKeyPrefix(key) ?? keySplitGeneral(key);
+}
+
+/**
+ * The prefix of the commonest key, `name-<32 hex digits>` (a tokenized or random key), without
+ * splitting or regular expressions; undefined for any other key. `name` is ASCII, starts with
+ * a letter and holds no "-"; the hex part holds a digit (all letters, Dask would take it as a
+ * word of the prefix). For such keys it agrees with `keySplitGeneral` (tests/graph-keys.test.ts).
+ */
+export function hashedKeyPrefix(key: string): string | undefined {
+  const dash = key.length - 33;
+  if (dash < 1 || dash === 32 || key.charCodeAt(dash) !== 0x2d) return undefined;
+  const c0 = key.charCodeAt(0) | 0x20;
+  if (c0 < 0x61 || c0 > 0x7a) return undefined;
+  for (let i = 1; i < dash; i++) {
+    const c = key.charCodeAt(i);
+    if (c === 0x2d || c > 0x7f) return undefined;
+  }
+  let digit = false;
+  for (let i = dash + 1; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) digit = true;
+    else if (c < 0x61 || c > 0x66) return undefined;
+  }
+  return digit ? key.slice(0, dash) : undefined;
+}
+
+/** `keySplit` for any key. */
+export function keySplitGeneral(key: string): string {
   const words = key.split("-");
   const first = words[0]!;
   if (first === "") return "Other";
@@ -73,6 +102,8 @@ export function keySplit(key: string): string {
  */
 export function keySplitGroup(key: string): string {
   if (typeof key !== "string" || key === "") return "Other";
+  const prefix = hashedKeyPrefix(key);
+  if (prefix !== undefined) return prefix;
   if (key[0] === "(") return pyStrip(key.split(",", 1)[0]!, "()\"'");
   if (HEX_32.test(key)) return "data";
   if (key[0] === "<") return objectReprName(key) ?? "Other";
