@@ -650,11 +650,14 @@ export class Client {
 
   /** Drop `key`'s spec if no future holds it and no kept spec needs it, and so on down its dependencies. */
   private forgetSpec(key: string): void {
+    // The usual call (a submission's key, which its future holds) ends here, without a stack.
+    if (this.keys.has(key)) return;
     const stack = [key];
     while (stack.length > 0) {
       const k = stack.pop()!;
+      if (this.keys.has(k) || this.specDependents.has(k)) continue;
       const kept = this.specs.get(k);
-      if (kept === undefined || this.specDependents.has(k) || this.keys.has(k)) continue;
+      if (kept === undefined) continue;
       this.specs.delete(k);
       for (const dep of kept.deps.length < 2 ? kept.deps : new Set(kept.deps)) {
         const n = this.specDependents.get(dep);
