@@ -107,7 +107,7 @@ export function keySplitGroup(key: string): string {
   if (key[0] === "(") return pyStrip(key.split(",", 1)[0]!, "()\"'");
   if (HEX_32.test(key)) return "data";
   if (key[0] === "<") return objectReprName(key) ?? "Other";
-  return keySplit(key);
+  return keySplitGeneral(key);
 }
 
 /** The key Dask writes as the tuple `(name, ...indices)`: `tupleKey("x", 3)` -> `('x', 3)`. */
