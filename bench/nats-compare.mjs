@@ -10,6 +10,7 @@
 //   node bench/nats-compare.mjs --variants new=. --wl W2 --fanin 8 --n 4096
 //   node bench/nats-compare.mjs --variants "new=.,nogc=.@--single-threaded-gc"  # node flags for the daemons
 //   node bench/nats-compare.mjs --variants new=. --prof /tmp/prof                # --cpu-prof of every daemon
+//   node bench/nats-compare.mjs --variants new=. --reps 12 --per-rep             # rate and CPU of each repetition
 //
 // A variant is name=<root>[@<node flags>]: <root> holds dist/ and package.json (a copy of an
 // older build works if it can resolve node_modules, e.g. through a node_modules symlink). The
@@ -18,7 +19,7 @@
 // Needs nats-server on PATH and Linux /proc. Not part of `npm run bench`: a tool for rounds
 // of transport work (docs/performance.md).
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -43,6 +44,7 @@ const log = arg("log", "on") === "on";
 const prof = arg("prof", "");
 const sat = arg("sat", "1.1");
 const fanin = Number(arg("fanin", 2));
+const perRep = process.argv.includes("--per-rep");
 
 const scratch = mkdtempSync(join(tmpdir(), "natsched-compare-"));
 const functionsFile = join(scratch, "functions.mjs");
@@ -102,6 +104,10 @@ function daemon(v, args, ready, name) {
   });
   let out = "";
   p.stderr.on("data", (d) => (out = (out + d).slice(-4000)));
+  if (process.env.NC_LOGDIR) {
+    const file = join(process.env.NC_LOGDIR, `${name}.out`);
+    p.stdout.on("data", (d) => appendFileSync(file, d));
+  }
   return new Promise((res, rej) => {
     p.stdout.on("data", (d) => {
       out += d;
@@ -172,6 +178,7 @@ async function run(v) {
     return { ms, tasks };
   };
   await once(wl === "W1" ? 1000 : 512); // warm-up, untimed
+  if (process.env.NC_PAUSE_MS) await sleep(Number(process.env.NC_PAUSE_MS));
   const pids = { sched: scheduler.pid, w0: workers[0].pid, w1: workers[1].pid, srv: server.pid };
   const at = () => ({ z: null, s: Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, { ...stat(p), io: io(p), sleeps: sleeps(p), threads: k === "srv" ? {} : threadCpu(p) }])), client: process.cpuUsage() });
   const z0 = await connz();
@@ -179,9 +186,15 @@ async function run(v) {
   let tasks = 0;
   const rates = [];
   for (let r = 0; r < reps; r++) {
+    const before = perRep ? at() : null;
     const o = await once(N);
     rates.push(Math.round((o.tasks / o.ms) * 1000));
     tasks += o.tasks;
+    if (before !== null) {
+      const after = at();
+      const us = Object.fromEntries(Object.keys(pids).map((k) => [k, Math.round(((after.s[k].cpuMs - before.s[k].cpuMs) * 1000) / o.tasks)]));
+      console.log(`  rep ${r + 1}: ${rates[r]} tasks/s, CPU us/task ${JSON.stringify(us)}`);
+    }
   }
   const b = at();
   const z1 = await connz();
