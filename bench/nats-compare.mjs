@@ -11,6 +11,7 @@
 //   node bench/nats-compare.mjs --variants "new=.,nogc=.@--single-threaded-gc"  # node flags for the daemons
 //   node bench/nats-compare.mjs --variants new=. --prof /tmp/prof                # --cpu-prof of every daemon
 //   node bench/nats-compare.mjs --variants new=. --reps 12 --per-rep             # rate and CPU of each repetition
+//   NC_LOGDIR=/tmp/x node bench/nats-compare.mjs --variants "t=.@--trace-deopt"  # each daemon's stdout to /tmp/x
 //
 // A variant is name=<root>[@<node flags>]: <root> holds dist/ and package.json (a copy of an
 // older build works if it can resolve node_modules, e.g. through a node_modules symlink). The
@@ -178,7 +179,6 @@ async function run(v) {
     return { ms, tasks };
   };
   await once(wl === "W1" ? 1000 : 512); // warm-up, untimed
-  if (process.env.NC_PAUSE_MS) await sleep(Number(process.env.NC_PAUSE_MS));
   const pids = { sched: scheduler.pid, w0: workers[0].pid, w1: workers[1].pid, srv: server.pid };
   const at = () => ({ z: null, s: Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, { ...stat(p), io: io(p), sleeps: sleeps(p), threads: k === "srv" ? {} : threadCpu(p) }])), client: process.cpuUsage() });
   const z0 = await connz();
