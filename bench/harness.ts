@@ -186,6 +186,9 @@ function stopProcess(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM", gr
   });
 }
 
+/** The benchmark's nats-server runs with this GOMAXPROCS when the variable is set (bench/run.ts --nats-gomaxprocs). */
+export const NATS_GOMAXPROCS_ENV = "NATSCHED_BENCH_NATS_GOMAXPROCS";
+
 /** A nats-server on a free local port, for the life of one benchmark case. */
 export class NatsServer {
   private constructor(
@@ -197,7 +200,9 @@ export class NatsServer {
     const bin = natsServerBinary();
     if (bin === null) throw new Error("no nats-server binary");
     const port = await freePort();
-    const child = spawn(bin, ["-a", "127.0.0.1", "-p", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
+    const gomaxprocs = process.env[NATS_GOMAXPROCS_ENV];
+    const env = gomaxprocs === undefined ? process.env : { ...process.env, GOMAXPROCS: gomaxprocs };
+    const child = spawn(bin, ["-a", "127.0.0.1", "-p", String(port)], { stdio: ["ignore", "ignore", "pipe"], env });
     let err = "";
     child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
     const deadline = Date.now() + 15_000;

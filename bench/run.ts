@@ -22,6 +22,11 @@
  *                                         for memory, 100,000 embedded, 50,000 simulated)
  *   --replay-threads N                    R1: replay on N threads (default: replay()'s own
  *                                         choice, one thread when the cores are busy)
+ *   --nats-gomaxprocs N|go-default        GOMAXPROCS of the benchmark's nats-server (default:
+ *                                         1 on a machine of 2 cores or fewer, where the server
+ *                                         shares them with the scheduler, two or four workers
+ *                                         and the client; Go's own default, one per core,
+ *                                         otherwise). docs/performance.md has why.
  *   --keep-logs                           keep every case's event logs (one per process on
  *                                         NATS) and print their paths, for `natsched replay`,
  *                                         `story` or `inspect`
@@ -33,12 +38,12 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { loadavg } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { machineInfo, meets, type Row, type Stats, type Target } from "./lib.js";
 import { formatTop, topSelfTime } from "./profile-top.js";
-import { natsAvailability, type TransportName } from "./harness.js";
+import { NATS_GOMAXPROCS_ENV, natsAvailability, type TransportName } from "./harness.js";
 import type { Case } from "./workloads.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -73,6 +78,8 @@ interface Options {
   json: boolean;
   w6Leaves: number | undefined;
   replayThreads: number | undefined;
+  /** The nats-server's GOMAXPROCS: a number, or "go-default" (unset). */
+  natsGomaxprocs: number | "go-default";
 }
 
 function usage(message?: string): never {
@@ -83,7 +90,7 @@ function usage(message?: string): never {
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { workloads: [...ALL], transports: ["memory"], log: "both", repeat: 3, repeatGiven: false, largeRepeat: 3, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined };
+  const o: Options = { workloads: [...ALL], transports: ["memory"], log: "both", repeat: 3, repeatGiven: false, largeRepeat: 3, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined, natsGomaxprocs: defaultNatsGomaxprocs() };
   let repeatGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -159,6 +166,11 @@ function parseArgs(argv: string[]): Options {
       case "--replay-threads":
         o.replayThreads = int(value(), "--replay-threads");
         break;
+      case "--nats-gomaxprocs": {
+        const v = value();
+        o.natsGomaxprocs = v === "go-default" ? v : int(v, "--nats-gomaxprocs");
+        break;
+      }
       case "--help":
       case "-h":
         usage();
@@ -169,7 +181,20 @@ function parseArgs(argv: string[]): Options {
   }
   if (o.quick && !repeatGiven) o.repeat = 1;
   o.repeatGiven = repeatGiven;
+  // Read by the children (bench/harness.ts NatsServer), which inherit the environment.
+  if (o.natsGomaxprocs === "go-default") delete process.env[NATS_GOMAXPROCS_ENV];
+  else process.env[NATS_GOMAXPROCS_ENV] = String(o.natsGomaxprocs);
   return o;
+}
+
+/**
+ * One P for the nats-server on a machine of 2 cores or fewer. There the server shares the
+ * cores with the scheduler, the workers and the client, and Go's idle Ps spin looking for
+ * work each time a message wakes one: measured with bench/nats-compare.mjs, W1 on NATS with
+ * GOMAXPROCS=1 ran 10-15% faster and the server took 45 instead of 65 µs of CPU a task.
+ */
+function defaultNatsGomaxprocs(): number | "go-default" {
+  return cpus().length <= 2 ? 1 : "go-default";
 }
 
 // ---- planning -------------------------------------------------------------------------
@@ -463,6 +488,7 @@ async function main(): Promise<void> {
   if (profDir) mkdirSync(profDir, { recursive: true });
   log(o, `natsched bench: ${o.workloads.join(",")} transport=${o.transports.join("+")} log=${o.log} repeat=${o.repeat}${o.quick ? " quick" : ""}${o.peer ? ` peer=dask(x${o.peerRepeat}${o.peerThreads ? ", threads" : ""})` : ""}`);
   log(o, `machine: ${machine.cpus} cpus (${machine.cpuModel}), node ${machine.node}, load ${machine.loadavgAtStart.join(" ")}`);
+  if (o.transports.includes("nats")) log(o, `nats-server: GOMAXPROCS ${o.natsGomaxprocs === "go-default" ? "Go's default (one per core)" : o.natsGomaxprocs} (--nats-gomaxprocs)`);
 
   const rows: Row[] = [];
   const daskRows = new Map<string, PeerRow>();
