@@ -212,8 +212,8 @@ export class LogCapture {
   transition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): boolean {
     const shapes = this.actor(actor).shapes;
     const list = shapes.get(event);
-    if (list !== undefined) {
-      // The common case in one go: a shape defined in this batch, room to spare.
+    if (list !== undefined && why === undefined) {
+      // The common case in one go: a shape defined in this batch, no why, room to spare.
       for (let k = 0; k < list.length; k++) {
         const shape = list[k]!;
         if (shape.machine !== machine || shape.from !== from || shape.to !== to) continue;
@@ -221,18 +221,15 @@ export class LogCapture {
         const nums = this.nums;
         const n = this.n;
         if (n + 6 > nums.length) break;
-        // Not an empty batch (the shape is defined in it): nothing grows it in place.
-        this.begin();
-        nums[n] = why === undefined ? R_TRANSITION : R_TRANSITION_WHY;
+        // Not an empty batch (the shape is defined in it): string() must not grow it in place.
+        this.n0 = n;
+        nums[n] = R_TRANSITION;
         nums[n + 1] = shape.id;
         nums[n + 2] = seq;
         nums[n + 3] = t;
         this.n = n + 4;
-        let outcome = this.string(id);
-        // `why` is an object (the recorder's reasons); anything else takes the long way (as text).
-        if (outcome === OK && why !== undefined) outcome = typeof why === "object" && why !== null && !Array.isArray(why) ? this.value(why, 1) : UNSUPPORTED;
-        if (outcome !== OK) {
-          this.undo(this.n0, this.c0, this.mark0, this.refs0);
+        if (this.string(id) !== OK) {
+          this.n = n;
           break;
         }
         this.records++;
@@ -319,14 +316,7 @@ export class LogCapture {
   private transitionBody(shapes: Map<string, TShape[]>, actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): Outcome {
     let shape: TShape | undefined;
     let list = shapes.get(event);
-    if (list !== undefined) {
-      for (const candidate of list) {
-        if (candidate.machine === machine && candidate.from === from && candidate.to === to) {
-          shape = candidate;
-          break;
-        }
-      }
-    }
+    if (list !== undefined) shape = list.find((s) => s.machine === machine && s.from === from && s.to === to);
     if (shape === undefined) {
       const names = [this.nameOf(actor), this.nameOf(machine), this.nameOf(event), this.nameOf(from), this.nameOf(to)];
       shape = new TShape(machine, from, to, names);
