@@ -316,7 +316,14 @@ export class LogCapture {
   private transitionBody(shapes: Map<string, TShape[]>, actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): Outcome {
     let shape: TShape | undefined;
     let list = shapes.get(event);
-    if (list !== undefined) shape = list.find((s) => s.machine === machine && s.from === from && s.to === to);
+    if (list !== undefined) {
+      for (const candidate of list) {
+        if (candidate.machine === machine && candidate.from === from && candidate.to === to) {
+          shape = candidate;
+          break;
+        }
+      }
+    }
     if (shape === undefined) {
       const names = [this.nameOf(actor), this.nameOf(machine), this.nameOf(event), this.nameOf(from), this.nameOf(to)];
       shape = new TShape(machine, from, to, names);
