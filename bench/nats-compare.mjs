@@ -12,12 +12,14 @@
 //   node bench/nats-compare.mjs --variants new=. --prof /tmp/prof                # --cpu-prof of every daemon
 //   node bench/nats-compare.mjs --variants new=. --reps 12 --per-rep             # rate and CPU of each repetition
 //   NC_LOGDIR=/tmp/x node bench/nats-compare.mjs --variants "t=.@--trace-deopt"  # each daemon's stdout to /tmp/x
+//   GOMAXPROCS=1 node bench/nats-compare.mjs --variants new=.                     # the server as `npm run bench` runs it on 2 cores
 //
 // A variant is name=<root>[@<node flags>]: <root> holds dist/ and package.json (a copy of an
 // older build works if it can resolve node_modules, e.g. through a node_modules symlink). The
 // log is on unless --log off (each daemon writes its own file, as in `npm run bench`); the
 // workers' queue is Dask's default unless --sat (workerSaturation) says otherwise.
-// Needs nats-server on PATH and Linux /proc. Not part of `npm run bench`: a tool for rounds
+// The nats-server inherits this process's environment (GOMAXPROCS included). Needs nats-server
+// on PATH and Linux /proc. Not part of `npm run bench`: a tool for rounds
 // of transport work (docs/performance.md).
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
