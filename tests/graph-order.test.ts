@@ -7,7 +7,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CycleError } from "../machines/errors.js";
-import { order, tupleKey } from "../machines/graph/index.js";
+import { order, orderIndexed, tupleKey } from "../machines/graph/index.js";
+import { indexGraph } from "../machines/graph/indexed-graph.js";
+import { traverse } from "../machines/graph/order.js";
 
 type Graph = Map<string, string[]>;
 const t = tupleKey;
@@ -724,6 +726,24 @@ describe("order() in general", () => {
   it("treats dependencies outside the map as done, and repeated ones once", () => {
     const o = order(graph([["a", ["old", "old"]], ["b", ["a", "a", "elsewhere"]]]));
     expect(Object.fromEntries(o)).toEqual({ a: 0, b: 1 });
+  });
+
+  it("orders tasks that depend on none of each other as the full traversal does (the key-order shortcut)", () => {
+    const part = fc.oneof(fc.nat({ max: 12 }), fc.constantFrom("x", "y", "sum", "a-b", "x'y"));
+    const key = fc.oneof(
+      fc.constantFrom("x", "y", "x-1", "x-10", "x-9", "noop-00ab", "noop-00AB", "inc-3"),
+      fc.string({ maxLength: 6 }),
+      fc.tuple(fc.constantFrom("x", "sum", "a-b"), fc.array(part, { maxLength: 3 })).map(([name, parts]) => tupleKey(name, ...parts)),
+    );
+    const independent = fc.tuple(fc.uniqueArray(key, { minLength: 1, maxLength: 40 }), fc.array(fc.constantFrom("old", "elsewhere"), { maxLength: 2 }));
+    fc.assert(
+      fc.property(independent, ([keys, external]) => {
+        const graph = indexGraph(new Map(keys.map((k) => [k, external])));
+        expect(graph.dependencies.length).toBe(0);
+        expect([...orderIndexed(graph)]).toEqual([...traverse(graph)]);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("returns the keys in the map's order", () => {

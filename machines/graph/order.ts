@@ -17,6 +17,7 @@
  */
 import { CycleError } from "../errors.js";
 import { findCycle } from "./find-cycle.js";
+import { IndexedKeyComparator } from "./indexed-key-comparator.js";
 import { type IndexedGraph, indexGraph } from "./indexed-graph.js";
 import { dependencyTotals, graphMetrics } from "./order-metrics.js";
 import { orderKeys } from "./order-keys.js";
@@ -33,6 +34,25 @@ export function order(deps: ReadonlyMap<string, readonly string[]>): Map<string,
 
 /** Priorities by task index. */
 export function orderIndexed(graph: IndexedGraph): Int32Array {
+  return graph.dependencies.length === 0 ? keyOrder(graph) : traverse(graph);
+}
+
+/**
+ * Tasks none of which depends on another (a `map`): the traversal would start a search at
+ * each in turn, and all tie on every metric, so Dask's order is the keys' order. Sorting
+ * them is a third of the traversal's cost at 100,000 tasks.
+ */
+function keyOrder(graph: IndexedGraph): Int32Array {
+  const n = graph.keys.length;
+  const byKey = new IndexedKeyComparator(graph.keys);
+  const sorted = Array.from({ length: n }, (_, i) => i).sort((a, b) => byKey.compare(a, b));
+  const priority = new Int32Array(n);
+  for (let rank = 0; rank < n; rank++) priority[sorted[rank]!] = rank;
+  return priority;
+}
+
+/** Priorities by task index, by Dask's traversal (any graph; `orderIndexed` takes a shortcut where it may). */
+export function traverse(graph: IndexedGraph): Int32Array {
   const n = graph.keys.length;
   const { numDependencies, totalDependencies, reached } = dependencyTotals(graph);
   const metrics = graphMetrics(graph, totalDependencies);
