@@ -253,7 +253,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const priorities = graphOrder(external ? new Map(fresh.map((s) => [s.key, s.deps.filter((d) => depsOf.has(d))] as const)) : depsOf);
     const created: TaskRec[] = [];
     for (const spec of fresh) created.push(this.createTask(spec, priorities.get(spec.key) ?? 0));
-    for (const spec of fresh) this.linkDependencies(this.tasks.get(spec.key)!, spec);
+    for (let i = 0; i < fresh.length; i++) this.linkDependencies(created[i]!, fresh[i]!);
     const clientTasks = this.clientSet(op.client);
     // Everything that may now run, made runnable in priority order (as Dask's update_graph):
     // the new tasks, and wanted ones released before (a key computed again).
