@@ -1,6 +1,7 @@
 // The log capture's floor on one W1 task: the 12 records the embedded cluster logs per task
-// (3 inputs, 9 transitions, plus the task's share of update-graph, release-keys and
-// free-keys), built once with W1's shapes and captured over and over into the standard
+// (3 inputs, 9 transitions) and an update-graph input of one task (more than a task's share
+// of W1's one big update-graph; the keys it lists in release-keys and free-keys are left
+// out, which about evens it), built once with W1's shapes and captured over and over into the standard
 // batch, keys rotating through a pool as a running W1 rotates them. Caches stay warm and
 // nothing else runs, so this is what the capture costs at best; inside W1 it costs more
 // (bench/capture-replay.mjs, bench/w1-cpu.mjs). Prints one JSON object: µs
