@@ -14,7 +14,9 @@ import type { Config } from "../machines/config.js";
 import { KeyExistsError } from "../machines/errors.js";
 import { tokenize } from "../machines/graph/index.js";
 import { PROTOCOL_VERSION } from "../machines/protocol.js";
+import { readLogSync } from "../replay/reader.js";
 import { replay } from "../replay/replay.js";
+import { extractWorkload } from "../replay/workload-extract.js";
 import type { Transport } from "../transport/types.js";
 import { rejection } from "./errors-helpers.js";
 
@@ -161,7 +163,7 @@ describe("natsched's client", () => {
 });
 
 describe("the scatter lease", () => {
-  it("frees data nobody registered and confirms data the scheduler counts; the run replays exactly", async () => {
+  it("frees data nobody registered and confirms data the scheduler counts; the run replays exactly, and what-if sees only data the scheduler took", async () => {
     const log = join(dir, "lease.natlog");
     const cluster = await start({ config: { scatterLease: 0.1 }, log });
     const raw = cluster.bus.connect("raw");
@@ -175,11 +177,20 @@ describe("the scatter lease", () => {
     // Free again for a scatter that registers it.
     const [orphan] = await cluster.client().scatter([1], { keys: ["orphan"], workers: ["a"] });
     expect(await orphan!.result({ timeout: 5000 })).toBe(1);
+    // Refused as a whole: neither the new key nor another holder of kept is data of this run.
+    const refused = await toScheduler(raw, { op: "update-data", client: "raw", data: [{ key: "sibling", nbytes: 1, workers: ["a"] }, { key: kept!.key, nbytes: 1, workers: ["b"] }] });
+    expect(refused).toMatchObject({ ok: false, error: { code: "KEY_EXISTS", keys: [kept!.key] } });
     await raw.close();
     await cluster.close();
     const result = await replay(log);
     expect(result.problems).toEqual([]);
     expect(result.ok).toBe(true);
-    expect(result.actors["worker.a"]!.inputs).toBeGreaterThan(0);
+    const leases = readLogSync(log).records.filter((r) => r.kind === "input" && r.actor === "worker.a" && r.event.op === "scatter-lease");
+    expect(leases.length).toBeGreaterThan(0);
+    const { scenario } = extractWorkload(readLogSync(log).records);
+    expect(scenario.data!.map((d) => [d.key, d.on])).toEqual([
+      [kept!.key, ["a"]],
+      ["orphan", ["a"]],
+    ]);
   });
 });
