@@ -543,7 +543,7 @@ export class WorkerCore {
     const refusal = this.putDataRefusal(keys.map((k) => k.key));
     if (refusal !== null) {
       for (const key of [...refusal.reserved, ...refusal.existing]) {
-        this.stale(key, { rule: "scatter-refused", op: "put-data", why: refusal.reserved.includes(key) ? "reserved-key" : "key-exists" });
+        this.stale(key, { rule: "scatter-refused", op: "put-data", reason: refusal.reserved.includes(key) ? "reserved-key" : "key-exists" });
       }
       return;
     }
@@ -551,8 +551,8 @@ export class WorkerCore {
       const ts = this.ensureTask(key);
       ts.nbytes = nbytes;
       this.move(ts, "DATA");
+      // It wakes no task here: only a compute-task naming this worker as its holder makes it an input.
       ts.scattered = true;
-      this.dataArrived(ts);
     }
   }
 
@@ -560,16 +560,15 @@ export class WorkerCore {
    * The scheduler named the holders of `ts`, unconfirmed scattered data here (in a
    * compute-task's inputs or an acquire-replicas). Among them: confirmed, a replica like any
    * other. Not among them: the scheduler does not count this copy, which may hold anything;
-   * dropped, and fetched from those holders by the caller. Whether the copy stays.
+   * dropped, and fetched from those holders by the caller.
    */
-  private scatterNamed(ts: WTask, holders: readonly string[], op: string): boolean {
+  private scatterNamed(ts: WTask, holders: readonly string[], op: string): void {
     if (holders.includes(this.name)) {
       ts.scattered = false;
       this.move(ts, "CONFIRM", { rule: "scatter-confirmed", op });
-      return true;
+    } else {
+      this.dropScattered(ts, { rule: "scattered-not-counted", op, holders: [...holders] });
     }
-    this.dropScattered(ts, { rule: "scattered-not-counted", op, holders: [...holders] });
-    return false;
   }
 
   /** Unconfirmed scattered data leaves memory (the caller decides what follows: compute, fetch or forget). */
