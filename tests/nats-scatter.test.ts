@@ -9,7 +9,9 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "../actors/client.js";
+import { realClock } from "../actors/clock.js";
 import { connectClient } from "../actors/process/connect-client.js";
+import { resyncAfterRestart } from "../actors/process/scheduler-resync.js";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { WorkerProcess } from "../actors/process/worker-process.js";
 import { KeyExistsError } from "../machines/errors.js";
@@ -18,7 +20,8 @@ import { rejection } from "./errors-helpers.js";
 import { NatsServer } from "./support/nats-server.js";
 
 const CLUSTER = "scatter";
-const LEASE = 0.5;
+/** Seconds; long enough that the resync test runs inside it. */
+const LEASE = 2;
 let server: NatsServer;
 let scheduler: SchedulerProcess;
 const workers: WorkerProcess[] = [];
@@ -103,6 +106,21 @@ describe("a bare NATS connection on the data plane", () => {
     // Free again: a scatter that registers it takes it.
     const [orphan] = await owner.scatter(["mine"], { keys: ["orphan"], workers: ["w1"] });
     expect(await orphan!.result({ timeout: 10_000 })).toBe("mine");
+  });
+});
+
+describe("a resync (a scheduler restarted or reconnected)", () => {
+  it("keeps scattered data the scheduler counts on a worker that has not confirmed it yet, and adds no copy it does not count", async () => {
+    // Registered on w1, not yet confirmed there (no task used it; the lease is later).
+    const [d] = await owner.scatter([77], { keys: ["resync-d"], workers: ["w1"] });
+    expect(await d!.result({ timeout: 10_000 })).toBe(77);
+    // Seeded on w2, never registered: a copy the scheduler does not count.
+    expect(await putData("w2", { "resync-d": 999 })).toMatchObject({ ok: true });
+    expect(workers[0]!.actor.core.tasks.get("resync-d")!.scattered).toBe(true);
+    const report = await resyncAfterRestart({ cluster: CLUSTER, transport: scheduler.transport, actor: scheduler.actor, clock: realClock, workerTtl: 5 });
+    expect(report.answered.sort()).toEqual(["w1", "w2"]);
+    expect([...scheduler.actor.core.tasks.get("resync-d")!.whoHas].map((ws) => ws.name)).toEqual(["w1"]);
+    expect(await owner.submit<number>("inc", [d], { workers: ["w2"] }).result({ timeout: 10_000 })).toBe(78);
   });
 });
 
