@@ -58,7 +58,7 @@ export async function scatterByContent(host: ScatterHost, values: ReadonlyMap<st
       if (batch === undefined) batches.set(worker, (batch = new Map()));
       batch.set(key, value);
     }
-    const { stored, existing } = await putBatches(host, batches);
+    const { stored, existing } = await putBatches(host, batches, true);
     const reply = await host.updateData([...entries, ...stored, ...existing]);
     if (reply.ok) return;
     if (reply.error.code !== "KEY_EXISTS") throw errorFromInfo(reply.error);
@@ -75,7 +75,7 @@ export async function scatterByContent(host: ScatterHost, values: ReadonlyMap<st
  * accepted them, by the caller releasing the futures (`registered` true).
  */
 export async function scatterExplicit(host: ScatterHost, batches: ReadonlyMap<string, ReadonlyMap<string, unknown>>): Promise<{ error: NatschedError; registered: boolean } | null> {
-  const { stored, existing } = await putBatches(host, batches);
+  const { stored, existing } = await putBatches(host, batches, false);
   const reply = stored.length > 0 ? await host.updateData(stored) : null;
   if (existing.length > 0) return { error: new KeyExistsError(existing.map((e) => e.key), "scatter"), registered: reply?.ok === true };
   if (reply !== null && !reply.ok) return { error: errorFromInfo(reply.error), registered: false };
@@ -84,10 +84,11 @@ export async function scatterExplicit(host: ScatterHost, batches: ReadonlyMap<st
 
 /**
  * Each worker's batch by put-data, the batches in parallel. A worker that already has some
- * keys stores nothing and says which (KEY_EXISTS): the rest go again, and those come back as
- * `existing` entries (the client asks to share what that worker holds, stores nothing).
+ * keys stores nothing and says which (KEY_EXISTS): those come back as `existing` entries (to
+ * share what that worker holds; nothing stored), and with `putRest` the rest of its batch
+ * goes again (a scatter with explicit keys fails anyway: it stores no more).
  */
-async function putBatches(host: ScatterHost, batches: ReadonlyMap<string, ReadonlyMap<string, unknown>>): Promise<{ stored: DataEntry[]; existing: DataEntry[] }> {
+async function putBatches(host: ScatterHost, batches: ReadonlyMap<string, ReadonlyMap<string, unknown>>, putRest: boolean): Promise<{ stored: DataEntry[]; existing: DataEntry[] }> {
   const stored: DataEntry[] = [];
   const existing: DataEntry[] = [];
   await Promise.all(
@@ -99,6 +100,7 @@ async function putBatches(host: ScatterHost, batches: ReadonlyMap<string, Readon
           const before = rest.size;
           for (const key of reply.keys) if (rest.delete(key)) existing.push({ key, nbytes: 0, workers: [worker], existing: true });
           if (rest.size === before) throw new ProtocolError(`scatter to ${worker}: KEY_EXISTS for keys not asked for: ${reply.error ?? ""}`);
+          if (!putRest) return;
           continue;
         }
         if (reply.error !== undefined || reply.nbytes === undefined) throw new NatschedError("PROTOCOL", `scatter to ${worker}: ${reply.error ?? "bad reply"}`);

@@ -17,7 +17,8 @@ import { setup } from "xstate";
  * holds). It is a transition only so that the drop is in the event log with its reasons
  * (docs/protocol.md, "Assignment numbers").
  *
- * Data a client scattered here (DATA from put-data) is not yet a replica the worker may
+ * DATA is taken only in `released`: scatter creates data, it never replaces a task the worker
+ * has (docs/protocol.md, "Scatter"). Data a client scattered here (DATA from put-data) is not yet a replica the worker may
  * vouch for: anyone who can reach the data plane can put data. CONFIRM marks the moment the
  * scheduler names this worker as holding it (a compute-task or acquire-replicas listing it
  * among the key's holders, or the scatter lease's who-has); until then the copy is never
@@ -54,16 +55,16 @@ export const workerTaskMachine = setup({ types: { events: {} as WorkerTaskEvent 
       },
     },
     waiting: {
-      on: { READY: "ready", STEAL: "released", FREE: "released", FAIL: "error", DATA: "memory", STALE: "waiting" },
+      on: { READY: "ready", STEAL: "released", FREE: "released", FAIL: "error", STALE: "waiting" },
     },
     fetch: {
-      on: { GATHER: "flight", FREE: "released", DATA: "memory", WAIT_DEPS: "waiting", READY: "ready", STALE: "fetch" },
+      on: { GATHER: "flight", FREE: "released", WAIT_DEPS: "waiting", READY: "ready", STALE: "fetch" },
     },
     flight: {
-      on: { RECEIVED: "memory", FETCH_FAILED: "fetch", FREE: "cancelled", DATA: "memory", STALE: "flight" },
+      on: { RECEIVED: "memory", FETCH_FAILED: "fetch", FREE: "cancelled", STALE: "flight" },
     },
     ready: {
-      on: { EXECUTE: "executing", STEAL: "released", FREE: "released", DATA: "memory", STALE: "ready" },
+      on: { EXECUTE: "executing", STEAL: "released", FREE: "released", STALE: "ready" },
     },
     executing: {
       on: { DONE: "memory", FAIL: "error", FREE: "cancelled", STALE: "executing" },
