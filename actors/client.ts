@@ -367,7 +367,7 @@ export class Client {
           if (batch === undefined) byWorker.set(w, (batch = new Map()));
           batch.set(keys[i]!, v);
         });
-        failure = (await scatterExplicit(host, byWorker))?.error ?? null;
+        failure = await scatterExplicit(host, byWorker);
       } else {
         // One copy per distinct value, on the worker its first position falls to (the next one each round).
         const byKey = new Map<string, unknown>();

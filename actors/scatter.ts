@@ -72,13 +72,13 @@ export async function scatterByContent(host: ScatterHost, values: ReadonlyMap<st
  * Values under keys the caller chose: stored, then registered. A key any worker or the
  * scheduler already has rejects the whole scatter with KeyExistsError, and nothing of it
  * stays: copies stored on other workers are freed by the scheduler's refusal, or, when it
- * accepted them, by the caller releasing the futures (`registered` true).
+ * accepted them, by the caller releasing its futures (the error it is given back).
  */
-export async function scatterExplicit(host: ScatterHost, batches: ReadonlyMap<string, ReadonlyMap<string, unknown>>): Promise<{ error: NatschedError; registered: boolean } | null> {
+export async function scatterExplicit(host: ScatterHost, batches: ReadonlyMap<string, ReadonlyMap<string, unknown>>): Promise<NatschedError | null> {
   const { stored, existing } = await putBatches(host, batches, false);
   const reply = stored.length > 0 ? await host.updateData(stored) : null;
-  if (existing.length > 0) return { error: new KeyExistsError(existing.map((e) => e.key), "scatter"), registered: reply?.ok === true };
-  if (reply !== null && !reply.ok) return { error: errorFromInfo(reply.error), registered: false };
+  if (existing.length > 0) return new KeyExistsError(existing.map((e) => e.key), "scatter");
+  if (reply !== null && !reply.ok) return errorFromInfo(reply.error);
   return null;
 }
 
