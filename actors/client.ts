@@ -16,8 +16,9 @@ import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Payload, Subscription, Transport } from "../transport/types.js";
 import { encodeArgs } from "./args.js";
-import { fetchData, putData, type FetchedData } from "./data-plane/fetch.js";
+import { fetchData, type FetchedData } from "./data-plane/fetch.js";
 import { graphToSpecs, type Graph } from "./graph-spec.js";
+import { scatterByContent, scatterExplicit, type ScatterHost } from "./scatter.js";
 import { checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
 import { errorFromInfo, taskError } from "./wire-errors.js";
 
@@ -350,43 +351,55 @@ export class Client {
       }
     }
     if (targets.length === 0) throw new NatschedError("NO_WORKERS", "scatter: no workers in the cluster");
+    const explicit = opts.keys !== undefined;
     const keys = values.map((v, i) => opts.keys?.[i] ?? `${typeName(v)}-${tokenize(v)}`);
-    const byWorker = new Map<string, Record<string, unknown>>();
-    values.forEach((v, i) => {
-      const w = targets![i % targets!.length]!;
-      let batch = byWorker.get(w);
-      if (batch === undefined) byWorker.set(w, (batch = {}));
-      batch[keys[i]!] = v;
-    });
-    const data: { key: string; nbytes: number; workers: string[] }[] = [];
-    await Promise.all(
-      [...byWorker].map(async ([worker, batch]) => {
-        let reply;
-        try {
-          reply = await putData(this.opts.transport, this.subjects.workerData(worker), batch, this.id, {
-            timeout: this.requestTimeout,
-            sourcePrefix: `${this.subjects.client(this.id)}.data`,
-          });
-        } catch (error) {
-          // The scheduler listed it a moment ago: it left (or died) since.
-          if (error instanceof ProtocolError && /no responders/.test(error.message)) {
-            throw new NatschedError("NO_WORKERS", `scatter: worker ${JSON.stringify(worker)} does not answer (it left the cluster)`, { cause: error });
-          }
-          throw error;
-        }
-        if (reply.error !== undefined || reply.nbytes === undefined) throw new NatschedError("PROTOCOL", `scatter to ${worker}: ${reply.error ?? "bad reply"}`);
-        for (const key of Object.keys(batch)) data.push({ key, nbytes: reply.nbytes[key] ?? 0, workers: [worker] });
-      }),
-    );
+    // Before anything is registered: the scheduler's reports may overtake its reply.
     const futures = keys.map((key) => new Future<T>(key, this));
+    const host = this.scatterHost();
     this.inFlight.add(keys);
+    let failure: Error | null = null;
     try {
-      const reply = await this.call({ op: "update-data", client: this.id, data });
-      if (!reply.ok) throw errorFromInfo(reply.error);
+      if (explicit) {
+        const byWorker = new Map<string, Map<string, unknown>>();
+        values.forEach((v, i) => {
+          const w = targets![i % targets!.length]!;
+          let batch = byWorker.get(w);
+          if (batch === undefined) byWorker.set(w, (batch = new Map()));
+          batch.set(keys[i]!, v);
+        });
+        failure = await scatterExplicit(host, byWorker);
+      } else {
+        // One copy per distinct value, on the worker its first position falls to (the next one each round).
+        const byKey = new Map<string, unknown>();
+        const position = new Map<string, number>();
+        values.forEach((v, i) => {
+          if (byKey.has(keys[i]!)) return;
+          byKey.set(keys[i]!, v);
+          position.set(keys[i]!, i);
+        });
+        await scatterByContent(host, byKey, (key, round) => targets![(position.get(key)! + round) % targets!.length]!);
+      }
+    } catch (error) {
+      failure = error as Error;
     } finally {
       this.inFlight.delete(keys);
     }
+    if (failure !== null) {
+      // Nothing of a failed scatter stays wanted by this client.
+      for (const f of futures) f.release();
+      throw failure;
+    }
     return futures;
+  }
+
+  private scatterHost(): ScatterHost {
+    return {
+      transport: this.opts.transport,
+      subjects: this.subjects,
+      id: this.id,
+      requestTimeout: this.requestTimeout,
+      updateData: (data) => this.call({ op: "update-data", client: this.id, data }),
+    };
   }
 
   // ---- collecting ----------------------------------------------------------------------

@@ -129,6 +129,7 @@ export class LocalCluster {
       transferIncomingCountLimit: this.config.transferIncomingCountLimit,
       bandwidth: this.config.bandwidth,
       heartbeatInterval: this.config.heartbeatInterval,
+      scatterLease: this.config.scatterLease,
       ...(this.opts.onError ? { onError: this.opts.onError } : {}),
     });
     this.workers.set(spec.name, worker);

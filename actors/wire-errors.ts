@@ -2,6 +2,7 @@ import {
   BadOptionError,
   CycleError,
   GraphError,
+  KeyExistsError,
   NatschedError,
   TaskFailedError,
   UnknownDependencyError,
@@ -24,6 +25,8 @@ export function errorFromInfo(info: ErrorInfo & { keys?: string[] }): NatschedEr
       return withMessage(new GraphError(info.message, "GRAPH", keys), info.message);
     case "BAD_OPTION":
       return withMessage(new BadOptionError("?", info.message), info.message);
+    case "KEY_EXISTS":
+      return withMessage(new KeyExistsError(keys), info.message);
     default:
       return new NatschedError((info.code as ErrorCode | undefined) ?? "PROTOCOL", info.message);
   }

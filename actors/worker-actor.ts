@@ -1,4 +1,4 @@
-import { ProtocolError, UnknownFunctionError } from "../machines/errors.js";
+import { KeyExistsError, ProtocolError, UnknownFunctionError } from "../machines/errors.js";
 import {
   PROTOCOL_VERSION,
   type Envelope,
@@ -14,7 +14,7 @@ import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Subscription, Transport } from "../transport/types.js";
 import { decodeArgs } from "./args.js";
 import { fetchData, type FetchedData } from "./data-plane/fetch.js";
-import { DataServer } from "./data-plane/server.js";
+import { DataServer, PutDataRefused } from "./data-plane/server.js";
 import type { Clock } from "./clock.js";
 import { withBuiltins, type TaskFunctions } from "./functions.js";
 import { Outbox } from "./outbox.js";
@@ -46,6 +46,11 @@ export interface WorkerActorOptions {
   bandwidth?: number;
   /** Milliseconds to wait for a peer's data. */
   transferTimeout?: number;
+  /**
+   * Seconds scattered data may stay unconfirmed before the worker asks the scheduler who has
+   * it (config.scatterLease, default 60); Infinity: never.
+   */
+  scatterLease?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -75,6 +80,10 @@ export class WorkerActor {
   /** The bandwidth estimate last reported in worker-metrics. */
   private reportedBandwidth = -1;
   private dataServer: DataServer | null = null;
+  /** Scattered keys waiting for their lease check -> the put-data that stored them (its number). */
+  private readonly leased = new Map<string, number>();
+  private puts = 0;
+  private readonly leaseTimers = new Set<ReturnType<typeof setTimeout>>();
   private closed = false;
   private readonly onClosed: (() => void)[] = [];
 
@@ -228,19 +237,82 @@ export class WorkerActor {
         this.totals.bytesServed += nbytes;
         return { value, nbytes };
       },
-      accept: (entries) => {
-        const keys: { key: string; nbytes: number }[] = [];
-        for (const [key, value] of entries) {
-          this.store.set(key, value);
-          keys.push({ key, nbytes: sizeof(value) });
-          this.totals.bytesScattered += keys[keys.length - 1]!.nbytes;
-        }
-        this.feed({ op: "put-data", keys, t: this.opts.clock.now() });
-        return Object.fromEntries(keys.map((k) => [k.key, k.nbytes]));
-      },
+      accept: (entries) => this.acceptScatter(entries),
       ...(this.opts.onError ? { onError: this.opts.onError } : {}),
     });
     this.dataServer.handle(msg);
+  }
+
+  /**
+   * A client's put-data, all or nothing: refused (nothing stored) if it names a reserved key
+   * or a key this worker already has (WorkerCore.putDataRefusal; the core logs the refusal),
+   * else stored and handed to the core as unconfirmed scattered data, whose lease starts now.
+   */
+  private acceptScatter(entries: [string, unknown][]): Record<string, number> {
+    const keys = entries.map(([key, value]) => ({ key, nbytes: sizeof(value) }));
+    const names = keys.map((k) => k.key);
+    const refusal = this.core.putDataRefusal(names);
+    if (refusal !== null) {
+      this.feed({ op: "put-data", keys, t: this.opts.clock.now() });
+      if (refusal.reserved.length > 0) {
+        throw new PutDataRefused(new ProtocolError(`put-data: ${refusal.reserved.map((k) => JSON.stringify(k)).join(", ")}: not a task key (a property name of every JavaScript object); nothing was stored`), refusal.reserved);
+      }
+      throw new PutDataRefused(new KeyExistsError(refusal.existing, `put-data on worker ${this.name}`), refusal.existing);
+    }
+    // Data the core does not track (it never should): not overwritten either.
+    const stray = names.filter((key) => this.store.has(key));
+    if (stray.length > 0) throw new PutDataRefused(new KeyExistsError(stray, `put-data on worker ${this.name}`), stray);
+    for (let i = 0; i < entries.length; i++) {
+      this.store.set(names[i]!, entries[i]![1]);
+      this.totals.bytesScattered += keys[i]!.nbytes;
+    }
+    this.feed({ op: "put-data", keys, t: this.opts.clock.now() });
+    this.startLease(names);
+    return Object.fromEntries(keys.map((k) => [k.key, k.nbytes]));
+  }
+
+  /** After `scatterLease`, what of `keys` is still unconfirmed is checked with the scheduler. */
+  private startLease(keys: string[], put = ++this.puts): void {
+    const seconds = this.opts.scatterLease ?? 60;
+    if (!Number.isFinite(seconds) || this.closed) return;
+    for (const key of keys) this.leased.set(key, put);
+    const timer = setTimeout(() => {
+      this.leaseTimers.delete(timer);
+      void this.checkLease(keys, put);
+    }, seconds * 1000);
+    timer.unref?.();
+    this.leaseTimers.add(timer);
+  }
+
+  /**
+   * The scheduler says which of `keys` (scattered by put-data number `put`, still unconfirmed)
+   * it counts here; the answer goes to the core as an input (scatter-lease), so a replay makes
+   * the same decisions. No answer (no scheduler now): asked again one lease later; data is
+   * released only on the scheduler's word.
+   */
+  private async checkLease(keys: string[], put: number): Promise<void> {
+    const pending = keys.filter((key) => this.leased.get(key) === put && this.core.tasks.get(key)?.scattered === true);
+    for (const key of keys) if (this.leased.get(key) === put && !pending.includes(key)) this.leased.delete(key);
+    if (pending.length === 0 || this.closed) return;
+    let whoHas: Record<string, unknown>;
+    try {
+      const reply = (await this.opts.transport.request(this.subjects.query, { op: "who-has", keys: pending }, { timeout: this.opts.transferTimeout ?? 30_000 })) as { whoHas?: unknown } | null;
+      if (typeof reply?.whoHas !== "object" || reply.whoHas === null) throw new ProtocolError(`who-has: malformed answer ${JSON.stringify(reply)?.slice(0, 80)}`);
+      whoHas = reply.whoHas as Record<string, unknown>;
+    } catch {
+      this.startLease(pending, put);
+      return;
+    }
+    if (this.closed) return;
+    const held: string[] = [];
+    const unclaimed: string[] = [];
+    for (const key of pending) {
+      if (this.leased.get(key) !== put) continue;
+      this.leased.delete(key);
+      const holders = Object.hasOwn(whoHas, key) ? whoHas[key] : undefined;
+      (Array.isArray(holders) && holders.includes(this.name) ? held : unclaimed).push(key);
+    }
+    if (held.length + unclaimed.length > 0) this.finish({ op: "scatter-lease", held, unclaimed, t: this.opts.clock.now() });
   }
 
   /** Runs a task; a function that returns a promise finishes when it settles (no promise is made for the others). */
@@ -332,6 +404,8 @@ export class WorkerActor {
     }
     this.closed = true;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    for (const timer of this.leaseTimers) clearTimeout(timer);
+    this.leaseTimers.clear();
     for (const sub of this.subscriptions) sub.unsubscribe();
     this.subscriptions.length = 0;
     this.store.clear();

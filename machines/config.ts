@@ -64,6 +64,15 @@ export interface Config {
    * No Dask equivalent: Dask behaves as `false`, stealing on the level alone.
    */
   costlyStealEvidence: boolean;
+  /**
+   * Seconds a worker keeps data a client scattered to it before asking the scheduler whether
+   * it was registered (who-has): data the scheduler does not list there is released (a
+   * client that died between its put-data and its update-data, data put by someone who never
+   * registered it). Twice the client's default request timeout (30 s), so a client's scatter
+   * has settled by then. Infinity: never checked. No Dask equivalent (Dask's scatter goes
+   * through the scheduler).
+   */
+  scatterLease: number;
 }
 
 export type ConfigKey = keyof Config;
@@ -89,6 +98,7 @@ export const DEFAULT_CONFIG: Readonly<Config> = Object.freeze({
   clientReleaseGrace: 10,
   rootishInputLocality: true,
   costlyStealEvidence: true,
+  scatterLease: 60,
 });
 
 const READERS: { readonly [K in ConfigKey]: (value: unknown) => Config[K] } = {
@@ -107,6 +117,7 @@ const READERS: { readonly [K in ConfigKey]: (value: unknown) => Config[K] } = {
   clientReleaseGrace: (value) => readDuration(value),
   rootishInputLocality: readBoolean,
   costlyStealEvidence: readBoolean,
+  scatterLease: (value) => readDuration(value, { positive: true, allowInfinity: true }),
 };
 
 export const CONFIG_KEYS: readonly ConfigKey[] = Object.freeze(Object.keys(READERS) as ConfigKey[]);

@@ -18,7 +18,8 @@ export type ErrorCode =
   | "PAYLOAD_TOO_LARGE"
   | "PROTOCOL"
   | "NO_WORKERS"
-  | "SCHEDULER_RESTARTED";
+  | "SCHEDULER_RESTARTED"
+  | "KEY_EXISTS";
 
 export class NatschedError extends Error {
   readonly code: ErrorCode;
@@ -120,6 +121,27 @@ export class ProtocolError extends NatschedError {
   constructor(message: string) {
     super("PROTOCOL", message);
   }
+}
+
+/**
+ * Scatter creates data under new keys and never overwrites: a worker refuses a put-data
+ * naming a key it already has, and the scheduler an update-data naming a key it already has
+ * (unless that key is in memory on every worker named, when the client just shares it).
+ * `keys` names the keys that exist; nothing of the request was applied.
+ */
+export class KeyExistsError extends NatschedError {
+  constructor(
+    readonly keys: string[],
+    where = "scatter",
+  ) {
+    super("KEY_EXISTS", `${where}: ${describeKeys(keys)} already; scatter creates data under new keys and never overwrites it (choose other keys, or release these and wait until they are gone)`);
+  }
+}
+
+function describeKeys(keys: readonly string[]): string {
+  const shown = keys.slice(0, 5).map((k) => JSON.stringify(k)).join(", ");
+  const more = keys.length > 5 ? ` and ${keys.length - 5} more` : "";
+  return keys.length === 1 ? `key ${shown} exists` : `keys ${shown}${more} exist`;
 }
 
 /**

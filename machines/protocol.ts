@@ -63,11 +63,24 @@ export interface ReleaseKeysOp {
   keys: string[];
 }
 
-/** Data the client placed on workers itself (scatter). */
+/**
+ * Data the client placed on workers itself (scatter). Scatter never overwrites: the
+ * scheduler creates new keys, lets the client share a key it has in memory on every worker
+ * named, and refuses the whole op (KEY_EXISTS) otherwise (docs/protocol.md).
+ */
 export interface UpdateDataOp {
   op: "update-data";
   client: string;
-  data: { key: string; nbytes: number; workers: string[] }[];
+  data: {
+    key: string;
+    nbytes: number;
+    workers: string[];
+    /**
+     * The workers named answered put-data with KEY_EXISTS for this key: the client stored
+     * nothing and asks to share the key they hold. Never creates a key.
+     */
+    existing?: boolean;
+  }[];
 }
 
 export interface ClientJoinOp {

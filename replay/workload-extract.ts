@@ -80,6 +80,11 @@ export class WorkloadExtractor {
   private readonly specs = new Map<string, { spec: TaskSpec; t: number; graph: number }>();
   private graphCount = 0;
   private readonly data = new Map<string, { nbytes: number; on: string[] }>();
+  /**
+   * The scheduler's latest update-data input, until its transitions say which keys it took:
+   * a refused one (scatter never overwrites) makes none and places nothing.
+   */
+  private pendingData: { t: number; entries: Map<string, { nbytes: number; workers: string[] }[]> } | null = null;
   /** Keys the scheduler made a transition for: graphs it accepted. */
   private readonly accepted = new Set<string>();
   private readonly fromWorkers = new Map<string, Execution>();
@@ -109,6 +114,7 @@ export class WorkloadExtractor {
     if (record.kind === "transition") {
       if (record.machine !== "task") return;
       this.accepted.add(record.id);
+      if (record.event === "DATA" && record.why?.rule === "scatter") this.scattered(record.id);
       const worker = record.why?.worker;
       if ((record.event === "ASSIGN" || record.event === "STEAL_CONFIRM") && typeof worker === "string") {
         this.assigned.set(`${worker}\u0000${record.id}`, record.t);
@@ -116,6 +122,7 @@ export class WorkloadExtractor {
       return;
     }
     if (record.kind !== "input") return;
+    this.pendingData = null;
     const e = record.event as Record<string, unknown>;
     const t = record.t;
     switch (e.op) {
@@ -134,17 +141,33 @@ export class WorkloadExtractor {
         }
         break;
       }
-      case "update-data":
-        this.origin = Math.min(this.origin, t);
+      case "update-data": {
+        const entries = new Map<string, { nbytes: number; workers: string[] }[]>();
         for (const d of (e.data as { key: string; nbytes: number; workers: string[] }[] | undefined) ?? []) {
-          const seen = this.data.get(d.key);
-          if (seen === undefined) this.data.set(d.key, { nbytes: d.nbytes, on: [...d.workers] });
-          else for (const w of d.workers) if (!seen.on.includes(w)) seen.on.push(w);
+          let list = entries.get(d.key);
+          if (list === undefined) entries.set(d.key, (list = []));
+          list.push(d);
         }
+        this.pendingData = { t, entries };
         break;
+      }
       case "task-finished":
         this.fromScheduler.set(String(e.key), { duration: Number(e.stop) - Number(e.start), nbytes: Number(e.nbytes) });
         break;
+    }
+  }
+
+  /** The scheduler took scattered `key` from its latest update-data. */
+  private scattered(key: string): void {
+    const pending = this.pendingData;
+    const entries = pending?.entries.get(key);
+    if (pending === null || entries === undefined) return;
+    pending.entries.delete(key);
+    this.origin = Math.min(this.origin, pending.t);
+    for (const d of entries) {
+      const seen = this.data.get(key);
+      if (seen === undefined) this.data.set(key, { nbytes: d.nbytes, on: [...d.workers] });
+      else for (const w of d.workers) if (!seen.on.includes(w)) seen.on.push(w);
     }
   }
 

@@ -43,6 +43,8 @@ const DASK_DEFAULTS: Config = {
   rootishInputLocality: true,
   // natsched's own guard on stealing (Dask behaves as `false`).
   costlyStealEvidence: true,
+  // natsched's own (Dask's scatter goes through its scheduler): twice the client's request timeout.
+  scatterLease: 60,
 };
 
 describe("defaults", () => {
@@ -504,6 +506,7 @@ describe("loadConfig", () => {
         clientReleaseGrace: "7",
         rootishInputLocality: "false",
         costlyStealEvidence: "false",
+        scatterLease: "7",
       };
       const env = Object.fromEntries(CONFIG_KEYS.map((key) => [envVarName(key), texts[key]]));
       expect(load(env)).toStrictEqual({
@@ -522,6 +525,7 @@ describe("loadConfig", () => {
         clientReleaseGrace: 7,
         rootishInputLocality: false,
         costlyStealEvidence: false,
+        scatterLease: 7,
       });
     });
 

@@ -45,7 +45,7 @@ const CASES: Case[] = [
     table: WORKER_TASK,
     machine: workerTaskMachine,
     states: ["released", "waiting", "fetch", "flight", "ready", "executing", "cancelled", "resumed", "memory", "error"],
-    events: ["WAIT_DEPS", "READY", "FETCH", "GATHER", "RECEIVED", "FETCH_FAILED", "EXECUTE", "DONE", "FAIL", "STEAL", "FREE", "COMPUTE_AGAIN", "DATA", "STALE"],
+    events: ["WAIT_DEPS", "READY", "FETCH", "GATHER", "RECEIVED", "FETCH_FAILED", "EXECUTE", "DONE", "FAIL", "STEAL", "FREE", "COMPUTE_AGAIN", "DATA", "CONFIRM", "STALE"],
     initial: "released",
     finals: [],
   },

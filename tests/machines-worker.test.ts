@@ -125,7 +125,8 @@ describe("WorkerCore: computing", () => {
     expect(transitions(h.take())).toEqual(["d: DATA released->memory"]);
     h.compute("b", [dep("d", ["w"])]);
     const out = h.take();
-    expect(transitions(out)).toEqual(["b: READY released->ready", "b: EXECUTE ready->executing"]);
+    // The scheduler names this worker as d's holder: the scattered copy is confirmed and used.
+    expect(transitions(out)).toEqual(["d: CONFIRM memory->memory", "b: READY released->ready", "b: EXECUTE ready->executing"]);
     expect(gathers(out)).toEqual([]);
   });
 
@@ -538,13 +539,14 @@ describe("WorkerCore: steal requests", () => {
 });
 
 describe("WorkerCore: scatter (put-data)", () => {
-  it("data put on the worker is in memory and unblocks a waiting task", () => {
+  it("data put on a key the worker is fetching is refused: scatter never overwrites (tests/worker-scatter.test.ts has the rest)", () => {
     const h = new Harness();
     h.compute("x", [dep("d", ["p1"])]);
     h.take();
+    expect(h.core.putDataRefusal(["d"])).toEqual({ reserved: [], existing: ["d"] });
     h.handle({ op: "put-data", keys: [{ key: "d", nbytes: 4 }] });
-    const out = h.take();
-    expect(transitions(out)).toEqual(["d: DATA flight->memory", "x: READY waiting->ready", "x: EXECUTE ready->executing"]);
-    expect(h.core.holding()).toEqual([{ key: "d", nbytes: 4 }]);
+    expect(transitions(h.take())).toEqual(["d: STALE flight->flight"]);
+    expect(h.state("x")).toBe("waiting");
+    expect(h.core.holding()).toEqual([]);
   });
 });

@@ -196,6 +196,9 @@ describe("every message of a real run on NATS", () => {
     expect(fetched.json()).toEqual({ data: { px: 2 }, nbytes: { px: 8 }, missing: ["nope"] });
     const listed = await raw.request(`natsched.${CLUSTER}.data.${holder}`, JSON.stringify({ op: "get-data", keys: ["nope", "px"], who: me, layout: "list" }), { timeout: 5000 });
     expect(listed.json()).toEqual({ values: [null, 2], nbytes: [-1, 8], missing: ["nope"] });
+    // Scatter never overwrites: the worker and the scheduler refuse, with KEY_EXISTS and the keys.
+    expect((await raw.request(`natsched.${CLUSTER}.data.${holder}`, JSON.stringify({ op: "put-data", data: { px: 999 }, who: me }), { timeout: 5000 })).json()).toMatchObject({ code: "KEY_EXISTS", keys: ["px"] });
+    expect((await toScheduler({ v: 1, from: me, ops: [{ op: "update-data", client: me, data: [{ key: "px", nbytes: 8, workers: [holder], existing: true }, { key: "pz", nbytes: 8, workers: [holder], existing: true }] }] })).replies[0]).toMatchObject({ ok: false, error: { code: "KEY_EXISTS", keys: ["pz"] } });
     const unknownData = { op: "get-everything" };
     deliberatelyBad.add(JSON.stringify(unknownData));
     expect((await raw.request(`natsched.${CLUSTER}.data.${holder}`, JSON.stringify(unknownData), { timeout: 5000 })).json()).toMatchObject({ error: expect.any(String) });

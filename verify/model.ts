@@ -74,6 +74,8 @@ export const MODELS: MachineModel[] = [
       { name: "memory is entered only by a result, a transfer or data", holds: (f, e, t) => implies(t === "memory" && f !== t, among(e, "DONE", "RECEIVED", "DATA")) },
       { name: "a cancelled task's outcome is discarded", holds: (f, _e, t) => implies(f === "cancelled" && t !== f, among(t, "released", "resumed")) },
       { name: "STALE changes nothing", holds: (f, e, t) => implies(e === "STALE", f === t) },
+      { name: "CONFIRM only vouches for data already in memory", holds: (f, e, t) => implies(e === "CONFIRM", f === "memory" && t === "memory") },
+      { name: "data is handed over only to a task the worker does not have (scatter never overwrites)", holds: (f, e) => implies(e === "DATA", f === "released") },
       { name: "flight is entered only by GATHER from fetch", holds: (f, e, t) => implies(t === "flight" && f !== t, f === "fetch" && e === "GATHER") },
     ],
     stateRules: [

@@ -1,4 +1,5 @@
 /** The serving side of the data plane: a worker answering get-data, get-chunk and put-data. */
+import type { NatschedError } from "../../machines/errors.js";
 import type { GetDataListReply, GetDataReply } from "../../machines/protocol.js";
 import type { Msg, Transport } from "../../transport/types.js";
 import { serveChunk } from "./fetch.js";
@@ -7,11 +8,22 @@ import { TransferStore } from "./transfers.js";
 import { decodeValues, encodeValues } from "./value-codec.js";
 import { HEADROOM_BYTES, isTransferManifest, type GetDataWireRequest, type PutDataReply, type PutDataWireRequest, type TransferReply } from "./wire.js";
 
+/** A put-data the worker refuses as a whole (DataHost.accept throws it): nothing was stored. */
+export class PutDataRefused extends Error {
+  constructor(
+    override readonly cause: NatschedError,
+    /** The keys it is about. */
+    readonly keys: string[],
+  ) {
+    super(cause.message);
+  }
+}
+
 export interface DataHost {
   readonly transport: Transport;
   /** The value held for `key` and its size, or undefined. */
   lookup(key: string): { value: unknown; nbytes: number } | undefined;
-  /** Store scattered values; answers their sizes. */
+  /** Store scattered values; answers their sizes, or throws PutDataRefused having stored none. */
   accept(entries: [string, unknown][]): Record<string, number>;
   /** Milliseconds to wait for each chunk of a put being pulled. */
   readonly transferTimeout: number;
@@ -99,8 +111,13 @@ export class DataServer {
       const data = await this.receivedValues(request);
       answer = { ok: true, nbytes: this.host.accept(Object.entries(data)) };
     } catch (error) {
-      this.host.onError?.(error);
-      answer = { error: (error as Error)?.message ?? String(error) };
+      if (error instanceof PutDataRefused) {
+        // An answer, not a fault of this worker: the requester is told what and why.
+        answer = { error: error.cause.message, code: error.cause.code, keys: error.keys };
+      } else {
+        this.host.onError?.(error);
+        answer = { error: (error as Error)?.message ?? String(error) };
+      }
     }
     if (!transport.closed) transport.publish(replyTo, answer);
   }

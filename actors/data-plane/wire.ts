@@ -59,6 +59,12 @@ export interface PutDataReply {
   ok?: boolean;
   nbytes?: Record<string, number>;
   error?: string;
+  /**
+   * With `error`, for a refusal (nothing was stored): KEY_EXISTS, the worker already has
+   * `keys` (scatter never overwrites); PROTOCOL, `keys` are reserved (machines/graph/reserved-keys.ts).
+   */
+  code?: string;
+  keys?: string[];
 }
 
 /** Room left in a message for headers and framing. */

@@ -156,6 +156,11 @@ function apply(opts: ResyncOptions, name: string, id: string, answer: ResyncAnsw
     for (const { key } of answer.holding) held.add(key);
     feed(opts, { op: "add-keys", worker: name, id, keys: answer.holding });
   }
+  // Unconfirmed scattered data: still held where the log counts it, never added on the worker's word.
+  for (const { key } of answer.scattered ?? []) {
+    const ts = core.tasks.get(key);
+    if (ts !== undefined && ws.hasWhat.has(ts)) held.add(key);
+  }
   for (const ts of [...ws.hasWhat]) {
     if (!held.has(ts.key)) feed(opts, { op: "missing-data", worker: name, id, key: ts.key, holder: name });
   }
@@ -193,6 +198,7 @@ function answerProblem(value: unknown): string | undefined {
   if (!Array.isArray(a.reports) || !Array.isArray(a.active) || !Array.isArray(a.holding)) return "reports, holding and active must be arrays";
   if (!a.active.every((k) => typeof k === "string")) return "active must list keys";
   if (!a.holding.every((h) => typeof h === "object" && h !== null && typeof h.key === "string" && typeof h.nbytes === "number")) return "holding must list { key, nbytes }";
+  if (a.scattered !== undefined && !(Array.isArray(a.scattered) && a.scattered.every((h) => typeof h === "object" && h !== null && typeof h.key === "string"))) return "scattered must list { key, nbytes }";
   return undefined;
 }
 

@@ -114,6 +114,7 @@ export class WorkerProcess {
         transferIncomingCountLimit: config.transferIncomingCountLimit,
         heartbeatInterval: config.heartbeatInterval,
         bandwidth: config.bandwidth,
+        scatterLease: config.scatterLease,
         ...(opts.onError ? { onError: opts.onError } : {}),
       });
       journal.attach(actor);

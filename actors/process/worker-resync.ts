@@ -31,8 +31,13 @@ export interface ResyncAnswer {
   id: string;
   /** The latest report of each task it computed and still holds (in memory, or erred). */
   reports: TaskReport[];
-  /** Other results it holds (replicas fetched from peers, scattered data). */
+  /** Other results it holds (replicas fetched from peers, scattered data the scheduler confirmed). */
   holding: { key: string; nbytes: number }[];
+  /**
+   * Scattered data not confirmed yet (WTask.scattered): kept by a scheduler that counts it
+   * there, never added as a replica on the worker's word (anyone can put data on a worker).
+   */
+  scattered?: { key: string; nbytes: number }[];
   /** Tasks it is still waiting on, running or fetching: their outcome is yet to be reported. */
   active: string[];
 }
@@ -91,11 +96,13 @@ export class ReportJournal implements Transport {
   answer(actor: WorkerActor): ResyncAnswer {
     const reports: TaskReport[] = [];
     const holding: { key: string; nbytes: number }[] = [];
+    const scattered: { key: string; nbytes: number }[] = [];
     const active: string[] = [];
     for (const ts of actor.core.tasks.values()) {
       const report = this.reports.get(ts.key);
       if (ts.state === "memory") {
-        if (report?.op === "task-finished") reports.push(report);
+        if (ts.scattered) scattered.push({ key: ts.key, nbytes: ts.nbytes });
+        else if (report?.op === "task-finished") reports.push(report);
         else holding.push({ key: ts.key, nbytes: ts.nbytes });
       } else if (ts.state === "error") {
         if (report?.op === "task-erred") reports.push(report);
@@ -104,7 +111,7 @@ export class ReportJournal implements Transport {
       }
     }
     this.prune(actor);
-    return { id: actor.id, reports, holding, active };
+    return { id: actor.id, reports, holding, active, ...(scattered.length > 0 ? { scattered } : {}) };
   }
 
   private note(data: Payload): void {

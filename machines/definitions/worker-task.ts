@@ -16,6 +16,13 @@ import { setup } from "xstate";
  * it already holds, ran, or was told to void; a free-keys older than the assignment it
  * holds). It is a transition only so that the drop is in the event log with its reasons
  * (docs/protocol.md, "Assignment numbers").
+ *
+ * DATA is taken only in `released`: scatter creates data, it never replaces a task the worker
+ * has (docs/protocol.md, "Scatter"). Data a client scattered here (DATA from put-data) is not yet a replica the worker may
+ * vouch for: anyone who can reach the data plane can put data. CONFIRM marks the moment the
+ * scheduler names this worker as holding it (a compute-task or acquire-replicas listing it
+ * among the key's holders, or the scatter lease's who-has); until then the copy is never
+ * reported as a result or a replica, and the worker core drops it (FREE) instead of using it.
  */
 export type WorkerTaskEvent =
   | { type: "WAIT_DEPS" } // compute requested, dependencies missing
@@ -31,6 +38,7 @@ export type WorkerTaskEvent =
   | { type: "FREE" } // the scheduler no longer needs it here
   | { type: "COMPUTE_AGAIN" } // requested again while cancelled
   | { type: "DATA" } // data handed over directly (scatter)
+  | { type: "CONFIRM" } // the scheduler counts scattered data here: a replica like any other
   | { type: "STALE" }; // a superseded instruction was dropped: stays where it is
 
 export const workerTaskMachine = setup({ types: { events: {} as WorkerTaskEvent } }).createMachine({
@@ -47,16 +55,16 @@ export const workerTaskMachine = setup({ types: { events: {} as WorkerTaskEvent 
       },
     },
     waiting: {
-      on: { READY: "ready", STEAL: "released", FREE: "released", FAIL: "error", DATA: "memory", STALE: "waiting" },
+      on: { READY: "ready", STEAL: "released", FREE: "released", FAIL: "error", STALE: "waiting" },
     },
     fetch: {
-      on: { GATHER: "flight", FREE: "released", DATA: "memory", WAIT_DEPS: "waiting", READY: "ready", STALE: "fetch" },
+      on: { GATHER: "flight", FREE: "released", WAIT_DEPS: "waiting", READY: "ready", STALE: "fetch" },
     },
     flight: {
-      on: { RECEIVED: "memory", FETCH_FAILED: "fetch", FREE: "cancelled", DATA: "memory", STALE: "flight" },
+      on: { RECEIVED: "memory", FETCH_FAILED: "fetch", FREE: "cancelled", STALE: "flight" },
     },
     ready: {
-      on: { EXECUTE: "executing", STEAL: "released", FREE: "released", DATA: "memory", STALE: "ready" },
+      on: { EXECUTE: "executing", STEAL: "released", FREE: "released", STALE: "ready" },
     },
     executing: {
       on: { DONE: "memory", FAIL: "error", FREE: "cancelled", STALE: "executing" },
@@ -74,7 +82,7 @@ export const workerTaskMachine = setup({ types: { events: {} as WorkerTaskEvent 
     resumed: {
       on: { DONE: "memory", RECEIVED: "memory", FAIL: "error", FETCH_FAILED: "released", FREE: "cancelled", STALE: "resumed" },
     },
-    memory: { on: { FREE: "released", STALE: "memory" } },
+    memory: { on: { FREE: "released", CONFIRM: "memory", STALE: "memory" } },
     error: { on: { FREE: "released", STALE: "error" } },
   },
 });

@@ -1,5 +1,5 @@
 import type { Config } from "../config.js";
-import { NatschedError, UnknownFunctionError } from "../errors.js";
+import { KeyExistsError, NatschedError, UnknownFunctionError } from "../errors.js";
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess, sortByPriority } from "../priority.js";
 import type { ComputeTaskOp, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
@@ -127,9 +127,11 @@ export class SchedulerCore implements PlacementContext, StealHost {
       case "release-keys":
         for (const key of input.keys) this.clientReleasesKey(input.client, key);
         break;
-      case "update-data":
-        this.updateData(input);
+      case "update-data": {
+        const reply = this.updateData(input);
+        if (!reply.ok) return reply;
         break;
+      }
       case "client-join":
         if (!this.clients.has(input.client)) this.clients.set(input.client, new Set());
         break;
@@ -342,14 +344,41 @@ export class SchedulerCore implements PlacementContext, StealHost {
     if (ts.waiters === null || ts.waiters.size === 0) this.recommend(ts, "released");
   }
 
-  private updateData(op: UpdateDataOp): void {
+  /**
+   * Data a client stored on workers itself (scatter). Scatter creates keys and never
+   * overwrites them, whoever asks: an entry whose key is new is created in memory on the
+   * workers named (Dask's update_data); one whose key is in memory on every worker named only
+   * adds the client's want (the same value scattered again under its content key); anything
+   * else is refused. An `existing` entry (the worker already had the key, so the client stored
+   * nothing there) never creates a key. All or nothing: one refused entry refuses the op
+   * (KeyExistsError naming the keys), nothing changes, and the copies the op says were just
+   * stored are freed where nothing here accounts for them.
+   */
+  private updateData(op: UpdateDataOp): SchedulerReply {
+    const refused: string[] = [];
+    for (const entry of op.data) if (!this.scatterAccepted(entry)) refused.push(entry.key);
+    if (refused.length > 0) {
+      this.freeRefusedScatter(op);
+      const error = new KeyExistsError([...new Set(refused)], "update-data");
+      return { ok: false, error: { name: error.name, message: error.message, code: error.code, keys: error.keys } };
+    }
     const clientTasks = this.clientSet(op.client);
+    const created = new Set<TaskRec>();
     for (const { key, nbytes, workers } of op.data) {
       let ts = this.tasks.get(key);
-      if (ts === undefined) ts = this.createTask({ key, func: "", args: [], deps: [] }, 0);
-      ts.func = null;
+      const shared = ts !== undefined && !created.has(ts);
+      if (ts === undefined) {
+        ts = this.createTask({ key, func: "", args: [], deps: [] }, 0);
+        ts.func = null;
+        created.add(ts);
+      }
       (ts.whoWants ??= new Set()).add(op.client);
       clientTasks.add(ts);
+      if (shared) {
+        this.move(ts, "DATA", { rule: "scatter-shared", client: op.client });
+        this.reportToClient(op.client, ts);
+        continue;
+      }
       ts.nbytes = nbytes;
       const holders = workers.map((w) => this.workers.get(w)).filter((ws): ws is WorkerRec => ws !== undefined);
       for (const ws of holders) this.addReplica(ts, ws);
@@ -357,6 +386,45 @@ export class SchedulerCore implements PlacementContext, StealHost {
       this.move(ts, "DATA", { rule: "scatter" });
       this.dataArrived(ts);
     }
+    return OK;
+  }
+
+  /** Whether an update-data entry may be applied (see updateData). */
+  private scatterAccepted(entry: UpdateDataOp["data"][number]): boolean {
+    const ts = this.tasks.get(entry.key);
+    if (ts === undefined || ts.state === "forgotten") return entry.existing !== true;
+    if (ts.state !== "memory" || entry.workers.length === 0) return false;
+    for (const name of entry.workers) {
+      const ws = this.workers.get(name);
+      if (ws === undefined || !ts.whoHas.has(ws)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * A refused update-data: each copy it says was just stored (entries not `existing`) is
+   * freed on its worker, unless the scheduler has a reason for that worker to have the key
+   * (a holder, computing it, a task there needing it, a retirement handing it over).
+   */
+  private freeRefusedScatter(op: UpdateDataOp): void {
+    const byWorker = new Map<string, string[]>();
+    for (const { key, workers, existing } of op.data) {
+      if (existing === true) continue;
+      const ts = this.tasks.get(key);
+      for (const name of workers) {
+        const ws = this.workers.get(name);
+        if (ws === undefined || (ts !== undefined && this.accountsFor(ts, ws))) continue;
+        let keys = byWorker.get(name);
+        if (keys === undefined) byWorker.set(name, (keys = []));
+        if (!keys.includes(key)) keys.push(key);
+      }
+    }
+    for (const [worker, keys] of byWorker) this.freeKeys(worker, keys);
+  }
+
+  /** The scheduler has a reason for `ws` to have `ts`: it holds it, computes it, needs it, or is handed it. */
+  private accountsFor(ts: TaskRec, ws: WorkerRec): boolean {
+    return ts.whoHas.has(ws) || ts.processingOn === ws || ws.needsWhat.has(ts) || this.retirements.isRecipient(ts, ws);
   }
 
   // ---- worker stimuli ------------------------------------------------------------------

@@ -43,6 +43,12 @@ export class Retirements {
     return this.pending.get(ws)?.handovers;
   }
 
+  /** Whether `ws` is copying `ts` off a retiring worker (acquire-replicas). */
+  isRecipient(ts: TaskRec, ws: WorkerRec): boolean {
+    for (const retirement of this.pending.values()) if (retirement.handovers.get(ts) === ws) return true;
+    return false;
+  }
+
   /** `ws` was just taken out of placement: hand over what only it holds, or close it at once. */
   begin(ws: WorkerRec, reason: string): void {
     const retirement: Retirement = { reason, handovers: new Map(), unsaved: 0 };

@@ -1,5 +1,6 @@
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
 import type { WorkerTaskEvent } from "../definitions/worker-task.js";
+import { isReservedKey } from "../graph/reserved-keys.js";
 import { priorityLess, type Priority } from "../priority.js";
 import type { ComputeTaskOp, DepInfo, ErrorInfo, FreeKeysOp, StealRequestOp, WorkerMetricsOp, WorkerToScheduler } from "../protocol.js";
 import { WORKER, WORKER_TASK, type WorkerStateName, type WorkerTaskStateName } from "../tables.js";
@@ -25,6 +26,14 @@ export class WTask {
   acquire = false;
   /** The scheduler said free-keys; the result stays only while a task here still needs it. */
   freed = false;
+  /**
+   * In memory from put-data (a client's scatter) and not confirmed yet: the scheduler has not
+   * named this worker as one of its holders. Anyone who can reach the data plane can put data,
+   * so such a copy is never reported (as a result, a replica or a holding) nor used as a result
+   * or an input: the core confirms it (CONFIRM) or drops it (FREE) when the scheduler says
+   * where the key is. Cleared when it leaves memory.
+   */
+  scattered = false;
   readonly dependencies: WTask[] = [];
   /** Read-only: change it with addDependent/removeDependent (shared and empty until then). */
   dependents: ReadonlySet<WTask> = emptySet();
@@ -175,7 +184,10 @@ export class WorkerCore {
         this.stealRequest(input);
         break;
       case "put-data":
-        for (const { key, nbytes } of input.keys) this.putData(key, nbytes);
+        this.putData(input.keys);
+        break;
+      case "scatter-lease":
+        this.scatterLease(input.held, input.unclaimed);
         break;
       case "gather-done":
         this.gatherDone(input.from, input.received, input.missing);
@@ -210,11 +222,31 @@ export class WorkerCore {
     return this.running.size;
   }
 
-  /** Keys held in memory with their sizes (for re-registration with a scheduler). */
+  /**
+   * Keys held in memory with their sizes (for re-registration with a scheduler); scattered
+   * data not confirmed yet is not vouched for (WTask.scattered).
+   */
   holding(): { key: string; nbytes: number }[] {
     const out: { key: string; nbytes: number }[] = [];
-    for (const ts of this.tasks.values()) if (ts.state === "memory") out.push({ key: ts.key, nbytes: ts.nbytes });
+    for (const ts of this.tasks.values()) if (ts.state === "memory" && !ts.scattered) out.push({ key: ts.key, nbytes: ts.nbytes });
     return out;
+  }
+
+  /**
+   * Why a put-data of `keys` must be refused, or null if it may be stored. All or nothing:
+   * keys no task may have (machines/graph/reserved-keys.ts), and keys this worker already has
+   * (a task record in any state but released: a result, a copy, a task computing or fetching
+   * it, an error): scatter creates data, it never overwrites it. A query that changes
+   * nothing: a host asks it before storing a single value (WorkerActor's data server).
+   */
+  putDataRefusal(keys: readonly string[]): { reserved: string[]; existing: string[] } | null {
+    let reserved: string[] | null = null;
+    let existing: string[] | null = null;
+    for (const key of keys) {
+      if (isReservedKey(key)) (reserved ??= []).push(key);
+      else if ((this.tasks.get(key)?.state ?? "released") !== "released") (existing ??= []).push(key);
+    }
+    return reserved === null && existing === null ? null : { reserved: reserved ?? [], existing: existing ?? [] };
   }
 
   // ---- stimuli -------------------------------------------------------------------------
@@ -256,8 +288,14 @@ export class WorkerCore {
     ts.freed = false;
     switch (ts.state) {
       case "memory":
-        this.send({ op: "task-finished", worker: this.name, id: this.init.id, key: ts.key, nbytes: ts.nbytes, start: this.now, stop: this.now, ...numbered(ts) });
-        return;
+        if (!ts.scattered) {
+          this.send({ op: "task-finished", worker: this.name, id: this.init.id, key: ts.key, nbytes: ts.nbytes, start: this.now, stop: this.now, ...numbered(ts) });
+          return;
+        }
+        // The scheduler never asks a worker to compute a key it counts there: this copy was
+        // put here by someone it never registered. Not a result: computed instead.
+        this.dropScattered(ts, { rule: "scattered-not-a-result", op: "compute-task", ...numbered(ts) });
+        break;
       case "waiting":
         // Sent again with the current holders of its inputs: one it was told of may be gone.
         this.refreshHolders(op);
@@ -289,6 +327,7 @@ export class WorkerCore {
         known?.add(dts);
       }
       dts.addDependent(ts);
+      if (dts.state === "memory" && dts.scattered) this.scatterNamed(dts, dep.holders, "compute-task");
       if (dts.state === "memory") continue;
       ts.missing += 1;
       for (const holder of dep.holders) {
@@ -316,6 +355,7 @@ export class WorkerCore {
     const here: { key: string; nbytes: number }[] = [];
     for (const dep of keys) {
       const ts = this.ensureTask(dep.key);
+      if (ts.state === "memory" && ts.scattered) this.scatterNamed(ts, dep.holders, "acquire-replicas");
       if (ts.state === "memory") {
         ts.freed = false;
         here.push({ key: ts.key, nbytes: ts.nbytes });
@@ -374,7 +414,7 @@ export class WorkerCore {
         // A copy kept against this free-keys may be one the scheduler does not count (the
         // newer instruction named the key as an input held elsewhere): report it, so the
         // scheduler counts it or frees it again with a number that is not overtaken.
-        if (ts.state === "memory") (kept ??= []).push({ key, nbytes: ts.nbytes });
+        if (ts.state === "memory" && !ts.scattered) (kept ??= []).push({ key, nbytes: ts.nbytes });
         continue;
       }
       this.freeKey(key);
@@ -493,15 +533,70 @@ export class WorkerCore {
     });
   }
 
-  private putData(key: string, nbytes: number): void {
-    const ts = this.ensureTask(key);
-    ts.nbytes = nbytes;
-    if (ts.state === "memory") return;
-    if (ts.state === "ready") this.ready.remove(ts);
-    if (ts.state === "fetch") this.fetchQueue.remove(ts);
-    if (WORKER_TASK.next(ts.state, "DATA") === undefined) return;
-    this.move(ts, "DATA");
-    this.dataArrived(ts);
+  /**
+   * Data a client scattered here: in memory, unconfirmed (WTask.scattered) until the scheduler
+   * names this worker as a holder. A put-data that putDataRefusal refuses is not applied at
+   * all; hosts refuse it before storing anything, so here it is only logged (STALE, with the
+   * reasons), never an overwrite.
+   */
+  private putData(keys: readonly { key: string; nbytes: number }[]): void {
+    const refusal = this.putDataRefusal(keys.map((k) => k.key));
+    if (refusal !== null) {
+      for (const key of [...refusal.reserved, ...refusal.existing]) {
+        this.stale(key, { rule: "scatter-refused", op: "put-data", reason: refusal.reserved.includes(key) ? "reserved-key" : "key-exists" });
+      }
+      return;
+    }
+    for (const { key, nbytes } of keys) {
+      const ts = this.ensureTask(key);
+      ts.nbytes = nbytes;
+      this.move(ts, "DATA");
+      // It wakes no task here: only a compute-task naming this worker as its holder makes it an input.
+      ts.scattered = true;
+    }
+  }
+
+  /**
+   * The scheduler named the holders of `ts`, unconfirmed scattered data here (in a
+   * compute-task's inputs or an acquire-replicas). Among them: confirmed, a replica like any
+   * other. Not among them: the scheduler does not count this copy, which may hold anything;
+   * dropped, and fetched from those holders by the caller.
+   */
+  private scatterNamed(ts: WTask, holders: readonly string[], op: string): void {
+    if (holders.includes(this.name)) {
+      ts.scattered = false;
+      this.move(ts, "CONFIRM", { rule: "scatter-confirmed", op });
+    } else {
+      this.dropScattered(ts, { rule: "scattered-not-counted", op, holders: [...holders] });
+    }
+  }
+
+  /** Unconfirmed scattered data leaves memory (the caller decides what follows: compute, fetch or forget). */
+  private dropScattered(ts: WTask, why: Record<string, unknown>): void {
+    this.fx.freeData(ts.key);
+    this.move(ts, "FREE", why);
+  }
+
+  /**
+   * The host's scatter lease (WorkerActor): scattered data still unconfirmed a while after it
+   * was put here, checked with the scheduler's who-has. `held`: keys it lists this worker
+   * for (confirmed); `unclaimed`: keys it does not (nobody registered them here: a client that
+   * died between put-data and update-data, a refused update-data, or data nobody should have
+   * put): dropped and forgotten. Keys confirmed or gone meanwhile are left as they are.
+   */
+  private scatterLease(held: readonly string[], unclaimed: readonly string[]): void {
+    for (const key of held) {
+      const ts = this.tasks.get(key);
+      if (ts === undefined || ts.state !== "memory" || !ts.scattered) continue;
+      ts.scattered = false;
+      this.move(ts, "CONFIRM", { rule: "scatter-confirmed", op: "scatter-lease" });
+    }
+    for (const key of unclaimed) {
+      const ts = this.tasks.get(key);
+      if (ts === undefined || ts.state !== "memory" || !ts.scattered) continue;
+      this.dropScattered(ts, { rule: "scatter-lease-expired", op: "scatter-lease" });
+      this.dropIfUnused(ts);
+    }
   }
 
   private gatherDone(from: string, received: { key: string; nbytes: number }[], missing: string[]): void {
@@ -742,12 +837,13 @@ export class WorkerCore {
     return ts;
   }
 
-  private move(ts: WTask, event: WorkerTaskEvent["type"]): void {
+  private move(ts: WTask, event: WorkerTaskEvent["type"], why?: Record<string, unknown>): void {
     const from = ts.state;
     const to = WORKER_TASK.next(from, event);
     if (to === undefined) throw new Error(`worker ${this.name}: task ${ts.key}: ${event} is not accepted in state ${from}`);
     ts.state = to;
-    this.fx.transition("wtask", ts.key, event, from, to);
+    if (from === "memory" && to !== "memory") ts.scattered = false;
+    this.fx.transition("wtask", ts.key, event, from, to, why);
   }
 
   private lifecycle(event: WorkerLifecycleEvent["type"]): void {

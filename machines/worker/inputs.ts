@@ -18,8 +18,13 @@ export type WorkerLocalOp =
   | { op: "pause" }
   | { op: "resume" }
   | { op: "close" }
-  /** Data handed to this worker directly (scatter). */
+  /** Data handed to this worker directly (scatter); the host stores it only if WorkerCore.putDataRefusal allows. */
   | { op: "put-data"; keys: { key: string; nbytes: number }[] }
+  /**
+   * The scatter lease: scattered data still unconfirmed after `scatterLease`, checked with the
+   * scheduler's who-has: `held`, keys it lists this worker for; `unclaimed`, keys it does not.
+   */
+  | { op: "scatter-lease"; held: string[]; unclaimed: string[] }
   | { op: "gather-done"; from: string; received: { key: string; nbytes: number }[]; missing: string[] }
   | { op: "gather-failed"; from: string; keys: string[]; reason: string }
   | { op: "execute-done"; key: string; nbytes: number; start: number; stop: number }
