@@ -18,7 +18,8 @@ export type ErrorCode =
   | "PAYLOAD_TOO_LARGE"
   | "PROTOCOL"
   | "NO_WORKERS"
-  | "SCHEDULER_RESTARTED";
+  | "SCHEDULER_RESTARTED"
+  | "FORBIDDEN";
 
 export class NatschedError extends Error {
   readonly code: ErrorCode;
@@ -119,6 +120,18 @@ export class PayloadTooLargeError extends NatschedError {
 export class ProtocolError extends NatschedError {
   constructor(message: string) {
     super("PROTOCOL", message);
+  }
+}
+
+/**
+ * Something no sender in its role may do: a worker op on a client's subject (or a client op on
+ * a worker's), an op naming another worker or client than the subject it came on, a report
+ * from a worker incarnation the scheduler does not have, or a NATS server refusing a
+ * publish for the connection's permissions. Nothing it asked for happened.
+ */
+export class ForbiddenError extends NatschedError {
+  constructor(message: string) {
+    super("FORBIDDEN", message);
   }
 }
 
