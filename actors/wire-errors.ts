@@ -1,6 +1,7 @@
 import {
   BadOptionError,
   CycleError,
+  ForbiddenError,
   GraphError,
   NatschedError,
   TaskFailedError,
@@ -24,6 +25,8 @@ export function errorFromInfo(info: ErrorInfo & { keys?: string[] }): NatschedEr
       return withMessage(new GraphError(info.message, "GRAPH", keys), info.message);
     case "BAD_OPTION":
       return withMessage(new BadOptionError("?", info.message), info.message);
+    case "FORBIDDEN":
+      return new ForbiddenError(info.message);
     default:
       return new NatschedError((info.code as ErrorCode | undefined) ?? "PROTOCOL", info.message);
   }
