@@ -29,7 +29,7 @@ export const subjects = (cluster: string) => {
     workerMissing: perName(`natsched.${cluster}.announce.missing.`),
     all: `natsched.${cluster}.>`,
     /** Who a message on one of the scheduler's subjects comes from, as far as its subject says. */
-    senderOf: (subject: string): SchedulerSender | undefined => senderOf(scheduler, subject),
+    senderOf: cachedSenderOf(scheduler),
   };
 };
 
@@ -59,6 +59,20 @@ function senderOf(scheduler: string, subject: string): SchedulerSender | undefin
   if (kind === "worker") return { role: "worker", name };
   if (kind === "client") return { role: "client", id: name };
   return undefined;
+}
+
+/** `senderOf`, read once per subject: the scheduler takes message after message on the same few. */
+function cachedSenderOf(scheduler: string): (subject: string) => SchedulerSender | undefined {
+  const read = new Map<string, SchedulerSender | null>();
+  return (subject) => {
+    let sender = read.get(subject);
+    if (sender === undefined) {
+      if (read.size >= MAX_CACHED_NAMES) read.clear();
+      sender = senderOf(scheduler, subject) ?? null;
+      read.set(subject, sender);
+    }
+    return sender ?? undefined;
+  };
 }
 
 /** Past this many names a subject cache starts over (clients come and go). */

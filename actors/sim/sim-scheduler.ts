@@ -62,7 +62,12 @@ export class SimScheduler {
     };
     this.core = new SchedulerCore(config, this.live);
     // The sender's address stands for the subject it would send on, as on a real transport.
-    kernel.open(SCHEDULER_ADDRESS, (from, ops) => this.receiveFrom(senderAt(from), from, ops));
+    const senders = new Map<string, SchedulerSender | undefined>();
+    kernel.open(SCHEDULER_ADDRESS, (from, ops) => {
+      let sender = senders.get(from);
+      if (sender === undefined && !senders.has(from)) senders.set(from, (sender = senderAt(from)));
+      this.receiveFrom(sender, from, ops);
+    });
   }
 
   start(): void {
