@@ -19,7 +19,7 @@ import { openLogAt, replayAt } from "../replay/jetstream-open.js";
 import { NatsTransport } from "../transport/nats.js";
 import * as tasks from "./support/cluster-tasks.js";
 import { NatsServer } from "./support/nats-server.js";
-import { REPO_ROOT } from "./support/natsched-process.js";
+import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";
 
 const CLUSTER = "prod"; // the cluster the config is written for
 const PASSWORDS = { scheduler: "s-pw", worker: "w-pw", client: "c-pw", tools: "t-pw" };
@@ -185,6 +185,10 @@ describe("the roles of docs/nats-roles.conf on a real nats-server", () => {
     } finally {
       await logs.nc.close();
     }
+    // The command line as an operator runs it: the user, its inbox, the password in NATS_PASSWORD.
+    const status = NatschedProcess.spawn("status", ["status", "--nats", server.url, "--cluster", CLUSTER, "--user", "prod-logs", "--inbox-prefix", "_INBOX_prod-logs"], { NATS_PASSWORD: PASSWORDS.tools });
+    expect(await status.whenExited()).toBe(0);
+    expect(status.log).toMatch(/cluster prod: scheduler running, 2 worker\(s\)/);
     expect(schedulerFailed).toBe(false);
     // The processes themselves never ran into their permissions.
     expect(errors.filter((e) => /Permissions Violation|FORBIDDEN|Forbidden/i.test(e))).toEqual([]);
