@@ -81,6 +81,12 @@ async function until(check: () => boolean, what: string, ms = 5000): Promise<voi
 const envelope = (ops: unknown[]) => JSON.stringify({ v: 1, from: "forger", ops });
 
 describe("the roles of docs/nats-roles.conf on a real nats-server", () => {
+  it("are the config docs/nats.md shows", () => {
+    const doc = readFileSync(join(REPO_ROOT, "docs", "nats.md"), "utf8");
+    const shown = /### The ready config\n[\s\S]*?```conf\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(shown).toBe(readFileSync(join(REPO_ROOT, "docs", "nats-roles.conf"), "utf8"));
+  });
+
   it("run a graph across two workers, a scatter and a gather, each role as its own user", async () => {
     const a = client.submit<number>("inc", [1], { workers: ["w1"] });
     const b = client.submit<number>("inc", [2], { workers: ["w2"] });
