@@ -10,8 +10,9 @@
  *   can then pin a worker's user to its own subject, so no other user can report as it.
  * - Incarnation: a worker op other than `register-worker` and `heartbeat` (which is answered
  *   "worker-missing" instead) must come from the incarnation (name, id) the scheduler has.
- *   The core would ignore it anyway (its `liveWorker` check); refusing it here says so to the
- *   sender and the operator, and keeps it out of the log. A refused op is never fed, so it is
+ *   The core ignores most of these anyway (its `liveWorker` check; a `missing-data` it took
+ *   from any reporter, a late `steal-response` it counted stale); refusing them here says so
+ *   to the sender and the operator, and keeps them out of the log. A refused op is never fed, so it is
  *   no input of the run, and replay stays exact.
  */
 import type { SchedulerCore } from "../machines/scheduler/core.js";
