@@ -35,7 +35,8 @@ export function splitFragments(bytes: Uint8Array, size: number): Uint8Array[] {
 }
 
 interface Partial {
-  /** The message's reply subject: a request whose fragments are dropped is answered with why. */
+  /** The message's subject and reply subject: a request whose fragments are dropped is answered with why. */
+  subject: string;
   reply: string | undefined;
   parts: (Uint8Array | undefined)[];
   received: number;
@@ -51,20 +52,20 @@ export class Reassembler {
   private readonly partial = new Map<string, Partial>();
   private readonly dropped = new Set<string>();
 
-  /** `onDrop` hears of each message given up, with its reply subject when it was a request. */
+  /** `onDrop` hears of each message given up, with its subject and, for a request, its reply subject. */
   constructor(
     private readonly maxBytes: number,
     private readonly timeoutMs: number,
-    private readonly onDrop: (why: string, reply: string | undefined) => void,
+    private readonly onDrop: (why: string, reply: string | undefined, subject: string) => void,
   ) {}
 
-  add(info: FragmentInfo, body: Uint8Array, reply?: string): Uint8Array | undefined {
+  add(info: FragmentInfo, body: Uint8Array, reply?: string, subject = ""): Uint8Array | undefined {
     if (this.dropped.has(info.id)) return undefined;
     let p = this.partial.get(info.id);
     if (p === undefined) {
       const timer = setTimeout(() => this.drop(info.id, `fragments of message ${info.id} incomplete after ${this.timeoutMs} ms`), this.timeoutMs);
       timer.unref();
-      p = { reply, parts: new Array<Uint8Array | undefined>(info.count), received: 0, bytes: 0, timer };
+      p = { subject, reply, parts: new Array<Uint8Array | undefined>(info.count), received: 0, bytes: 0, timer };
       this.partial.set(info.id, p);
     }
     if (p.parts.length !== info.count || p.parts[info.index] !== undefined) return undefined;
@@ -95,6 +96,6 @@ export class Reassembler {
     this.partial.delete(id);
     if (this.dropped.size >= MAX_DROPPED_IDS) this.dropped.clear();
     this.dropped.add(id);
-    this.onDrop(why, p.reply);
+    this.onDrop(why, p.reply, p.subject);
   }
 }

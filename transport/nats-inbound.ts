@@ -94,9 +94,8 @@ export class Inbound {
       this.giveUp(a.subject, a.reply, `dropped a message on ${a.subject} with a bad ${FRAGMENT_HEADER} header ${JSON.stringify(a.fragment)} (expected <id>/<index>/<count>)`);
       return;
     }
-    const subject = a.subject;
-    this.reassembler ??= new Reassembler(this.opts.maxMessageBytes, this.opts.fragmentTimeoutMs, (why, reply) => this.giveUp(subject, reply, why));
-    const whole = this.reassembler.add(info, a.data, a.reply);
+    this.reassembler ??= new Reassembler(this.opts.maxMessageBytes, this.opts.fragmentTimeoutMs, (why, reply, subject) => this.giveUp(subject, reply, why));
+    const whole = this.reassembler.add(info, a.data, a.reply, a.subject);
     if (whole !== undefined) this.deliver({ subject: a.subject, reply: a.reply, body: whole, binary: a.binary });
   }
 
