@@ -192,6 +192,10 @@ export class Client {
   }
 
   constructor(private readonly opts: ClientOptions) {
+    // The id is a token of the client's subjects (natsched.<cluster>.client.<id>, .scheduler.client.<id>).
+    if (opts.id !== undefined && (typeof opts.id !== "string" || !/^[A-Za-z0-9_-]+$/.test(opts.id))) {
+      throw new BadOptionError("id", `client ids use letters, digits, '-' and '_', got ${JSON.stringify(opts.id)}`);
+    }
     this.id = opts.id ?? `client-${randomHex(8)}`;
     const every = opts.heartbeatInterval;
     if (every !== undefined && !(typeof every === "number" && every > 0)) throw new BadOptionError("heartbeatInterval", `must be a number of seconds > 0, got ${String(every)}`);
@@ -226,7 +230,7 @@ export class Client {
     this.heartbeat = setInterval(() => {
       if (this.closedFlag || this.opts.transport.closed) return this.stopHeartbeat();
       try {
-        this.opts.transport.publish(this.subjects.scheduler, envelope);
+        this.opts.transport.publish(this.subjects.clientOps(this.id), envelope);
       } catch {
         this.stopHeartbeat();
       }
@@ -888,13 +892,13 @@ export class Client {
     const deadline = Date.now() + this.requestTimeout;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await transport.request(this.subjects.scheduler, envelope, { timeout: Math.max(1, deadline - Date.now()) });
+        return await transport.request(this.subjects.clientOps(this.id), envelope, { timeout: Math.max(1, deadline - Date.now()) });
       } catch (error) {
         // A closing client's last word (client-leave) is not worth waiting for.
         if (this.closedFlag || !(error instanceof ProtocolError && /no responders/.test(error.message))) throw error;
         const backoff = Math.min(50 * 2 ** attempt, 1000);
         if (Date.now() + backoff >= deadline) {
-          throw new TimeoutError(`no scheduler of cluster ${JSON.stringify(this.opts.cluster)} answered within ${this.requestTimeout} ms (no responders on ${this.subjects.scheduler})`);
+          throw new TimeoutError(`no scheduler of cluster ${JSON.stringify(this.opts.cluster)} answered within ${this.requestTimeout} ms (no responders on ${this.subjects.clientOps(this.id)})`);
         }
         await new Promise((resolve) => setTimeout(resolve, backoff));
         if (this.closedFlag || transport.closed) throw new ClosedError("client");
@@ -902,9 +906,13 @@ export class Client {
     }
   }
 
+  /** The scheduler's reports, published; a malformed request here is answered with what is wrong. */
   private receive(msg: Msg): void {
     const envelope = msg.data as Envelope<SchedulerToClient>;
-    if (typeof envelope !== "object" || envelope === null || !Array.isArray(envelope.ops)) return;
+    if (msg.problem !== undefined || typeof envelope !== "object" || envelope === null || !Array.isArray(envelope.ops)) {
+      if (msg.reply !== undefined) this.opts.transport.publish(msg.reply, { replies: [], error: `malformed envelope: ${msg.problem ?? "an envelope needs an `ops` array"}` });
+      return;
+    }
     this.applyReports(envelope.ops);
   }
 

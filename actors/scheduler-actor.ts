@@ -1,5 +1,5 @@
 import type { Config } from "../machines/config.js";
-import { ProtocolError } from "../machines/errors.js";
+import { ForbiddenError, ProtocolError } from "../machines/errors.js";
 import { PROTOCOL_VERSION, type Envelope, type LivenessOp, type SchedulerToClient, type SchedulerToWorker, type WorkerMissingOp } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
@@ -8,6 +8,7 @@ import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Subscription, Transport } from "../transport/types.js";
 import type { Clock } from "./clock.js";
 import { Liveness, type ClientRelease, type ProbeOutcome } from "./liveness.js";
+import { RefusalSummary, refusal } from "./op-roles.js";
 import { Outbox } from "./outbox.js";
 import { answerQuery } from "./scheduler-queries.js";
 import { ActorRecorder } from "./recorder.js";
@@ -48,8 +49,10 @@ export const LINGER_MS = 2;
 export const ON_DEMAND_GAP = 0.02;
 
 /**
- * Hosts the scheduler core: takes envelopes from `natsched.<cluster>.scheduler`, stamps
- * each op with the time, records it, feeds the core, and sends what the core asks for.
+ * Hosts the scheduler core: takes envelopes from `natsched.<cluster>.scheduler` and the
+ * subjects below it (one per worker and per client), refuses what the subject's role may not
+ * send (actors/op-roles.ts), stamps each op with the time, records it, feeds the core, and
+ * sends what the core asks for.
  * Liveness (actors/liveness.ts): a worker silent for `workerTtl` seconds, or silent and no
  * longer subscribed to its subjects, is reported lost to the core; a client silent for
  * `clientReleaseGrace` seconds is made to leave. Both are recorded inputs with their time.
@@ -71,7 +74,7 @@ export class SchedulerActor {
    * Running totals since this actor started (a resumed scheduler counts from its restart):
    * what `$SRV.STATS` and the status endpoint report besides the gauges.
    */
-  readonly totals: SchedulerTotals = { tasksCompleted: 0, tasksErred: 0, stealsRequested: 0, stealsConfirmed: 0, stealsRejected: 0 };
+  readonly totals: SchedulerTotals = { tasksCompleted: 0, tasksErred: 0, stealsRequested: 0, stealsConfirmed: 0, stealsRejected: 0, refused: 0 };
   /** performance.now() of the last liveness tick, to notice a stalled event loop. */
   private lastTickMs = 0;
   private closed = false;
@@ -106,6 +109,7 @@ export class SchedulerActor {
     if (this.opts.resume === undefined) this.recorder.start(t, "scheduler", { cluster: this.opts.cluster, config: serializableConfig(this.opts.config) });
     this.feed({ op: "scheduler-start", t });
     this.subscriptions.push(this.opts.transport.subscribe(this.subjects.scheduler, (msg) => this.receive(msg)));
+    this.subscriptions.push(this.opts.transport.subscribe(this.subjects.schedulerTree, (msg) => this.receive(msg)));
     this.subscriptions.push(this.opts.transport.subscribe(this.subjects.query, (msg) => this.answer(msg)));
     if (this.opts.config.workStealing) {
       this.balanceTimer = setInterval(() => this.maybeBalance(true), this.opts.config.workStealingInterval * 1000);
@@ -129,18 +133,28 @@ export class SchedulerActor {
 
   private receive(msg: Msg): void {
     const envelope = msg.data as Envelope<SchedulerOp | LivenessOp>;
-    const malformed = envelopeProblem(envelope);
+    const malformed = msg.problem ?? envelopeProblem(envelope);
     if (malformed !== undefined) {
-      this.opts.onError?.(new ProtocolError(`scheduler: dropped a malformed message on ${msg.subject}: ${malformed}`));
-      if (msg.reply) this.opts.transport.publish(msg.reply, { replies: [], error: "malformed envelope" });
+      // A body the transport could not read, it has reported already.
+      if (msg.problem === undefined) this.opts.onError?.(new ProtocolError(`scheduler: dropped a malformed message on ${msg.subject}: ${malformed}`));
+      if (msg.reply) this.opts.transport.publish(msg.reply, { replies: [], error: `malformed envelope: ${malformed}` });
       return;
     }
+    const sender = this.subjects.senderOf(msg.subject);
     const replies: SchedulerReply[] = [];
+    let refused: RefusalSummary | undefined;
     for (const op of envelope.ops) {
       const problem = schedulerOpProblem(op);
       if (problem !== undefined) {
         this.opts.onError?.(new ProtocolError(`scheduler: dropped an op from ${String(envelope.from)} on ${msg.subject}: ${problem}`));
         replies.push({ ok: false, error: { name: "ProtocolError", message: problem, code: "PROTOCOL" } });
+        continue;
+      }
+      const forbidden = refusal(this.core, sender, op, msg.subject);
+      if (forbidden !== undefined) {
+        this.totals.refused++;
+        (refused ??= new RefusalSummary()).add(forbidden);
+        replies.push({ ok: false, error: { name: "ForbiddenError", message: forbidden, code: "FORBIDDEN" } });
         continue;
       }
       const t = this.opts.clock.now();
@@ -152,6 +166,9 @@ export class SchedulerActor {
         this.opts.onError?.(error);
         replies.push({ ok: false, error: { name: "InternalError", message: String((error as Error)?.message ?? error) } });
       }
+    }
+    if (refused !== undefined) {
+      this.opts.onError?.(new ForbiddenError(`scheduler: refused ${refused.count} op(s) from ${JSON.stringify(String(envelope.from))} on ${msg.subject}: ${refused}`));
     }
     if (msg.reply) this.opts.transport.publish(msg.reply, { replies });
     this.maybeBalance(false);
@@ -176,7 +193,7 @@ export class SchedulerActor {
   private answer(msg: Msg): void {
     if (msg.reply === undefined) return;
     const q = msg.data as { op?: string; keys?: unknown };
-    const reply = answerQuery(this.core, q);
+    const reply = msg.problem !== undefined ? { error: `malformed query: ${msg.problem}` } : answerQuery(this.core, q, this.totals);
     this.opts.transport.publish(msg.reply, reply);
   }
 
@@ -298,6 +315,8 @@ export interface SchedulerTotals {
   stealsRequested: number;
   stealsConfirmed: number;
   stealsRejected: number;
+  /** Ops refused for their sender's role or incarnation (FORBIDDEN; actors/op-roles.ts): never fed to the core. */
+  refused: number;
 }
 
 function countTaskTransition(totals: SchedulerTotals, event: string, from: string, to: string): void {

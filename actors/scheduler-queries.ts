@@ -1,8 +1,12 @@
 import { doneReport, type SchedulerCore } from "../machines/scheduler/core.js";
 
-/** Answers to read-only questions about a scheduler's state (status, workers, who-has). */
-export function answerQuery(core: SchedulerCore, q: { op?: string; keys?: unknown; client?: unknown }): unknown {
-  switch (q?.op) {
+/**
+ * Answers to read-only questions about a scheduler's state (status, workers, who-has).
+ * `totals`: the host's running totals, of which `status` tells the refused ops.
+ */
+export function answerQuery(core: SchedulerCore, q: { op?: string; keys?: unknown; client?: unknown }, totals?: { refused: number }): unknown {
+  if (typeof q !== "object" || q === null || Array.isArray(q)) return { error: `a query must be an object with an \`op\`, got ${q === null ? "null" : Array.isArray(q) ? "an array" : typeof q}` };
+  switch (q.op) {
     case "client-keys": {
       // What a client that heard a scheduler announce a new run, or whose connection came
       // back, asks: which of my keys do you know (in what state), and which do you hold for
@@ -41,9 +45,10 @@ export function answerQuery(core: SchedulerCore, q: { op?: string; keys?: unknow
         queued: core.queued.size,
         noWorker: core.unrunnable.size,
         stealing: stealingSummary(core),
+        ...(totals !== undefined ? { refused: totals.refused } : {}),
       };
     default:
-      return { error: `unknown query ${JSON.stringify(q?.op)}` };
+      return { error: `unknown query ${JSON.stringify(q.op)}` };
   }
 }
 

@@ -1,6 +1,7 @@
 import {
   BadOptionError,
   CycleError,
+  ForbiddenError,
   GraphError,
   KeyExistsError,
   NatschedError,
@@ -27,6 +28,8 @@ export function errorFromInfo(info: ErrorInfo & { keys?: string[] }): NatschedEr
       return withMessage(new BadOptionError("?", info.message), info.message);
     case "KEY_EXISTS":
       return withMessage(new KeyExistsError(keys), info.message);
+    case "FORBIDDEN":
+      return new ForbiddenError(info.message);
     default:
       return new NatschedError((info.code as ErrorCode | undefined) ?? "PROTOCOL", info.message);
   }

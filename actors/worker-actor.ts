@@ -8,6 +8,7 @@ import {
 } from "../machines/protocol.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
+import type { SchedulerReply } from "../machines/scheduler/inputs.js";
 import type { LogSink } from "../replay/types.js";
 import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
@@ -20,7 +21,7 @@ import { withBuiltins, type TaskFunctions } from "./functions.js";
 import { Outbox } from "./outbox.js";
 import { ActorRecorder } from "./recorder.js";
 import { sizeof } from "./sizeof.js";
-import { workerOpProblem } from "./validate-ops.js";
+import { envelopeProblem, workerOpProblem } from "./validate-ops.js";
 import { withTime } from "./with-time.js";
 
 export interface WorkerActorOptions {
@@ -55,6 +56,8 @@ export interface WorkerActorOptions {
 }
 
 type WorkerOp = Omit<WorkerInput, "t">;
+
+const OK: SchedulerReply = { ok: true };
 
 /**
  * Hosts a worker core: runs the task functions it asks for, keeps results in its data
@@ -96,7 +99,8 @@ export class WorkerActor {
     // tasks it ran then) goes as one message: fewer messages and wake-ups per task.
     this.outbox = new Outbox(opts.transport, `worker.${opts.name}`, { turn: opts.transport.wire !== undefined ? "immediate" : "microtask" });
     const { recorder, outbox, store } = this;
-    const schedulerSubject = this.subjects.scheduler;
+    // This worker's own subject to the scheduler: ops naming another worker are refused there.
+    const schedulerSubject = this.subjects.workerOps(opts.name);
     this.core = new WorkerCore(
       { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit, ...(opts.bandwidth !== undefined ? { bandwidth: opts.bandwidth } : {}) },
       {
@@ -147,7 +151,7 @@ export class WorkerActor {
         },
       ],
     };
-    const reply = (await transport.request(this.subjects.scheduler, envelope, { timeout: 10_000 })) as {
+    const reply = (await transport.request(this.subjects.workerOps(this.name), envelope, { timeout: 10_000 })) as {
       replies: { ok: boolean; error?: ErrorInfo }[];
     };
     const answer = reply.replies[0];
@@ -162,7 +166,7 @@ export class WorkerActor {
 
   /** A heartbeat, with the worker's metrics when it has something to report (executions running, a new bandwidth estimate). */
   private beat(): void {
-    const scheduler = this.subjects.scheduler;
+    const scheduler = this.subjects.workerOps(this.name);
     this.outbox.send(scheduler, { op: "heartbeat", name: this.name, id: this.id });
     if (this.closed || this.core.state !== "running") return;
     if (this.core.runningCount === 0 && this.core.bandwidth === this.reportedBandwidth) return;
@@ -176,29 +180,43 @@ export class WorkerActor {
     this.core.handle(input);
   }
 
+  /**
+   * The scheduler's ops, published. Sent as a request (natsched's scheduler never does), it is
+   * answered as the scheduler answers its own: `{replies}`, one per op, or `{replies: [], error}`.
+   */
   private receive(msg: Msg): void {
     const envelope = msg.data as Envelope<SchedulerToWorker>;
-    if (typeof envelope !== "object" || envelope === null || envelope.v !== PROTOCOL_VERSION || !Array.isArray(envelope.ops)) {
-      this.opts.onError?.(new Error(`worker ${this.name}: dropped a malformed message on ${msg.subject}`));
+    const malformed = msg.problem ?? envelopeProblem(envelope);
+    if (malformed !== undefined) {
+      // A body the transport could not read, it has reported already.
+      if (msg.problem === undefined) this.opts.onError?.(new ProtocolError(`worker ${this.name}: dropped a malformed message on ${msg.subject}: ${malformed}`));
+      if (msg.reply !== undefined) this.opts.transport.publish(msg.reply, { replies: [], error: `malformed envelope: ${malformed}` });
       return;
     }
+    const replies: SchedulerReply[] | null = msg.reply !== undefined ? [] : null;
+    let closeReason: string | undefined;
     for (const op of envelope.ops) {
       const problem = workerOpProblem(op);
       if (problem !== undefined) {
         this.opts.onError?.(new ProtocolError(`worker ${this.name}: dropped an op from ${String(envelope.from)}: ${problem}`));
+        replies?.push({ ok: false, error: { name: "ProtocolError", message: problem, code: "PROTOCOL" } });
         continue;
       }
       try {
         this.feed(withTime(op, this.opts.clock.now()) as WorkerInput);
+        replies?.push(OK);
       } catch (error) {
         this.opts.onError?.(error);
+        replies?.push({ ok: false, error: { name: "InternalError", message: String((error as Error)?.message ?? error) } });
       }
       // The scheduler ended this worker's retirement: its data is safe elsewhere.
       if (op.op === "close-worker") {
-        this.close({ reason: op.reason });
-        return;
+        closeReason = op.reason;
+        break;
       }
     }
+    if (msg.reply !== undefined && !this.opts.transport.closed) this.opts.transport.publish(msg.reply, { replies });
+    if (closeReason !== undefined) this.close({ reason: closeReason });
   }
 
   /**
@@ -207,7 +225,7 @@ export class WorkerActor {
    */
   retire(reason: string, timeoutMs: number): Promise<boolean> {
     if (this.closed) return Promise.resolve(true);
-    this.outbox.send(this.subjects.scheduler, { op: "retire-worker", name: this.name, id: this.id, reason });
+    this.outbox.send(this.subjects.workerOps(this.name), { op: "retire-worker", name: this.name, id: this.id, reason });
     this.outbox.flush();
     return this.closedWithin(timeoutMs);
   }
@@ -399,7 +417,7 @@ export class WorkerActor {
     const t = this.opts.clock.now();
     if (!opts.abrupt) {
       this.feed({ op: "close", t });
-      this.outbox.send(this.subjects.scheduler, { op: "unregister-worker", name: this.name, id: this.id, reason: opts.reason ?? "closed" });
+      this.outbox.send(this.subjects.workerOps(this.name), { op: "unregister-worker", name: this.name, id: this.id, reason: opts.reason ?? "closed" });
       this.outbox.flush();
     }
     this.closed = true;

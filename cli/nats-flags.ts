@@ -13,6 +13,7 @@ export const NATS_AUTH_FLAGS = {
   "tls-ca": { type: "string" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
+  "inbox-prefix": { type: "string" },
 } as const satisfies ParseArgsConfig["options"];
 
 export const NATS_FLAGS = {
@@ -27,6 +28,8 @@ export const NATS_AUTH_USAGE = `  --creds <file>           credentials file (JWT
   --token <t>                                                        [$NATS_TOKEN]
   --tls                    require TLS
   --tls-ca <file> --tls-cert <file> --tls-key <file>                 [$NATS_CA, $NATS_CERT, $NATS_KEY]
+  --inbox-prefix <p>       prefix of this connection's reply subjects (default _INBOX), as the
+                           user's permissions allow it (docs/nats-roles.conf)
   Credentials may also be written in the URL (nats://user:pass@host:port, nats://token@host:port);
   these flags win over them, and both over the environment.`;
 
@@ -49,6 +52,7 @@ export function natsOptions(values: NatsFlagValues): NatsConnectOptions {
   if (values.user !== undefined) out.user = values.user;
   if (values.password !== undefined) out.pass = values.password;
   if (values.token !== undefined) out.token = values.token;
+  if (values["inbox-prefix"] !== undefined) out.inboxPrefix = values["inbox-prefix"];
   const files = { caFile: values["tls-ca"], certFile: values["tls-cert"], keyFile: values["tls-key"] };
   const anyFile = Object.values(files).some((f) => f !== undefined);
   if (anyFile) out.tls = Object.fromEntries(Object.entries(files).filter(([, v]) => v !== undefined));

@@ -21,6 +21,8 @@ interface StatusReply {
   noWorker: number;
   /** Per-level steal counters; null with stealing off (absent from an older scheduler). */
   stealing?: StealingSummary | null;
+  /** Ops the scheduler refused for their sender's role or incarnation (absent from an older scheduler). */
+  refused?: number;
 }
 
 export async function statusCommand(args: string[], io: Io): Promise<number> {
@@ -71,6 +73,9 @@ export function formatStatus(cluster: string, status: StatusReply): string {
       `stealing: ${sum(st.requests)} requested, ${sum(st.confirmed)} confirmed, ${sum(st.rejected)} rejected, ${sum(st.aborted)} aborted, ${st.inFlight} in flight, ${st.stale} stale answers` +
         (levels.length > 0 ? `; per level (requested/confirmed/rejected/aborted): ${levels.join(", ")}` : ""),
     );
+  }
+  if (status.refused !== undefined && status.refused > 0) {
+    lines.push(`refused: ${status.refused} op(s) out of their sender's role or from a worker incarnation it does not have (FORBIDDEN; the scheduler's output says which)`);
   }
   return lines.join("\n");
 }

@@ -19,7 +19,8 @@ export type ErrorCode =
   | "PROTOCOL"
   | "NO_WORKERS"
   | "SCHEDULER_RESTARTED"
-  | "KEY_EXISTS";
+  | "KEY_EXISTS"
+  | "FORBIDDEN";
 
 export class NatschedError extends Error {
   readonly code: ErrorCode;
@@ -142,6 +143,18 @@ function describeKeys(keys: readonly string[]): string {
   const shown = keys.slice(0, 5).map((k) => JSON.stringify(k)).join(", ");
   const more = keys.length > 5 ? ` and ${keys.length - 5} more` : "";
   return keys.length === 1 ? `key ${shown} exists` : `keys ${shown}${more} exist`;
+}
+
+/**
+ * Something no sender in its role may do: a worker op on a client's subject (or a client op on
+ * a worker's), an op naming another worker or client than the subject it came on, a report
+ * from a worker incarnation the scheduler does not have, or a NATS server refusing a
+ * publish for the connection's permissions. Nothing it asked for happened.
+ */
+export class ForbiddenError extends NatschedError {
+  constructor(message: string) {
+    super("FORBIDDEN", message);
+  }
 }
 
 /**

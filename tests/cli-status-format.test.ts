@@ -30,4 +30,10 @@ describe("formatStatus", () => {
     expect(formatStatus("prod", { ...base, stealing: null })).toContain("stealing: off");
     expect(formatStatus("prod", base)).not.toContain("stealing");
   });
+
+  it("says how many ops the scheduler refused, when it refused any", () => {
+    expect(formatStatus("prod", { ...base, refused: 3 })).toContain("refused: 3 op(s) out of their sender's role");
+    expect(formatStatus("prod", { ...base, refused: 0 })).not.toContain("refused");
+    expect(formatStatus("prod", base)).not.toContain("refused");
+  });
 });

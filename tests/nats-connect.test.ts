@@ -6,6 +6,7 @@ import { nkeys } from "@nats-io/transport-node";
 import { afterAll, describe, expect, it } from "vitest";
 import { BadOptionError, NatschedError } from "../machines/errors.js";
 import { NatsTransport } from "../transport/nats.js";
+import { natsOptions } from "../cli/nats-flags.js";
 import { connectNats, natsConnectionOptions } from "../transport/nats-connect.js";
 import { NatsServer } from "./support/nats-server.js";
 
@@ -39,6 +40,13 @@ describe("natsConnectionOptions", () => {
     expect(natsConnectionOptions({ env: {}, tls: true }).tls).toEqual({});
     expect(natsConnectionOptions({ env: {} }).tls).toBeUndefined();
     expect(() => natsConnectionOptions({ env: {}, tls: { certFile: "c.pem" } })).toThrow(BadOptionError);
+  });
+
+  it("takes an inbox prefix (the --inbox-prefix flag) and refuses one that is no subject prefix", () => {
+    expect(natsConnectionOptions({ env: {}, inboxPrefix: "_INBOX_prod-w1" }).inboxPrefix).toBe("_INBOX_prod-w1");
+    expect(natsConnectionOptions({ ...natsOptions({ "inbox-prefix": "_INBOX_a.b" }), env: {} }).inboxPrefix).toBe("_INBOX_a.b");
+    expect(natsConnectionOptions({ env: {} }).inboxPrefix).toBeUndefined();
+    for (const bad of ["", "_INBOX.*", "a..b", "has space", "x.>"]) expect(() => natsConnectionOptions({ env: {}, inboxPrefix: bad }), bad).toThrow(/option inboxPrefix/);
   });
 
   it("refuses unreadable credentials and nkey files by option name", () => {

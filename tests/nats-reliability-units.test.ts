@@ -252,4 +252,27 @@ describe("Inbound", () => {
     expect(drops).toEqual([]);
     inbound.close();
   });
+
+  it("hands a request it gives up on (a bad fragment header, fragments too large) to its handler with the problem, on its own subject", () => {
+    const got: WholeMessage[] = [];
+    const drops: string[] = [];
+    const inbound = new Inbound({ dedup: false, order: false, maxMessageBytes: 8, fragmentTimeoutMs: 1000, onDrop: (why) => drops.push(why) }, (w) => got.push(w));
+    const request = (subject: string, body: string, h: Record<string, string>) => ({ ...natsMsg(subject, body, h), reply: `_INBOX.${subject}` }) as unknown as NatsMsg;
+    inbound.push(request("q.bad", "x", { "Natsched-Frag": "nonsense" }));
+    inbound.push(request("q.ok", "ab", { "Natsched-Frag": "f/0/2" }));
+    inbound.push(request("q.ok", "cd", { "Natsched-Frag": "f/1/2" }));
+    inbound.push(request("q.big", "12345", { "Natsched-Frag": "g/0/2" }));
+    inbound.push(request("q.big", "67890", { "Natsched-Frag": "g/1/2" }));
+    // A later fragment of the message given up does not start it over.
+    inbound.push(request("q.big", "12345", { "Natsched-Frag": "g/0/2" }));
+    // A published message (no reply subject) is only reported.
+    inbound.push(natsMsg("p.bad", "x", { "Natsched-Frag": "nonsense" }));
+    expect(got.map((w) => [w.subject, w.reply, w.body.length, w.problem])).toEqual([
+      ["q.bad", "_INBOX.q.bad", 0, expect.stringMatching(/bad Natsched-Frag header "nonsense"/)],
+      ["q.ok", "_INBOX.q.ok", 4, undefined],
+      ["q.big", "_INBOX.q.big", 0, "message g exceeds 8 bytes"],
+    ]);
+    expect(drops).toHaveLength(3);
+    inbound.close();
+  });
 });

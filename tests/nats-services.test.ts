@@ -66,7 +66,7 @@ describe("NATS services", () => {
       // Running totals besides the gauges.
       await expect(client.submit("fail", ["boom"]).result()).rejects.toThrow(/boom/);
       const [after] = await gatherAnswers<{ endpoints: { data: { totals: Record<string, number> } }[] }>("$SRV.STATS.natsched-scheduler");
-      expect(after!.endpoints[0]!.data.totals).toEqual({ tasksCompleted: 4, tasksErred: 1, stealsRequested: expect.any(Number), stealsConfirmed: expect.any(Number), stealsRejected: expect.any(Number) });
+      expect(after!.endpoints[0]!.data.totals).toEqual({ tasksCompleted: 4, tasksErred: 1, stealsRequested: expect.any(Number), stealsConfirmed: expect.any(Number), stealsRejected: expect.any(Number), refused: 0 });
       const perWorker = (await gatherAnswers<{ endpoints: { data: { totals: Record<string, number> } }[] }>("$SRV.STATS.natsched-worker")).map((s) => s.endpoints[0]!.data.totals);
       expect(perWorker).toHaveLength(2);
       expect(perWorker.reduce((n, t) => n + t.tasksCompleted!, 0)).toBe(4);

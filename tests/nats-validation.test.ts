@@ -1,9 +1,9 @@
 /**
  * Foreign and malformed messages on natsched subjects are reported and dropped; the actors
- * keep working. Host-only stimuli (scheduler-close, worker-lost, execute-done) are never
- * accepted from the wire.
+ * keep working; a request, however malformed, is answered with what is wrong. Host-only
+ * stimuli (scheduler-close, worker-lost, execute-done) are never accepted from the wire.
  */
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectClient } from "../actors/process/connect-client.js";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
@@ -27,7 +27,7 @@ beforeAll(async () => {
   scheduler = await SchedulerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, log: false, configFile: false, onError });
   worker = await WorkerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, name: "w", nthreads: 1, functions: tasks.default, configFile: false, onError });
   nc = await connect({ servers: server.url });
-  client = await connectClient({ servers: server.url, cluster: CLUSTER });
+  client = await connectClient({ servers: server.url, cluster: CLUSTER, onError });
 });
 
 afterAll(async () => {
@@ -84,6 +84,35 @@ describe("validation at the boundary", () => {
     expect(scheduler.actor.core.state).toBe("running");
     expect((await client.workers()).map((w) => w.name)).toEqual(["w"]);
     expect(await client.submit("add", [2, 3]).result()).toBe(5);
+  });
+
+  it("answers every malformed request with an error saying what is wrong, on every subject that takes requests", async () => {
+    const ask = async (subject: string, body: string | Uint8Array, opts: { headers?: ReturnType<typeof headers> } = {}) =>
+      (await nc.request(subject, body, { timeout: 3000, ...opts })).json<Record<string, unknown>>();
+    const garbage = "not json at all {";
+    const bytes = new Uint8Array([0xff, 0x00, 0x13]);
+    for (const subject of [`natsched.${CLUSTER}.scheduler`, `natsched.${CLUSTER}.scheduler.client.x`, `natsched.${CLUSTER}.scheduler.worker.w`, `natsched.${CLUSTER}.worker.w`]) {
+      expect(await ask(subject, garbage), subject).toEqual({ replies: [], error: expect.stringMatching(/^malformed envelope: message on .* is not JSON/) });
+      expect(await ask(subject, bytes), subject).toEqual({ replies: [], error: expect.stringMatching(/is not JSON/) });
+      expect(await ask(subject, "null"), subject).toEqual({ replies: [], error: "malformed envelope: an envelope must be an object, got null" });
+      expect(await ask(subject, JSON.stringify({ v: 1, from: "x" })), subject).toEqual({ replies: [], error: "malformed envelope: an envelope needs an `ops` array" });
+    }
+    expect(await ask(`natsched.${CLUSTER}.client.${client.id}`, garbage)).toEqual({ replies: [], error: expect.stringMatching(/is not JSON/) });
+    expect(await ask(`natsched.${CLUSTER}.query`, garbage)).toEqual({ error: expect.stringMatching(/^malformed query: .*is not JSON/) });
+    expect(await ask(`natsched.${CLUSTER}.query`, "7")).toEqual({ error: "a query must be an object with an `op`, got number" });
+    expect(await ask(`natsched.${CLUSTER}.data.w`, garbage)).toEqual({ error: expect.stringMatching(/is not JSON/) });
+    expect(await ask(`natsched.${CLUSTER}.data.w`, "[1, 2]")).toEqual({ error: expect.stringMatching(/a data request must be an object .*, got an array/) });
+    expect(await ask(`natsched.${CLUSTER}.data.w`, "null")).toEqual({ error: expect.stringMatching(/got null/) });
+    expect(await ask(`natsched.${CLUSTER}.announce.worker`, garbage)).toEqual({ error: expect.stringMatching(/^malformed worker-back: .*is not JSON/) });
+    expect(await ask(`natsched.${CLUSTER}.announce.worker`, "{}")).toEqual({ error: expect.stringMatching(/^malformed worker-back/) });
+    // A fragment header natsched cannot read: the request is answered, not left to time out.
+    const h = headers();
+    h.set("Natsched-Frag", "nonsense");
+    expect(await ask(`natsched.${CLUSTER}.scheduler`, JSON.stringify({ v: 1, from: "x", ops: [] }), { headers: h })).toEqual({
+      replies: [],
+      error: expect.stringMatching(/bad Natsched-Frag header "nonsense"/),
+    });
+    expect(await client.submit("inc", [41]).result()).toBe(42);
   });
 
   it("validates each op's fields", () => {

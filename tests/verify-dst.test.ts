@@ -226,7 +226,7 @@ describe("the checker catches what it claims to", () => {
     view.scheduler.networkBytes = 2e8; // the cluster total no longer matches what the workers book
     checker.turn(view, log);
     const done = { worker: "w0", start: 0, end: 1, state: "memory" as const, executions: 1 };
-    checker.finish({ makespan: 1, tasks: { a: done, b: done }, transfers: [], steals: [], log });
+    checker.finish({ makespan: 1, tasks: { a: done, b: done }, transfers: [], steals: [], refused: 0, log });
     const found = new Set(checker.violations.map((v) => v.invariant));
     expect(found).toEqual(new Set(["occupancy", "quiescence"]));
   });

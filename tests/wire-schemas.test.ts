@@ -186,7 +186,10 @@ describe("every message of a real run on NATS", () => {
     const badEnvelope = { hello: "world" };
     for (const body of [badOp, badEnvelope]) deliberatelyBad.add(JSON.stringify(body));
     expect((await toScheduler(badOp)).replies[0]).toMatchObject({ ok: false, error: { code: "PROTOCOL" } });
-    expect(await toScheduler(badEnvelope)).toEqual({ replies: [], error: "malformed envelope" });
+    expect(await toScheduler(badEnvelope)).toEqual({ replies: [], error: expect.stringMatching(/^malformed envelope: /) });
+    // A worker op on the bare subject (clients only): refused whatever it says.
+    const forged = { v: 1, from: me, ops: [{ op: "task-finished", worker: "w1", id: "w1-forged", key: "px", nbytes: 8, start: 0, stop: 1 }] };
+    expect((await toScheduler(forged)).replies[0]).toMatchObject({ ok: false, error: { name: "ForbiddenError", code: "FORBIDDEN" } });
     for (let i = 0; !reports.some((r) => r.key === "px"); i++) {
       if (i > 500) throw new Error("no report for px");
       await sleep(10);
@@ -239,7 +242,9 @@ describe("every message of a real run on NATS", () => {
     if (typeof body.op === "string") return [`${m.kind}:${body.op}`];
     if (m.kind === "scheduler-reply") {
       const replies = (body.replies ?? []) as { ok: boolean }[];
-      return body.error !== undefined ? ["scheduler-reply:malformed"] : replies.map((r) => `scheduler-reply:${r.ok ? "ok" : "refused"}`);
+      return body.error !== undefined
+        ? ["scheduler-reply:malformed"]
+        : replies.map((r) => `scheduler-reply:${r.ok ? "ok" : (r as { error?: { code?: string } }).error?.code === "FORBIDDEN" ? "forbidden" : "refused"}`);
     }
     const shape = ["transfer", "whoHas", "state", "workers", "data", "values", "ok", "error"].find((k) => k in body);
     return [`${m.kind}:${shape ?? "?"}`];
@@ -275,6 +280,7 @@ describe("every message of a real run on NATS", () => {
       "client:key-cancelled",
       "scheduler-reply:ok",
       "scheduler-reply:refused",
+      "scheduler-reply:forbidden",
       "scheduler-reply:malformed",
       "query:workers",
       "query:who-has",

@@ -46,6 +46,12 @@ export interface NatsConnectOptions {
   waitForServer?: boolean;
   /** Milliseconds to wait for the connection handshake. Default 10000. */
   timeout?: number;
+  /**
+   * Prefix of this connection's reply subjects (requests, JetStream's replies and consumers);
+   * default "_INBOX". With role permissions each user gets its own (docs/nats-roles.conf), so
+   * no other user can read the replies it gets.
+   */
+  inboxPrefix?: string;
   /** Where to read NATS_* variables; default process.env. */
   env?: NodeJS.ProcessEnv;
 }
@@ -80,6 +86,7 @@ export function natsConnectionOptions(opts: NatsConnectOptions = {}): NodeConnec
     pingInterval: 20_000,
   };
   if (opts.name !== undefined) out.name = opts.name;
+  if (opts.inboxPrefix !== undefined) out.inboxPrefix = inboxPrefix(opts.inboxPrefix);
   const authenticators: Authenticator[] = [];
   const creds = opts.creds ?? env.NATS_CREDS;
   if (creds) authenticators.push(credsAuthenticator(readFile("creds", creds)));
@@ -207,6 +214,14 @@ function readFile(option: string, path: string): Uint8Array {
   } catch (error) {
     throw new BadOptionError(option, `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
+}
+
+/** One or more subject tokens without wildcards: what `createInbox` will put `.<id>` after. */
+function inboxPrefix(value: string): string {
+  if (typeof value !== "string" || !/^[^.*>\s]+(\.[^.*>\s]+)*$/.test(value)) {
+    throw new BadOptionError("inboxPrefix", `must be subject tokens without wildcards or spaces, e.g. _INBOX_w1, got ${JSON.stringify(value)}`);
+  }
+  return value;
 }
 
 function positive(option: string, value: number): number {

@@ -35,28 +35,37 @@ export function splitFragments(bytes: Uint8Array, size: number): Uint8Array[] {
 }
 
 interface Partial {
+  /** The message's subject and reply subject: a request whose fragments are dropped is answered with why. */
+  subject: string;
+  reply: string | undefined;
   parts: (Uint8Array | undefined)[];
   received: number;
   bytes: number;
   timer: ReturnType<typeof setTimeout>;
 }
 
+/** Ids of dropped messages remembered, so that their later fragments are ignored instead of starting over. */
+const MAX_DROPPED_IDS = 1024;
+
 /** Collects one subscription's fragments; gives back a whole body once every fragment is in. */
 export class Reassembler {
   private readonly partial = new Map<string, Partial>();
+  private readonly dropped = new Set<string>();
 
+  /** `onDrop` hears of each message given up, with its subject and, for a request, its reply subject. */
   constructor(
     private readonly maxBytes: number,
     private readonly timeoutMs: number,
-    private readonly onDrop: (why: string) => void,
+    private readonly onDrop: (why: string, reply: string | undefined, subject: string) => void,
   ) {}
 
-  add(info: FragmentInfo, body: Uint8Array): Uint8Array | undefined {
+  add(info: FragmentInfo, body: Uint8Array, reply?: string, subject = ""): Uint8Array | undefined {
+    if (this.dropped.has(info.id)) return undefined;
     let p = this.partial.get(info.id);
     if (p === undefined) {
       const timer = setTimeout(() => this.drop(info.id, `fragments of message ${info.id} incomplete after ${this.timeoutMs} ms`), this.timeoutMs);
       timer.unref();
-      p = { parts: new Array<Uint8Array | undefined>(info.count), received: 0, bytes: 0, timer };
+      p = { subject, reply, parts: new Array<Uint8Array | undefined>(info.count), received: 0, bytes: 0, timer };
       this.partial.set(info.id, p);
     }
     if (p.parts.length !== info.count || p.parts[info.index] !== undefined) return undefined;
@@ -77,6 +86,7 @@ export class Reassembler {
   clear(): void {
     for (const p of this.partial.values()) clearTimeout(p.timer);
     this.partial.clear();
+    this.dropped.clear();
   }
 
   private drop(id: string, why: string): void {
@@ -84,6 +94,8 @@ export class Reassembler {
     if (p === undefined) return;
     clearTimeout(p.timer);
     this.partial.delete(id);
-    this.onDrop(why);
+    if (this.dropped.size >= MAX_DROPPED_IDS) this.dropped.clear();
+    this.dropped.add(id);
+    this.onDrop(why, p.reply, p.subject);
   }
 }

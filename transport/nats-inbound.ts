@@ -25,7 +25,14 @@ export interface WholeMessage {
   reply: string | undefined;
   body: Uint8Array;
   binary: boolean;
+  /**
+   * Set on a request given up (a bad fragment header, fragments too large or incomplete):
+   * what is wrong, for the handler's error reply. The body is then empty.
+   */
+  problem?: string;
 }
+
+const EMPTY = new Uint8Array(0);
 
 /** One NATS message as the receive path keeps it. */
 interface Arrival {
@@ -84,12 +91,18 @@ export class Inbound {
     }
     const info = parseFragmentHeader(a.fragment);
     if (info === undefined) {
-      this.opts.onDrop(`dropped a message on ${a.subject} with a bad ${FRAGMENT_HEADER} header ${JSON.stringify(a.fragment)}`);
+      this.giveUp(a.subject, a.reply, `dropped a message on ${a.subject} with a bad ${FRAGMENT_HEADER} header ${JSON.stringify(a.fragment)} (expected <id>/<index>/<count>)`);
       return;
     }
-    this.reassembler ??= new Reassembler(this.opts.maxMessageBytes, this.opts.fragmentTimeoutMs, this.opts.onDrop);
-    const whole = this.reassembler.add(info, a.data);
+    this.reassembler ??= new Reassembler(this.opts.maxMessageBytes, this.opts.fragmentTimeoutMs, (why, reply, subject) => this.giveUp(subject, reply, why));
+    const whole = this.reassembler.add(info, a.data, a.reply, a.subject);
     if (whole !== undefined) this.deliver({ subject: a.subject, reply: a.reply, body: whole, binary: a.binary });
+  }
+
+  /** A message that cannot be put together: reported; a request is also delivered, empty, with why (its handler answers). */
+  private giveUp(subject: string, reply: string | undefined, why: string): void {
+    this.opts.onDrop(why);
+    if (reply !== undefined) this.deliver({ subject, reply, body: EMPTY, binary: false, problem: why });
   }
 }
 

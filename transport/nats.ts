@@ -11,7 +11,7 @@
  * - each sender's messages on a subject are delivered in the order sent, also across a
  *   re-send (nats-order.ts): one that overtakes a missing earlier one waits, for a bounded time.
  */
-import { createInbox, nuid, type NatsConnection, type Subscription as NatsSub } from "@nats-io/transport-node";
+import { createInbox, errors as natsErrors, nuid, type NatsConnection, type Subscription as NatsSub } from "@nats-io/transport-node";
 import { BadOptionError, ClosedError, PayloadTooLargeError, ProtocolError, TimeoutError } from "../machines/errors.js";
 import { decodePayload, encodePayload } from "./nats-codec.js";
 import { connectNats, type NatsConnectOptions } from "./nats-connect.js";
@@ -36,7 +36,10 @@ export interface NatsTransportOptions {
    * (nats-order.ts); needs `resend`. `false` delivers in arrival order.
    */
   order?: OrderOptions | false;
-  /** Prefix of reply subjects; must match the connection's permissions. Default "_INBOX". */
+  /**
+   * Prefix of reply subjects; must match the connection's permissions. Default: the
+   * connection's own (`NatsConnectOptions.inboxPrefix`), else "_INBOX".
+   */
   inboxPrefix?: string;
   /** Largest message sent (as fragments when above max_payload). Default 256 MiB; 0 refuses anything above max_payload. */
   maxMessageBytes?: number;
@@ -45,8 +48,12 @@ export interface NatsTransportOptions {
 const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
 /** Most subjects whose last sent message is remembered (for the Natsched-Prev header). */
 const MAX_PREV_SUBJECTS = 16_384;
-/** nats.js's default inbox prefix (a custom one's replies are remembered like other subjects, within the cap). */
-const REPLY_SUBJECT_PREFIX = "_INBOX.";
+/**
+ * Reply subjects start so: nats.js's default inbox prefix, and the per-user ones of
+ * docs/nats-roles.conf (`_INBOX_<user>`). A reply under another prefix is remembered like any
+ * other subject, within the cap.
+ */
+const REPLY_SUBJECT_PREFIX = "_INBOX";
 /** How much longer than its own last re-send delay a receiver waits for a missing message. */
 const ORDER_SLACK_MS = 3000;
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -104,7 +111,8 @@ export class NatsTransport implements Transport {
     private readonly options: NatsTransportOptions = {},
   ) {
     this.#onError = options.onError ?? ((error, msg) => console.error(`natsched: ${msg ? `message on ${msg.subject}: ` : ""}`, error));
-    this.#inboxPrefix = createInbox(options.inboxPrefix);
+    // nats.js keeps its connection options on the connection, though its type does not say so.
+    this.#inboxPrefix = createInbox(options.inboxPrefix ?? (nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
     this.#resend = options.resend === false ? null : new ResendBuffer(options.resend ?? {}, (m) => this.#send(m));
     void this.#watchStatus();
   }
@@ -252,13 +260,23 @@ export class NatsTransport implements Transport {
 
   #dispatch(whole: WholeMessage, handler: MsgHandler): void {
     let data: Payload;
-    try {
-      data = decodePayload(whole.subject, whole.body, whole.binary);
-    } catch (error) {
-      this.#report(error);
-      return;
+    let problem = whole.problem;
+    if (problem === undefined) {
+      try {
+        data = decodePayload(whole.subject, whole.body, whole.binary);
+      } catch (error) {
+        this.#report(error);
+        // A request is answered all the same: its handler says what is wrong.
+        if (whole.reply === undefined) return;
+        problem = (error as Error).message;
+      }
     }
-    const delivered: Msg = whole.reply !== undefined ? { subject: whole.subject, data, reply: whole.reply } : { subject: whole.subject, data };
+    const delivered: Msg =
+      problem !== undefined
+        ? { subject: whole.subject, data: undefined, reply: whole.reply!, problem }
+        : whole.reply !== undefined
+          ? { subject: whole.subject, data, reply: whole.reply }
+          : { subject: whole.subject, data };
     try {
       const result: unknown = handler(delivered);
       if (isPromiseLike(result)) result.then(undefined, (error: unknown) => this.#report(error, delivered));
@@ -330,7 +348,9 @@ export class NatsTransport implements Transport {
   async #watchStatus(): Promise<void> {
     try {
       for await (const status of this.nc.status()) {
-        if (status.type === "disconnect") this.#resend?.disconnected();
+        if (status.type === "error") {
+          if (status.error instanceof natsErrors.PermissionViolationError) this.#refused(status.error);
+        } else if (status.type === "disconnect") this.#resend?.disconnected();
         else if (status.type === "reconnect") {
           this.#resend?.reconnected();
           for (const handler of [...this.#reconnectHandlers]) {
@@ -345,6 +365,18 @@ export class NatsTransport implements Transport {
     } catch {
       // The iterator ends (or fails) when the connection closes: nothing left to watch.
     }
+  }
+
+  /**
+   * The server refused a publish (or subscription) for this user's permissions: that comes back
+   * only as this asynchronous error. Reported; a request on that subject fails at once with
+   * ForbiddenError instead of waiting for its timeout.
+   */
+  #refused(error: InstanceType<typeof natsErrors.PermissionViolationError>): void {
+    const forbidden = fromNatsError(error, `a ${error.operation}`);
+    this.#report(forbidden);
+    if (error.operation !== "publish") return;
+    for (const [token, pending] of [...this.#pending]) if (pending.subject === error.subject) this.#settle(token, forbidden);
   }
 
   /** The server's limit; it can change when a reconnect lands on another server. */

@@ -17,6 +17,13 @@ export interface Msg {
   readonly data: Payload;
   /** Subject to answer on, when the sender made a request. */
   readonly reply?: string;
+  /**
+   * Set on a request whose body could not be read (not JSON, a bad or incomplete fragment):
+   * what is wrong. `data` is then undefined, and the handler answers with an error saying so
+   * (a request never goes unanswered). Messages without a reply subject are reported to the
+   * transport's onError and dropped instead.
+   */
+  readonly problem?: string;
 }
 
 export type MsgHandler = (msg: Msg) => void;

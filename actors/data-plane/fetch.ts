@@ -72,6 +72,10 @@ export async function putData(
 /** Answer a get-chunk request from `transfers`. */
 export function serveChunk(transport: Transport, transfers: TransferStore, msg: Msg): void {
   if (msg.reply === undefined) return;
+  if (msg.problem !== undefined) {
+    transport.publish(msg.reply, { error: msg.problem });
+    return;
+  }
   const request = msg.data as GetChunkRequest;
   const part = typeof request?.id === "string" ? transfers.chunk(request.id, request.index) : undefined;
   transport.publish(msg.reply, part ?? { error: `no chunk ${String(request?.index)} of transfer ${String(request?.id)}` });

@@ -1,5 +1,5 @@
 /** The serving side of the data plane: a worker answering get-data, get-chunk and put-data. */
-import type { NatschedError } from "../../machines/errors.js";
+import { ProtocolError, type NatschedError } from "../../machines/errors.js";
 import type { GetDataListReply, GetDataReply } from "../../machines/protocol.js";
 import type { Msg, Transport } from "../../transport/types.js";
 import { serveChunk } from "./fetch.js";
@@ -37,7 +37,15 @@ export class DataServer {
 
   handle(msg: Msg): void {
     const request = msg.data as { op?: unknown } | null;
-    if (msg.reply === undefined || typeof request !== "object" || request === null) return;
+    if (msg.reply === undefined) {
+      this.host.onError?.(new ProtocolError(`data: dropped a message on ${msg.subject} without a reply subject: data requests are request/reply`));
+      return;
+    }
+    if (msg.problem !== undefined || typeof request !== "object" || request === null || Array.isArray(request)) {
+      const why = msg.problem ?? `a data request must be an object with an \`op\` (get-data, get-chunk, put-data), got ${describe(request)}`;
+      this.host.transport.publish(msg.reply, { error: why });
+      return;
+    }
     if (request.op === "get-data") {
       const keys = (request as { keys?: unknown }).keys;
       if (Array.isArray(keys)) this.getData(msg.reply, request as GetDataWireRequest);
@@ -141,5 +149,6 @@ export class DataServer {
 function describe(value: unknown): string {
   if (value === undefined) return "none";
   if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `${typeof value} ${JSON.stringify(value)?.slice(0, 40)}`;
 }

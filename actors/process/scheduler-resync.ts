@@ -68,7 +68,12 @@ export function serveWorkerReturns(opts: ResyncOptions): Subscription {
   const resyncing = new Set<string>();
   return opts.transport.subscribe(subjects(opts.cluster).workerBack, (msg) => {
     const op = msg.data as Partial<WorkerBackOp> | null;
-    if (typeof op !== "object" || op === null || op.op !== "worker-back" || typeof op.name !== "string" || typeof op.id !== "string") return;
+    if (typeof op !== "object" || op === null || op.op !== "worker-back" || typeof op.name !== "string" || typeof op.id !== "string") {
+      const why = msg.problem ?? `expected {"v": 1, "op": "worker-back", "name": …, "id": …}`;
+      if (msg.problem === undefined) opts.onError?.(new ProtocolError(`scheduler: dropped a malformed message on ${msg.subject}: ${why}`));
+      if (msg.reply !== undefined) opts.transport.publish(msg.reply, { error: `malformed worker-back: ${why}` });
+      return;
+    }
     const { name, id } = op;
     if (opts.stopped?.()) return;
     // Removed meanwhile (silent for too long): it registers again on this answer.

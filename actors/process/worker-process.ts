@@ -81,7 +81,7 @@ export class WorkerProcess {
     let log: LogSink | null = null;
     let actor: WorkerActor | null = null;
     // Remembers the worker's reports, for a scheduler that restarts (worker-resync.ts).
-    const journal = new ReportJournal(transport, s.scheduler);
+    const journal = new ReportJournal(transport, s.workerOps(opts.name));
     try {
       if (await answers(transport, s.workerData(opts.name), { op: "get-data", keys: [], who: "natsched-worker-start" }, 500)) {
         throw new BadOptionError("name", `a worker named ${opts.name} is already serving cluster ${opts.cluster}`);

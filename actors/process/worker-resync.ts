@@ -247,7 +247,7 @@ function registerAgain({ transport, cluster, actor, info, onRegistered, onError 
   const op: RegisterWorkerOp = { op: "register-worker", name: actor.name, id: actor.id, ...info, holding: actor.core.holding() };
   const envelope: Envelope<RegisterWorkerOp> = { v: PROTOCOL_VERSION, from: `worker.${actor.name}`, ops: [op] };
   transport
-    .request(subjects(cluster).scheduler, envelope, { timeout: 10_000 })
+    .request(subjects(cluster).workerOps(actor.name), envelope, { timeout: 10_000 })
     .then((data) => {
       const answer = (data as { replies?: { ok: boolean; error?: { message?: string } }[] }).replies?.[0];
       if (!answer?.ok) throw new ProtocolError(`worker ${actor.name}: registration with the scheduler refused: ${answer?.error?.message ?? "no answer"}`);

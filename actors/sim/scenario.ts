@@ -143,6 +143,11 @@ export interface SimResult {
   transfers: SimTransfer[];
   /** Every steal request, in the order the scheduler made them. */
   steals: SimSteal[];
+  /**
+   * Ops the scheduler's host refused (actors/op-roles.ts): here, the late reports of a killed
+   * worker's incarnation, which the core never sees (a real host answers them FORBIDDEN).
+   */
+  refused: number;
   /** The event log, as the runtime writes it, on the virtual clock. */
   log: LogRecord[];
 }

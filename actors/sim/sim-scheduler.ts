@@ -3,6 +3,8 @@ import { BadOptionError } from "../../machines/errors.js";
 import { SchedulerCore } from "../../machines/scheduler/core.js";
 import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../../machines/scheduler/inputs.js";
 import type { LogRecord, LogSink } from "../../replay/types.js";
+import type { SchedulerSender } from "../../transport/subjects.js";
+import { refusal } from "../op-roles.js";
 import { ActorRecorder } from "../recorder.js";
 import { ON_DEMAND_GAP, serializableConfig } from "../scheduler-actor.js";
 import { withTime } from "../with-time.js";
@@ -12,6 +14,13 @@ import { SimSteals } from "./sim-steals.js";
 export const SCHEDULER_ADDRESS = "scheduler";
 export const workerAddress = (name: string): string => `worker.${name}`;
 export const clientAddress = (client: string): string => `client.${client}`;
+
+/** The role an address stands for, as `subjects(cluster).senderOf` reads a subject. */
+function senderAt(address: string): SchedulerSender | undefined {
+  if (address.startsWith("worker.")) return { role: "worker", name: address.slice("worker.".length) };
+  if (address.startsWith("client.")) return { role: "client", id: address.slice("client.".length) };
+  return undefined;
+}
 
 /**
  * Hosts the scheduler core on the virtual clock, as SchedulerActor does on the real one:
@@ -29,6 +38,8 @@ export class SimScheduler {
   private readonly live: SchedulerEffects;
   readonly recorder: ActorRecorder;
   readonly steals: SimSteals;
+  /** Ops refused for their sender's role or incarnation, as SchedulerActor refuses them (actors/op-roles.ts). */
+  refused = 0;
   private lastBalance = -Infinity;
   /** The periodic timer: index of the next tick (ticks fall at k * interval), or -1 while disarmed. */
   private nextTick = -1;
@@ -50,7 +61,13 @@ export class SimScheduler {
       },
     };
     this.core = new SchedulerCore(config, this.live);
-    kernel.open(SCHEDULER_ADDRESS, (_from, ops) => this.receive(ops.map((op) => withTime(op as object, kernel.now) as SchedulerInput)));
+    // The sender's address stands for the subject it would send on, as on a real transport.
+    const senders = new Map<string, SchedulerSender | undefined>();
+    kernel.open(SCHEDULER_ADDRESS, (from, ops) => {
+      let sender = senders.get(from);
+      if (sender === undefined && !senders.has(from)) senders.set(from, (sender = senderAt(from)));
+      this.receiveFrom(sender, from, ops);
+    });
   }
 
   start(): void {
@@ -65,6 +82,19 @@ export class SimScheduler {
    */
   receive(inputs: SchedulerInput[]): void {
     for (const input of inputs) this.feed(input);
+    this.maybeBalance(false);
+  }
+
+  /**
+   * One envelope from a worker, as SchedulerActor takes it: each op checked for its sender's
+   * role and incarnation just before it is fed (a refused one is counted and dropped), then an
+   * on-demand stealing pass if one is due.
+   */
+  private receiveFrom(sender: SchedulerSender | undefined, from: string, ops: unknown[]): void {
+    for (const op of ops) {
+      if (refusal(this.core, sender, op as { op: string }, from) !== undefined) this.refused++;
+      else this.feed(withTime(op as object, this.kernel.now) as SchedulerInput);
+    }
     this.maybeBalance(false);
   }
 

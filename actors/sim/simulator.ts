@@ -165,6 +165,7 @@ class Simulation {
       tasks,
       transfers: this.observations.transfers,
       steals: this.scheduler.steals.steals,
+      refused: this.scheduler.refused,
     } as SimResult;
     const log = this.log;
     if (!(log instanceof CompactLogSink)) {

@@ -24,6 +24,8 @@ export interface NatsServerOptions {
   /** Server config file text (e.g. "max_payload: 65536"), for settings without a flag. */
   config?: string;
   jetstream?: boolean;
+  /** Extra environment variables of the server process (a config may read passwords from them). */
+  env?: Record<string, string>;
 }
 
 export class NatsServer {
@@ -94,7 +96,7 @@ export class NatsServer {
       args.push("-c", file);
     }
     args.push(...(this.opts.args ?? []));
-    const child = spawn(this.bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(this.bin, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...this.opts.env } });
     this.child = child;
     const keep = (chunk: Buffer) => {
       this.output = (this.output + chunk.toString("utf8")).slice(-20_000);
