@@ -142,6 +142,8 @@ export interface ClientOptions {
    * has not heard from for `clientReleaseGrace`. Default 0.5 (the default heartbeatInterval).
    */
   heartbeatInterval?: number;
+  /** Called once the client has closed (its host drops what it kept for it). */
+  onClosed?: () => void;
 }
 
 const DEFAULT_HEARTBEAT_INTERVAL = 0.5;
@@ -965,6 +967,7 @@ export class Client {
     this.specs.clear();
     this.specDependents.clear();
     this.inFlight.clear();
+    this.opts.onClosed?.();
   }
 }
 

@@ -53,7 +53,7 @@ export class LocalCluster {
   readonly workers = new Map<string, WorkerActor>();
   /** One recorder per worker name, kept across incarnations: a name's log sequence never restarts. */
   private readonly recorders = new Map<string, ActorRecorder>();
-  private readonly clients: Client[] = [];
+  private readonly clients = new Set<Client>();
   private readonly transports: Transport[] = [];
   private closedFlag = false;
 
@@ -106,9 +106,19 @@ export class LocalCluster {
   /** A new client connected to this cluster. */
   client(): Client {
     if (this.closedFlag) throw new ClosedError("cluster");
-    const client = new Client({ cluster: this.name, transport: this.connect("client"), heartbeatInterval: this.config.heartbeatInterval });
+    const transport = this.bus.connect("client");
+    // A closed client and its connection are dropped: a service that makes clients as it goes keeps none.
+    const client: Client = new Client({
+      cluster: this.name,
+      transport,
+      heartbeatInterval: this.config.heartbeatInterval,
+      onClosed: () => {
+        this.clients.delete(client);
+        void transport.close();
+      },
+    });
     client.attach();
-    this.clients.push(client);
+    this.clients.add(client);
     return client;
   }
 
@@ -177,7 +187,7 @@ export class LocalCluster {
   async close(): Promise<void> {
     if (this.closedFlag) return;
     this.closedFlag = true;
-    await Promise.all(this.clients.map((c) => c.close().catch(() => undefined)));
+    await Promise.all([...this.clients].map((c) => c.close().catch(() => undefined)));
     await this.flush();
     for (const worker of this.workers.values()) worker.close({ reason: "cluster closed" });
     this.workers.clear();

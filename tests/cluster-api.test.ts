@@ -295,6 +295,20 @@ describe("typed errors, and nothing accepted is lost", () => {
     expect((thrown(() => client.submit("inc", [2])) as NatschedError).code).toBe("CLOSED");
   });
 
+  it("a closed client is dropped by its cluster, with its connection: clients that come and go keep nothing", async () => {
+    const cluster = await start({ functions: basic });
+    const kept = cluster.client();
+    for (let i = 0; i < 30; i++) {
+      const client = cluster.client();
+      expect(await client.submit<number>("inc", [i]).result()).toBe(i + 1);
+      await client.close();
+      expect(thrown(() => client.submit("inc", [i]))).toBeInstanceOf(ClosedError);
+    }
+    // White-box: the cluster's own list of clients (closed ones used to stay in it for good).
+    expect((cluster as unknown as { clients: Set<unknown> }).clients.size).toBe(1);
+    expect(await kept.submit<number>("inc", [41]).result()).toBe(42);
+  });
+
   it("a result pending when the cluster closes rejects with ClosedError", async () => {
     const cluster = await start({ functions: { never: () => new Promise(() => undefined) } });
     const client = cluster.client();
