@@ -68,6 +68,11 @@ export interface CheckStats {
   /** Instructions workers dropped as superseded (wtask STALE): late or copied compute-tasks, overtaken free-keys. */
   staleDropped: number;
   restartsChecked: number;
+  /** Graphs the scheduler took (update-graph), and releases (release-keys, client-leave) from clients. */
+  graphs: number;
+  releases: number;
+  /** Failures workers dropped when freed (wtask error -FREE-> released). */
+  failuresFreed: number;
 }
 
 export class DstChecker {
@@ -90,6 +95,9 @@ export class DstChecker {
     stealsRejected: 0,
     staleDropped: 0,
     restartsChecked: 0,
+    graphs: 0,
+    releases: 0,
+    failuresFreed: 0,
   };
   readonly observer: SimObserver;
   private readonly reference: Map<string, string>;
@@ -187,6 +195,8 @@ export class DstChecker {
       case "input": {
         const track = this.tracks.get(r.actor);
         if (track !== undefined) this.workerInput(track, r.event, r.t);
+        else if (r.actor === "scheduler" && r.event.op === "update-graph") this.stats.graphs += 1;
+        else if (r.actor === "scheduler" && (r.event.op === "release-keys" || r.event.op === "client-leave")) this.stats.releases += 1;
         return;
       }
       case "transition": {
@@ -200,6 +210,7 @@ export class DstChecker {
         const track = this.tracks.get(r.actor);
         if (track !== undefined && r.machine === "wtask") this.workerTransition(track, r.id, r.event, r.from, r.to, r.t);
         if (r.machine === "wtask" && r.event === "STALE") this.stats.staleDropped += 1;
+        if (r.machine === "wtask" && r.event === "FREE" && r.from === "error") this.stats.failuresFreed += 1;
         if (r.actor === "scheduler" && r.machine === "task") {
           if (r.event === "ASSIGN") this.assignments.set(r.id, (this.assignments.get(r.id) ?? 0) + 1);
           if (r.event === "STEAL") this.stats.stealRequests += 1;

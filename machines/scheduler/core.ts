@@ -508,10 +508,11 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const ws = this.liveWorker(worker, id);
     const ts = this.tasks.get(key);
     if (ws === undefined) return;
-    if (ts === undefined || (ts.processingOn !== ws && ts.erredOn !== ws)) {
+    if (ts === undefined || (ts.processingOn !== ws && ts.erredOn !== ws && !ts.whoHas.has(ws))) {
       // A failure nothing here waits for from this worker (the task was released, computed
       // elsewhere or taken back meanwhile): the worker keeps failed tasks until freed, so
-      // free it, as taskFinished does a result nobody wants.
+      // free it, as taskFinished does a result nobody wants. (A late copy of a report from a
+      // worker that holds the key in memory since frees nothing: the scheduler counts it.)
       this.freeKeys(ws.name, [key]);
       return;
     }
