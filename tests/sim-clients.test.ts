@@ -3,7 +3,7 @@
  * again and leaving; their futures in the result; and the scenario checks for it.
  */
 import { describe, expect, it } from "vitest";
-import { simulate, type Scenario } from "../sim.js";
+import { formatSimResult, simulate, type Scenario } from "../sim.js";
 import { resolveConfig } from "../machines/config.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import { thrown } from "./errors-helpers.js";
@@ -102,6 +102,15 @@ describe("simulator: clients", () => {
     const core = new SchedulerCore(resolveConfig({}), { toWorker() {}, toClient() {}, transition() {} });
     for (const r of result.log) if (r.kind === "input" && r.actor === "scheduler") core.handle(r.event as never);
     expect([...core.clients.keys()]).toEqual(["sim-client", "c1"]);
+  });
+
+  it("a future that can never settle is pending in the result, and the report lists it", () => {
+    const result = simulate({ workers: one, tasks: [{ key: "a", duration: 1, workers: ["nowhere"] }], actions: [{ at: 1, do: "submit", client: "c1", keys: ["a"] }] });
+    expect(result.futures).toEqual({
+      "sim-client": { a: { state: "pending", wantedAt: 0, settledAt: -1 } },
+      c1: { a: { state: "pending", wantedAt: 1, settledAt: -1 } },
+    });
+    expect(formatSimResult(result)).toContain("waiting    2 futures never settled\n  sim-client: a\n  c1: a");
   });
 
   it("malformed client actions are typed errors naming the field", () => {
