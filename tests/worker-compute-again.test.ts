@@ -203,6 +203,7 @@ describe("WorkerCore: a compute-task for a newer assignment, in every state the 
       "READY fetch->ready",
       "EXECUTE ready->executing",
     ]);
+    expect(h.transitions.find((t) => t.id === "k" && t.event === "FETCH_FAILED")!.why).toEqual({ rule: "compute-instead", attempt });
     h.finish("k", false);
     expect(h.reportsOf("k")).toEqual([expect.objectContaining({ op: "task-finished", attempt })]);
   });

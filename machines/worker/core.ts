@@ -626,7 +626,7 @@ export class WorkerCore {
     if (ts.state === "flight") {
       const computeInstead = ts.requested ? ts.computeInstead : null;
       ts.computeInstead = null;
-      this.move(ts, "FETCH_FAILED");
+      this.move(ts, "FETCH_FAILED", computeInstead === null ? undefined : { rule: "compute-instead", attempt: computeInstead.attempt });
       // Asked to compute it while it was on its way: the scheduler waits for this worker's
       // report, and the holders it fetched from may all be gone. Computed, as Dask does.
       if (computeInstead !== null) this.acceptCompute(computeInstead);
