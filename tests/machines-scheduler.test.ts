@@ -650,6 +650,23 @@ describe("SchedulerCore: failures", () => {
 });
 
 describe("SchedulerCore: nothing leaks", () => {
+  it("an input recomputed for a dependent that nobody needs any more is let go, not queued for nobody (DST no-leak-7f9f4151)", () => {
+    const h = new Harness({ workerSaturation: 1, allowedFailures: 0 });
+    h.register("w1");
+    const children = ["child-0", "child-1", "child-2"];
+    h.graph([task("root"), ...children.map((c) => task(c, ["root"])), task("total", children)], ["total"]);
+    h.finish("root");
+    h.finish("child-0");
+    expect(states(h.core)).toMatchObject({ "child-1": "processing.assigned", "child-2": "queued" });
+    // w1 dies: child-1 fails (KilledWorker) and total with it; root's data is lost, and
+    // child-2, which was to read it, is needed by nobody any more: neither is root.
+    h.lose("w1");
+    expect(states(h.core)).toEqual({ root: "released", "child-0": "released", "child-1": "released", "child-2": "released", total: "erred" });
+    expect(h.core.tasks.get("root")!.waiters?.size ?? 0).toBe(0);
+    h.handle({ op: "release-keys", client: "c1", keys: ["total"] });
+    expect(states(h.core)).toEqual({});
+  });
+
   it("a submitted task that nobody wants and nothing depends on is not kept forever", () => {
     // Reachable from the client: compute(graph, { keys: [...] }) wants only some keys of the graph.
     const h = new Harness();

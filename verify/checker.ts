@@ -527,8 +527,8 @@ export class DstChecker {
       const wanted = ts.whoWants !== null && ts.whoWants.size > 0;
       if (!wanted && ts.dependents.size === 0) {
         leak(`the scheduler still holds ${ts.key} (${ts.state}), which no client wants and no task depends on`);
-      } else if (ts.state === "memory" && !wanted && (ts.waiters === null || ts.waiters.size === 0)) {
-        leak(`the scheduler keeps ${ts.key} in memory, which no client wants and no task still needs`);
+      } else if ((ts.state === "memory" || STILL_TO_RUN.has(ts.state)) && !wanted && ![...(ts.waiters ?? [])].some((w) => STILL_TO_RUN.has(w.state))) {
+        leak(`the scheduler keeps ${ts.key} ${ts.state}, which no client wants and no task still to run needs`);
       }
     }
     for (const [name, wc] of view.workers) {
@@ -563,6 +563,8 @@ export class DstChecker {
 }
 
 const QUIET_WORKER_STATES = new Set(["memory", "released", "error"]);
+/** Scheduler states of a task that is still to run (to be placed, or placed). */
+const STILL_TO_RUN = new Set<string>(["waiting", "queued", "no-worker", "processing.assigned", "processing.stealing"]);
 
 function killedWorkerBlame(view: SimView, key: string): boolean {
   const ts = view.scheduler.tasks.get(key);

@@ -617,6 +617,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
     }
     if (state === "released") {
       if (ts.whoWants === null && (ts.waiters === null || ts.waiters.size === 0)) {
+        // Nobody needs it (any more: what it waited for may have been lost and recomputed
+        // meanwhile, dataLost): it no longer holds on to its dependencies either.
+        ts.waitingOn = null;
+        for (const dts of ts.dependencies) this.doneWaiting(dts, ts);
         this.maybeForget(ts);
         return;
       }
