@@ -84,7 +84,7 @@ const MIN_TRANSFER_SECONDS = 0.01;
 /** Bandwidth assumed before any transfer is measured: Dask's distributed.scheduler.bandwidth. */
 export const DEFAULT_WORKER_BANDWIDTH = 100e6;
 
-/** What a task-erred carries when the failure was not kept (a worker core predating it). */
+/** What a task-erred carries if a task were in `error` without its error kept (every way into `error` keeps it). */
 function unknownError(key: string): ErrorInfo {
   return { name: "TaskFailedError", message: `task ${key} failed on this worker earlier`, code: "TASK_FAILED" };
 }
