@@ -13,6 +13,7 @@ export {
   type Scenario,
   type SimAction,
   type SimDataSpec,
+  type SimFuture,
   type SimOptions,
   type SimView,
   type SimResult,

@@ -501,14 +501,15 @@ describe("SchedulerCore: failures", () => {
     expect(Object.keys(states(h.core))).toEqual(["d"]);
   });
 
-  it("a task-erred from a worker that is not processing the task is ignored", () => {
+  it("a task-erred from a worker that is not processing the task changes nothing, and the worker is told to free it", () => {
     const h = new Harness();
     h.register("w1");
     h.register("w2");
     h.graph([task("a", [], { workers: ["w1"] })], ["a"]);
     h.take();
     h.handle({ op: "task-erred", worker: "w2", id: h.ids.get("w2")!, key: "a", error: { name: "Error", message: "x" } });
-    expect(h.take()).toEqual([]);
+    // The worker keeps a failed task until freed: nothing here will ever free this one otherwise.
+    expect(h.take()).toEqual([{ kind: "worker", worker: "w2", op: { op: "free-keys", keys: ["a"], run: 0, attempt: 1 } }]);
     expect(h.core.taskState("a")).toBe("processing.assigned");
   });
 
@@ -649,6 +650,23 @@ describe("SchedulerCore: failures", () => {
 });
 
 describe("SchedulerCore: nothing leaks", () => {
+  it("an input recomputed for a dependent that nobody needs any more is let go, not queued for nobody (DST no-leak-7f9f4151)", () => {
+    const h = new Harness({ workerSaturation: 1, allowedFailures: 0 });
+    h.register("w1");
+    const children = ["child-0", "child-1", "child-2"];
+    h.graph([task("root"), ...children.map((c) => task(c, ["root"])), task("total", children)], ["total"]);
+    h.finish("root");
+    h.finish("child-0");
+    expect(states(h.core)).toMatchObject({ "child-1": "processing.assigned", "child-2": "queued" });
+    // w1 dies: child-1 fails (KilledWorker) and total with it; root's data is lost, and
+    // child-2, which was to read it, is needed by nobody any more: neither is root.
+    h.lose("w1");
+    expect(states(h.core)).toEqual({ root: "released", "child-0": "released", "child-1": "released", "child-2": "released", total: "erred" });
+    expect(h.core.tasks.get("root")!.waiters?.size ?? 0).toBe(0);
+    h.handle({ op: "release-keys", client: "c1", keys: ["total"] });
+    expect(states(h.core)).toEqual({});
+  });
+
   it("a submitted task that nobody wants and nothing depends on is not kept forever", () => {
     // Reachable from the client: compute(graph, { keys: [...] }) wants only some keys of the graph.
     const h = new Harness();
@@ -658,6 +676,76 @@ describe("SchedulerCore: nothing leaks", () => {
     h.handle({ op: "release-keys", client: "c1", keys: ["a"] });
     expect(states(h.core)).toEqual({});
     expect(h.core.groups.get("orphan")?.size ?? 0).toBe(0);
+  });
+});
+
+describe("SchedulerCore: a failed task is freed on the worker it failed on", () => {
+  /** Why a transition was made, by "key: EVENT from->to". */
+  const whys = (out: Out[]): Record<string, unknown> =>
+    Object.fromEntries(
+      out.filter((o): o is Extract<Out, { kind: "transition" }> => o.kind === "transition" && o.machine === "task").map((o) => [`${o.id}: ${o.event} ${o.from}->${o.to}`, o.why]),
+    );
+
+  it("released by every client that wanted it: free-keys to that worker, and a later submission is a newer assignment", () => {
+    const h = new Harness();
+    h.register("w1");
+    h.graph([task("a")], ["a"], "c1");
+    h.graph([task("a")], ["a"], "c2");
+    h.err("a");
+    h.handle({ op: "release-keys", client: "c1", keys: ["a"] });
+    expect(frees(h.take())).toEqual([]);
+    h.handle({ op: "client-leave", client: "c2" });
+    const out = h.take();
+    expect(toWorkers(out)).toEqual([{ worker: "w1", op: { op: "free-keys", keys: ["a"], run: 0, attempt: 1 } }]);
+    expect(transitions(out)).toEqual(["a: RELEASE erred->released", "a: FORGET released->forgotten"]);
+    expect(whys(out)["a: RELEASE erred->released"]).toEqual({ rule: "free-erred", worker: "w1", attempt: 1 });
+    // The same key again: placed afresh, numbered past the free-keys (the worker will not drop it as voided).
+    h.graph([task("a")], ["a"], "c3");
+    expect(toWorkers(h.take())).toEqual([{ worker: "w1", op: expect.objectContaining({ op: "compute-task", key: "a", attempt: 2 }) }]);
+  });
+
+  it("a failed input released once its dependents have erred is freed at once; wanted again, it runs again", () => {
+    const h = new Harness();
+    h.register("w1");
+    h.register("w2");
+    h.graph([task("a", [], { workers: ["w2"] }), task("b", ["a"]), task("c", ["a"])], ["b", "c"]);
+    h.take();
+    h.err("a");
+    let out = h.take();
+    expect(states(h.core)).toEqual({ a: "released", b: "erred", c: "erred" });
+    expect(frees(out)).toEqual([{ worker: "w2", keys: ["a"] }]);
+    // Before, w2 kept a in error and answered this compute-task with silence.
+    h.graph([task("a", [], { workers: ["w2"] })], ["a"], "c2");
+    out = h.take();
+    expect(computes(out)).toEqual([{ worker: "w2", key: "a" }]);
+    h.err("a");
+    expect(toClients(h.take())).toEqual([expect.objectContaining({ client: "c2", op: expect.objectContaining({ op: "key-erred", key: "a" }) })]);
+  });
+
+  it("the worker it failed on is gone: nothing to free, and the reason says so", () => {
+    const h = new Harness();
+    h.register("w1");
+    h.graph([task("a")], ["a"]);
+    h.err("a");
+    h.lose("w1");
+    h.register("w1");
+    h.take();
+    h.handle({ op: "release-keys", client: "c1", keys: ["a"] });
+    const out = h.take();
+    expect(frees(out)).toEqual([]);
+    expect(whys(out)["a: RELEASE erred->released"]).toEqual({ rule: "free-erred", worker: "w1", gone: true });
+  });
+
+  it("a task failed because its input failed, or by KilledWorker, ran nowhere: nothing to free", () => {
+    const h = new Harness({ allowedFailures: 0 });
+    h.register("w1");
+    h.register("w2");
+    h.graph([task("k", [], { workers: ["w1"] })], ["k"]);
+    h.lose("w1");
+    expect(states(h.core)).toEqual({ k: "erred" });
+    h.take();
+    h.handle({ op: "release-keys", client: "c1", keys: ["k"] });
+    expect(frees(h.take())).toEqual([]);
   });
 });
 

@@ -23,9 +23,17 @@ const good = {
   data: [{ key: "x", nbytes: 1000, on: ["a"] }],
   tasks: [
     { key: "inc-1", deps: ["x"], duration: 0.2, nbytes: 8, priority: 1 },
-    { key: "inc-2", duration: 0.1, workers: ["b"], allowOtherWorkers: true, submitAt: 0.1, resources: { GPU: 1 } },
+    { key: "inc-2", duration: 0.1, workers: ["b"], allowOtherWorkers: true, submitAt: 0.1, resources: { GPU: 1 }, client: "c1" },
   ],
-  actions: [{ at: 0.05, do: "balance" }, { at: 0.3, do: "add-worker", worker: { name: "c" } }, { at: 0.35, do: "restart-scheduler" }],
+  actions: [
+    { at: 0.05, do: "balance" },
+    { at: 0.3, do: "add-worker", worker: { name: "c" } },
+    { at: 0.35, do: "restart-scheduler" },
+    { at: 0.4, do: "submit", client: "c2", keys: ["inc-1"] },
+    { at: 0.5, do: "release", client: "c2", keys: ["inc-1"] },
+    { at: 0.6, do: "client-leave", client: "c2" },
+    { at: 0.7, do: "submit", keys: ["inc-2"] },
+  ],
 };
 
 describe("docs/scenario.schema.json", () => {
@@ -47,6 +55,9 @@ describe("docs/scenario.schema.json", () => {
     ["an unknown top-level field", { stragglers: true }],
     ["an unknown action", { actions: [{ at: 1, do: "explode" }] }],
     ["a zero bandwidth", { network: { bandwidth: 0 } }],
+    ["a release naming no key", { actions: [{ at: 1, do: "release", keys: [] }] }],
+    ["a client name with a dot", { actions: [{ at: 1, do: "client-leave", client: "c.1" }] }],
+    ["a submit without keys", { actions: [{ at: 1, do: "submit", client: "c1" }] }],
   ])("rejects %s, as the simulator does", (_what, change) => {
     const bad = { ...structuredClone(good), ...change };
     expect(check(bad).errors.length).toBeGreaterThan(0);

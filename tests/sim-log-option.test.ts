@@ -70,7 +70,7 @@ describe("the default in-memory log (CompactLogSink)", () => {
       expect(compact.log).toEqual(reference.records);
       expect({ ...compact, log: [] }).toEqual({ ...plain, log: [] });
       expect(compact.log).toBe(compact.log); // built once, then kept
-      expect(Object.keys(compact)).toEqual(["makespan", "tasks", "transfers", "steals", "refused", "log"]);
+      expect(Object.keys(compact)).toEqual(["makespan", "tasks", "futures", "transfers", "steals", "refused", "log"]);
     }
   });
 

@@ -175,7 +175,7 @@ function handChecker(scenario: Partial<Scenario> = {}): { checker: DstChecker; l
   const checker = new DstChecker({ scenario: full });
   const scheduler = new SchedulerCore(resolveConfig({}), { toWorker() {}, toClient() {}, transition() {} });
   const worker = new WorkerCore({ name: "w0", id: "w0-1", nthreads: 1, transferIncomingCountLimit: 4 }, { toScheduler() {}, execute() {}, gather() {}, freeData() {}, transition() {} });
-  const view: SimView = { now: 1, scheduler, workers: new Map([["w0", worker]]) };
+  const view: SimView = { now: 1, scheduler, workers: new Map([["w0", worker]]), stores: new Map([["w0", new Set<string>()]]) };
   const log: LogRecord[] = [{ actor: "worker.w0", seq: 0, t: 0, kind: "start", role: "worker", init: { name: "w0", id: "w0-1" } }];
   return { checker, log, view, worker };
 }
@@ -226,9 +226,33 @@ describe("the checker catches what it claims to", () => {
     view.scheduler.networkBytes = 2e8; // the cluster total no longer matches what the workers book
     checker.turn(view, log);
     const done = { worker: "w0", start: 0, end: 1, state: "memory" as const, executions: 1 };
-    checker.finish({ makespan: 1, tasks: { a: done, b: done }, transfers: [], steals: [], refused: 0, log });
+    const futures = { "sim-client": { b: { state: "memory" as const, wantedAt: 0, settledAt: 1 } } };
+    checker.finish({ makespan: 1, tasks: { a: done, b: done }, futures, transfers: [], steals: [], refused: 0, log });
     const found = new Set(checker.violations.map((v) => v.invariant));
     expect(found).toEqual(new Set(["occupancy", "quiescence"]));
+  });
+
+  it("a future that never settles, a failure a worker keeps that nobody will free, and a result stored for nothing", () => {
+    const { checker, log, view, worker } = handChecker({ tasks: [{ key: "a", duration: 1, error: "boom" }, { key: "b", duration: 1 }] });
+    worker.handle({ op: "registered", t: 0 });
+    worker.handle({ op: "compute-task", key: "a", func: "f", args: [], deps: [], priority: [0, 0, 0], duration: 1, t: 0 });
+    worker.handle({ op: "execute-failed", key: "a", error: { name: "SimulatedError", message: "boom" }, start: 0, stop: 1, t: 1 });
+    (view.stores.get("w0") as Set<string>).add("c");
+    checker.turn(view, log);
+    const done = { worker: "w0", start: 0, end: 1, state: "forgotten" as const, executions: 1 };
+    const futures = {
+      "sim-client": {
+        a: { state: "erred" as const, wantedAt: 0, settledAt: 1, error: "SimulatedError" },
+        b: { state: "pending" as const, wantedAt: 0, settledAt: -1 },
+      },
+    };
+    checker.finish({ makespan: 1, tasks: { a: { ...done, state: "erred" }, b: done }, futures, transfers: [], steals: [], refused: 0, log });
+    const messages = checker.violations.filter((v) => v.invariant === "futures" || v.invariant === "no-leak").map((v) => v.message);
+    expect(messages).toEqual([
+      "sim-client's future for b (wanted at 0) never settled: the scheduler has it forgotten",
+      "w0 keeps the failure of a, which the scheduler will never free (forgotten there)",
+      "w0's data store still holds c, which its core no longer knows",
+    ]);
   });
 
   it("a scheduler that is not what its recorded inputs make", () => {
@@ -241,7 +265,7 @@ describe("the checker catches what it claims to", () => {
       { actor: "scheduler", seq: 0, t: 0, kind: "start", role: "scheduler", init: { config: {} } },
       { actor: "scheduler", seq: 1, t: 0, kind: "input", event: { op: "scheduler-start", t: 0 } },
     ];
-    checker.turn({ now: 0, scheduler: live, workers: new Map() }, log);
+    checker.turn({ now: 0, scheduler: live, workers: new Map(), stores: new Map() }, log);
     expect(checker.violations.map((v) => v.invariant)).toEqual(["restart"]);
     expect(checker.violations[0]!.message).toMatch(/clients/);
   });

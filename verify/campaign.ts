@@ -21,6 +21,11 @@ export interface CampaignOptions {
   maxFailures?: number;
   /** Called after each case of the main phase (not while shrinking). */
   progress?: (done: number, runs: number) => void;
+  /**
+   * Invariants whose violations do not fail a case (nor steer its shrinking): to let a
+   * campaign find and shrink another class of bug. A summary that ignored any is never ok.
+   */
+  ignore?: readonly InvariantId[];
 }
 
 export interface CampaignFailure {
@@ -43,6 +48,8 @@ export interface CampaignSummary {
   runs: number;
   faults: FaultProfile;
   maxTasks: number;
+  /** Invariants not checked (options.ignore). */
+  ignored: InvariantId[];
   seconds: number;
   failures: CampaignFailure[];
   totals: Record<string, number>;
@@ -56,6 +63,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
     maxTasks: options.maxTasks ?? DEFAULT_CASE_OPTIONS.maxTasks,
   };
   const maxFailures = options.maxFailures ?? 3;
+  const ignored = new Set(options.ignore ?? []);
+  const holds = (report: CaseReport): boolean => report.violations.every((v) => ignored.has(v.invariant));
   const began = performance.now();
   const totals: Record<string, number> = {};
   const covered = new Set<string>();
@@ -72,15 +81,15 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
         done += 1;
         accumulate(totals, covered, report);
         options.progress?.(done, options.runs);
-        if (!report.ok) shrinking = true;
+        if (!holds(report)) shrinking = true;
       }
-      return report.ok;
+      return holds(report);
     });
     const details = await fc.check(property, { numRuns: options.runs - done, seed });
     if (!details.failed || details.counterexample === null) break;
     const [minimal] = details.counterexample;
     const report = await runCase(minimal);
-    const first = report.violations[0] ?? { invariant: "crash" as const, at: -1, message: String(details.errorInstance) };
+    const first = report.violations.find((v) => !ignored.has(v.invariant)) ?? { invariant: "crash" as const, at: -1, message: String(details.errorInstance) };
     const found = { seed, path: details.counterexamplePath ?? "", profile: caseOptions.faults };
     const fixture = options.fixturesDir === null || options.fixturesDir === undefined ? null : saveFixture(options.fixturesDir, fixtureFor(minimal, first, found));
     failures.push({
@@ -97,11 +106,12 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
     seed = (seed + 1) >>> 0;
   }
   return {
-    ok: failures.length === 0,
+    ok: failures.length === 0 && ignored.size === 0,
     seed: options.seed,
     runs: done,
     faults: caseOptions.faults,
     maxTasks: caseOptions.maxTasks,
+    ignored: [...ignored],
     seconds: Number(((performance.now() - began) / 1000).toFixed(2)),
     failures,
     totals,

@@ -11,7 +11,7 @@ import { SCHEDULER, TASK, WORKER, WORKER_TASK } from "../machines/tables.js";
 import type { LogRecord } from "../replay/types.js";
 import { DEFAULT_LATENCY, type SimObserver, type SimResult, type SimView } from "../sim.js";
 import type { DstCase } from "./dst-case.js";
-import { expectedEnd } from "./expected-end.js";
+import { expectedEnd, wantedAtEnd } from "./expected-end.js";
 import { INVARIANTS, type InvariantId, type Violation } from "./invariants.js";
 import { dataValue, referenceValues, taskDeps, taskValue } from "./reference.js";
 import { schedulerFingerprint } from "./scheduler-fingerprint.js";
@@ -68,6 +68,11 @@ export interface CheckStats {
   /** Instructions workers dropped as superseded (wtask STALE): late or copied compute-tasks, overtaken free-keys. */
   staleDropped: number;
   restartsChecked: number;
+  /** Graphs the scheduler took (update-graph), and releases (release-keys, client-leave) from clients. */
+  graphs: number;
+  releases: number;
+  /** Failures workers dropped when freed (wtask error -FREE-> released). */
+  failuresFreed: number;
 }
 
 export class DstChecker {
@@ -90,6 +95,9 @@ export class DstChecker {
     stealsRejected: 0,
     staleDropped: 0,
     restartsChecked: 0,
+    graphs: 0,
+    releases: 0,
+    failuresFreed: 0,
   };
   readonly observer: SimObserver;
   private readonly reference: Map<string, string>;
@@ -102,6 +110,8 @@ export class DstChecker {
   /** Current incarnation per worker actor ("worker.<name>"). */
   private readonly tracks = new Map<string, WorkerTrack>();
   private readonly executionStarts = new Map<string, number[]>();
+  /** Fresh assignments (ASSIGN) per key: each may run once; a steal moves one, it adds none. */
+  private readonly assignments = new Map<string, number>();
   private readonly deaths: number[] = [];
   /** The scheduler's latest word to a worker about a key, as sent. */
   private readonly instructions = new Map<string, Instruction>();
@@ -185,6 +195,8 @@ export class DstChecker {
       case "input": {
         const track = this.tracks.get(r.actor);
         if (track !== undefined) this.workerInput(track, r.event, r.t);
+        else if (r.actor === "scheduler" && r.event.op === "update-graph") this.stats.graphs += 1;
+        else if (r.actor === "scheduler" && (r.event.op === "release-keys" || r.event.op === "client-leave")) this.stats.releases += 1;
         return;
       }
       case "transition": {
@@ -198,7 +210,9 @@ export class DstChecker {
         const track = this.tracks.get(r.actor);
         if (track !== undefined && r.machine === "wtask") this.workerTransition(track, r.id, r.event, r.from, r.to, r.t);
         if (r.machine === "wtask" && r.event === "STALE") this.stats.staleDropped += 1;
+        if (r.machine === "wtask" && r.event === "FREE" && r.from === "error") this.stats.failuresFreed += 1;
         if (r.actor === "scheduler" && r.machine === "task") {
+          if (r.event === "ASSIGN") this.assignments.set(r.id, (this.assignments.get(r.id) ?? 0) + 1);
           if (r.event === "STEAL") this.stats.stealRequests += 1;
           else if (r.event === "STEAL_CONFIRM") this.stats.stealsConfirmed += 1;
           else if (r.event === "STEAL_REJECT") this.stats.stealsRejected += 1;
@@ -269,11 +283,16 @@ export class DstChecker {
     let starts = this.executionStarts.get(key);
     if (starts === undefined) this.executionStarts.set(key, (starts = []));
     starts.push(t);
-    if (starts.length > 1) {
-      this.stats.reexecutions += 1;
-      if (!this.deaths.some((d) => d <= t)) {
-        this.violation("at-most-once", t, `${key} started a ${ordinal(starts.length)} time (on ${track.name}, earlier at ${starts.slice(0, -1).join(", ")}) and no worker has died`);
-      }
+    if (starts.length > 1) this.stats.reexecutions += 1;
+    // A client may release a key and ask for it again: the scheduler then assigns it afresh,
+    // and it runs again. A run beyond the fresh assignments needs a worker's death.
+    const assigned = this.assignments.get(key) ?? 0;
+    if (starts.length > Math.max(assigned, 1) && !this.deaths.some((d) => d <= t)) {
+      this.violation(
+        "at-most-once",
+        t,
+        `${key} started a ${ordinal(starts.length)} time (on ${track.name}, earlier at ${starts.slice(0, -1).join(", ")}), assigned ${assigned} time${assigned === 1 ? "" : "s"}, and no worker has died`,
+      );
     }
   }
 
@@ -414,14 +433,20 @@ export class DstChecker {
     this.followLog();
     this.checkQuiescence(view);
     this.checkEnd(view, result);
+    this.checkFutures(view, result);
     this.checkHoldings(view);
+    this.checkLeaks(view);
   }
 
   private checkQuiescence(view: SimView): void {
     const core = view.scheduler;
     const bad = (message: string): void => this.violation("quiescence", -1, message);
     for (const ts of core.tasks.values()) {
-      if (ts.processingOn !== null) bad(`${ts.key} is still ${ts.state} on ${ts.processingOn.name}`);
+      const on = ts.processingOn;
+      if (on === null) continue;
+      const wc = view.workers.get(on.name);
+      const record = wc === undefined || wc.init.id !== on.id ? "is gone" : `holds it ${wc.tasks.get(ts.key)?.state ?? "not at all"}`;
+      bad(`${ts.key} is still ${ts.state} on ${on.name}, which ${record}: a slot held by a task that will never report`);
     }
     if (core.stealing !== null && core.stealing.inFlight.size > 0) bad(`${core.stealing.inFlight.size} steal requests still in flight`);
     if (core.stealing !== null && core.stealing.inFlightOccupancy.size > 0) this.violation("occupancy", -1, "in-flight steal occupancy left over");
@@ -462,6 +487,69 @@ export class DstChecker {
     }
   }
 
+  /** Every future a client still holds was settled, as the key's fate says (a key that can never finish excepted). */
+  private checkFutures(view: SimView, result: SimResult): void {
+    const expected = expectedEnd(this.dstCase.scenario);
+    if (expected === null) return;
+    for (const [client, futures] of Object.entries(result.futures)) {
+      for (const [key, future] of Object.entries(futures)) {
+        const allowed = expected.get(key);
+        if (allowed === undefined) continue;
+        const mustFail = !allowed.has("memory");
+        const wait = `wanted at ${future.wantedAt}`;
+        if (future.state === "pending") {
+          this.violation("futures", -1, `${client}'s future for ${key} (${wait}) never settled: the scheduler has it ${view.scheduler.taskState(key) ?? "forgotten"}`);
+        } else if (future.state !== (mustFail ? "erred" : "memory") && future.error !== "KilledWorker") {
+          this.violation("futures", -1, `${client}'s future for ${key} (${wait}) settled ${future.state}${future.error ? ` (${future.error})` : ""}; expected ${mustFail ? "erred" : "memory"}`);
+        }
+      }
+    }
+    // And the other way round: every key a client still wants has its future.
+    for (const [key, clients] of wantedAtEnd(this.dstCase.scenario)) {
+      for (const client of clients) {
+        if (result.futures[client]?.[key] === undefined) this.violation("futures", -1, `${client} wants ${key} at the end, but holds no future for it`);
+      }
+    }
+  }
+
+  /**
+   * Once the cluster is idle, everything held is held for a key someone wants: the
+   * scheduler keeps a task only for a client or for a task that depends on it (and its data
+   * only for a client or a task still to run); a worker keeps a failure only while the
+   * scheduler has the key erred there (it frees it when it releases the key), a released
+   * record only for a task of its own that depends on it, and a stored result only for a
+   * key its core holds in memory (checkHoldings: a replica the scheduler knows).
+   */
+  private checkLeaks(view: SimView): void {
+    const core = view.scheduler;
+    const leak = (message: string): void => this.violation("no-leak", -1, message);
+    for (const ts of core.tasks.values()) {
+      const wanted = ts.whoWants !== null && ts.whoWants.size > 0;
+      if (!wanted && ts.dependents.size === 0) {
+        leak(`the scheduler still holds ${ts.key} (${ts.state}), which no client wants and no task depends on`);
+      } else if ((ts.state === "memory" || STILL_TO_RUN.has(ts.state)) && !wanted && ![...(ts.waiters ?? [])].some((w) => STILL_TO_RUN.has(w.state))) {
+        leak(`the scheduler keeps ${ts.key} ${ts.state}, which no client wants and no task still to run needs`);
+      }
+    }
+    for (const [name, wc] of view.workers) {
+      for (const ts of wc.tasks.values()) {
+        if (ts.state === "error") {
+          const sts = core.tasks.get(ts.key);
+          const on = sts?.erredOn;
+          if (sts?.state !== "erred" || on === null || on === undefined || on.name !== name || on.id !== wc.init.id) {
+            leak(`${name} keeps the failure of ${ts.key}, which the scheduler will never free (${sts?.state ?? "forgotten"} there${on ? `, erred on ${on.name}` : ""})`);
+          }
+        } else if (ts.state === "released" && ts.dependents.size === 0) {
+          leak(`${name} keeps a record of ${ts.key} (released) that no task there depends on`);
+        }
+      }
+      for (const key of view.stores.get(name) ?? []) {
+        const state = wc.tasks.get(key)?.state;
+        if (state !== "memory") leak(`${name}'s data store still holds ${key}, which its core ${state === undefined ? "no longer knows" : `has ${state}`}`);
+      }
+    }
+  }
+
   private checkEnd(view: SimView, result: SimResult): void {
     const expected = expectedEnd(this.dstCase.scenario);
     if (expected === null) return;
@@ -475,6 +563,8 @@ export class DstChecker {
 }
 
 const QUIET_WORKER_STATES = new Set(["memory", "released", "error"]);
+/** Scheduler states of a task that is still to run (to be placed, or placed). */
+const STILL_TO_RUN = new Set<string>(["waiting", "queued", "no-worker", "processing.assigned", "processing.stealing"]);
 
 function killedWorkerBlame(view: SimView, key: string): boolean {
   const ts = view.scheduler.tasks.get(key);

@@ -47,7 +47,8 @@ const oneIn = (n: number): fc.Arbitrary<boolean> => fc.integer({ min: 0, max: n 
 interface TaskDraw {
   duration: number;
   nbytes: number;
-  fails: boolean;
+  /** The task fails if this is at least 100 minus the case's failure percentage (shrinks to not failing). */
+  failRoll: number;
   restriction: { kind: "worker" | "gpu" | "host"; pick: number; strict: boolean } | null;
   priority: number | null;
 }
@@ -55,7 +56,7 @@ interface TaskDraw {
 const taskDraw: fc.Arbitrary<TaskDraw> = fc.record({
   duration: fc.constantFrom(0, 0.001, 0.1, 0.5, 1, 3),
   nbytes: fc.constantFrom(8, 1000, 1e6, 5e7),
-  fails: oneIn(20),
+  failRoll: fc.nat(99),
   restriction: sometimes(fc.record({ kind: fc.constantFrom<"worker" | "gpu" | "host">("worker", "gpu", "host"), pick: fc.nat(), strict: oneIn(3) }), 2),
   priority: sometimes(fc.integer({ min: -2, max: 2 }), 3),
 });
@@ -152,6 +153,30 @@ function faultsDraw(profile: FaultProfile): fc.Arbitrary<NetworkFaultSpec | null
   return fc.option(spec, { freq: 3 });
 }
 
+/**
+ * What a client does at `at`: submit tasks (again, or as another client: shared keys),
+ * release them, release them and submit them again `gap` seconds later, or leave. Keys are
+ * picked among the case's tasks, among the failing ones if `failing` and there are any.
+ */
+interface ClientStepDraw {
+  at: number;
+  /** 0: sim-client (the client of the case's graphs), else c1, c2. */
+  client: number;
+  kind: "submit" | "release" | "resubmit" | "leave";
+  picks: number[];
+  failing: boolean;
+  gap: number;
+}
+
+const clientStepDraw: fc.Arbitrary<ClientStepDraw> = fc.record({
+  at: fc.constantFrom(0, 0.05, 0.5, 1, 2, 4, 8),
+  client: fc.integer({ min: 0, max: 2 }),
+  kind: fc.constantFrom<ClientStepDraw["kind"]>("submit", "release", "resubmit", "resubmit", "leave"),
+  picks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }),
+  failing: fc.boolean(),
+  gap: fc.constantFrom(0, 0.01, 0.5, 2),
+});
+
 interface CaseDraw {
   seed: number;
   workers: WorkerDraw[];
@@ -159,6 +184,9 @@ interface CaseDraw {
   data: { nbytes: number; on: number[] }[];
   kills: KillDraw[];
   balances: number[];
+  /** Percentage of tasks that fail. */
+  failPercent: number;
+  clients: ClientStepDraw[] | null;
   stealing: boolean;
   workerSaturation: number | "inf";
   allowedFailures: number;
@@ -178,6 +206,8 @@ export function dstCaseArb(options: CaseOptions = DEFAULT_CASE_OPTIONS): fc.Arbi
     }),
     kills: fc.array(killDraw, { maxLength: 3 }),
     balances: fc.array(fc.constantFrom(0.2, 1, 2.5), { maxLength: 2 }),
+    failPercent: fc.constantFrom(5, 5, 25),
+    clients: sometimes(fc.array(clientStepDraw, { minLength: 1, maxLength: 6 }), 1),
     stealing: fc.boolean(),
     workerSaturation: fc.constantFrom<number | "inf">(1, 1.1, 2, "inf"),
     allowedFailures: fc.constantFrom(100, 100, 100, 1, 0),
@@ -203,7 +233,7 @@ function buildCase(d: CaseDraw): DstCase {
     const on = [...new Set(datum.on.map((p) => WORKER_NAMES[p % workers.length]!))].filter((w) => atStart.has(w));
     if (on.length > 0) data.push({ key: `data-${i}`, nbytes: datum.nbytes, on });
   });
-  const tasks = buildTasks(d.shape, data, workers.length);
+  const tasks = buildTasks(d.shape, data, workers.length, d.failPercent);
   const scenario: Scenario = {
     seed: d.seed,
     config: {
@@ -216,7 +246,7 @@ function buildCase(d: CaseDraw): DstCase {
     tasks,
     ...(data.length > 0 ? { data } : {}),
   };
-  const actions = buildActions(d, workers);
+  const actions = [...buildActions(d, workers), ...buildClientActions(d.clients ?? [], tasks, data.length > 0)].sort((a, b) => a.at - b.at);
   // The scheduler restarts from its log at restartAt, for real: the rest of the run is the rebuilt one's.
   if (d.restartAt !== null) actions.push({ at: d.restartAt, do: "restart-scheduler" });
   if (actions.length > 0) scenario.actions = actions;
@@ -224,14 +254,14 @@ function buildCase(d: CaseDraw): DstCase {
   return d.restartAt === null ? { scenario } : { scenario, restartAt: d.restartAt };
 }
 
-function buildTasks(shape: ShapeDraw, data: SimDataSpec[], nWorkers: number): SimTaskSpec[] {
+function buildTasks(shape: ShapeDraw, data: SimDataSpec[], nWorkers: number, failPercent: number): SimTaskSpec[] {
   const specs: SimTaskSpec[] = [];
   const add = (key: string, t: TaskDraw, deps: string[], submitAt = 0): void => {
     const spec: SimTaskSpec = { key, duration: t.duration, nbytes: t.nbytes };
     const unique = [...new Set(deps)];
     if (unique.length > 0) spec.deps = unique;
     if (submitAt > 0) spec.submitAt = submitAt;
-    if (t.fails) spec.error = "boom";
+    if (t.failRoll >= 100 - failPercent) spec.error = "boom";
     if (t.priority !== null) spec.priority = t.priority;
     const r = t.restriction;
     if (r !== null) {
@@ -323,6 +353,36 @@ function buildActions(d: CaseDraw, workers: SimWorkerSpec[]): SimAction[] {
     }
   }
   if (d.stealing) for (const at of d.balances) actions.push({ at, do: "balance" });
+  return actions;
+}
+
+/** What the clients do: submit, release, release and submit again, leave. */
+function buildClientActions(steps: ClientStepDraw[], tasks: SimTaskSpec[], hasData: boolean): SimAction[] {
+  const actions: SimAction[] = [];
+  if (tasks.length === 0) return actions;
+  const keys = tasks.map((t) => t.key);
+  const failing = tasks.filter((t) => t.error !== undefined).map((t) => t.key);
+  for (const step of steps) {
+    const who = step.client === 0 ? {} : { client: `c${step.client}` };
+    const pool = step.failing && failing.length > 0 ? failing : keys;
+    const picked = [...new Set(step.picks.map((p) => pool[p % pool.length]!))];
+    switch (step.kind) {
+      case "submit":
+        actions.push({ at: step.at, do: "submit", ...who, keys: picked });
+        break;
+      case "release":
+        actions.push({ at: step.at, do: "release", ...who, keys: picked });
+        break;
+      case "resubmit":
+        actions.push({ at: step.at, do: "release", ...who, keys: picked });
+        actions.push({ at: step.at + step.gap, do: "submit", ...who, keys: picked });
+        break;
+      case "leave":
+        // The scenario's data stays with sim-client for the whole run.
+        if (step.client !== 0 || !hasData) actions.push({ at: step.at, do: "client-leave", ...who });
+        break;
+    }
+  }
   return actions;
 }
 

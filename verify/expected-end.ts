@@ -3,14 +3,44 @@
  * always delivered in the simulator (faults delay it, never drop it), so a task that some
  * surviving worker may run, and whose inputs cannot be lost for good, must finish.
  */
+import { planScenario } from "../actors/sim/validate-scenario.js";
 import type { Scenario, SimTaskSpec, SimWorkerSpec } from "../sim.js";
 import { survivors } from "./dst-case.js";
 import { taskDeps } from "./reference.js";
 
 /**
+ * The keys some client still holds a future for when the run ends, with the clients: the
+ * scenario's graphs and submit actions add to what a client wants, its release and
+ * client-leave actions take away, in the order the simulator runs them (by time; at one
+ * time, graphs before actions, actions in list order).
+ */
+export function wantedAtEnd(scenario: Scenario): Map<string, Set<string>> {
+  const events = planScenario(scenario).timeline.map((event, order) => ({ event, order }));
+  events.sort((a, b) => a.event.at - b.event.at || a.order - b.order);
+  const wants = new Map<string, Set<string>>();
+  for (const { event } of events) {
+    if (event.kind === "submit") {
+      for (const key of event.submission.wants) {
+        let clients = wants.get(key);
+        if (clients === undefined) wants.set(key, (clients = new Set()));
+        clients.add(event.submission.client);
+      }
+    } else if (event.kind === "release") {
+      for (const key of event.keys) wants.get(key)?.delete(event.client);
+    } else if (event.kind === "client-leave") {
+      for (const clients of wants.values()) clients.delete(event.client);
+    }
+  }
+  for (const [key, clients] of wants) if (clients.size === 0) wants.delete(key);
+  return wants;
+}
+
+/**
  * The final states each task may have, or null when nothing can be expected (no worker
- * survives). Tasks that may be stuck for good are left out: a strict restriction no
- * survivor meets, scattered inputs whose holders were killed, or such a task upstream.
+ * survives). A key some client still wants must be in memory (erred if it must fail);
+ * any other may also have been released or forgotten. Tasks that may be stuck for good are
+ * left out: a strict restriction no survivor meets, scattered inputs whose holders were
+ * killed, or such a task upstream.
  */
 export function expectedEnd(scenario: Scenario): Map<string, Set<string>> | null {
   const alive = survivors(scenario);
@@ -36,11 +66,11 @@ export function expectedEnd(scenario: Scenario): Map<string, Set<string>> | null
   };
   for (const t of scenario.tasks) visit(t.key);
 
-  const dependedOn = new Set(scenario.tasks.flatMap((t) => taskDeps(t)));
+  const wanted = wantedAtEnd(scenario);
   const out = new Map<string, Set<string>>();
   for (const t of scenario.tasks) {
     if (stuck.has(t.key)) continue;
-    const output = !dependedOn.has(t.key);
+    const output = wanted.has(t.key);
     if (doomed.has(t.key)) out.set(t.key, new Set(output ? ["erred"] : ["erred", "released", "forgotten"]));
     else out.set(t.key, new Set(output ? ["memory"] : ["memory", "released", "forgotten"]));
   }

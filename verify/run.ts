@@ -8,6 +8,8 @@
  *   --faults P         none | fifo | reorder | duplicate (default fifo; see verify/dst-case.ts)
  *   --max-tasks M      tasks drawn per graph (default 40)
  *   --max-failures K   stop after K distinct failures (default 3)
+ *   --ignore I,J       invariants whose violations do not fail a case, to find and shrink
+ *                      another class of bug (the summary is then never ok)
  *   --fixtures DIR     where shrunk failing cases are saved (default tests/fixtures/dst)
  *   --no-fixtures      do not save them (the saved ones are still replayed)
  *   --no-model         skip the model-based check of the machine definitions
@@ -19,6 +21,7 @@ import { parseArgs } from "node:util";
 import { runCampaign } from "./campaign.js";
 import { FAULT_PROFILES, type FaultProfile } from "./dst-case.js";
 import { fixtureReport, loadFixtures, type FixtureReport } from "./fixtures.js";
+import { INVARIANTS, type InvariantId } from "./invariants.js";
 import { checkModels } from "./model.js";
 import { runCase } from "./run-case.js";
 
@@ -46,6 +49,7 @@ async function main(): Promise<void> {
         faults: { type: "string" },
         "max-tasks": { type: "string" },
         "max-failures": { type: "string" },
+        ignore: { type: "string" },
         fixtures: { type: "string" },
         "no-fixtures": { type: "boolean" },
         "no-model": { type: "boolean" },
@@ -62,6 +66,8 @@ async function main(): Promise<void> {
   const runs = integer(o.runs, "runs", 1000);
   const seed = integer(o.seed, "seed", Math.floor(Math.random() * 2 ** 31));
   const fixtureDir = o.fixtures ?? join(ROOT, "tests/fixtures/dst");
+  const ignore = (o.ignore ?? "").split(",").filter((id) => id !== "");
+  for (const id of ignore) if (!(id in INVARIANTS)) fail(`--ignore: no invariant ${JSON.stringify(id)} (known: ${Object.keys(INVARIANTS).join(", ")})`);
   const fixturesDir = o["no-fixtures"] ? null : fixtureDir;
 
   const model = o["no-model"] ? null : (await checkModels()).map((r) => ({
@@ -91,6 +97,7 @@ async function main(): Promise<void> {
     faults,
     maxTasks: integer(o["max-tasks"], "max-tasks", 40),
     maxFailures: integer(o["max-failures"], "max-failures", 3),
+    ignore: ignore as InvariantId[],
     fixturesDir,
     progress: (done, total) => {
       if (done - lastShown >= Math.max(1, Math.floor(total / 10)) || done === total) {
@@ -110,7 +117,7 @@ async function main(): Promise<void> {
     },
     model,
     fixtures,
-    rerun: `npm run verify -- --runs ${runs} --seed ${seed} --faults ${faults}`,
+    rerun: `npm run verify -- --runs ${runs} --seed ${seed} --faults ${faults}${ignore.length > 0 ? ` --ignore ${ignore.join(",")}` : ""}`,
   };
   process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   process.exit(summary.ok ? 0 : 1);

@@ -28,6 +28,7 @@ export function schedulerFingerprint(core: SchedulerCore): unknown {
     restrictions: ts.restrictions,
     stealRequest: ts.stealRequest,
     attempt: ts.attempt,
+    erredOn: ts.erredOn === null ? null : `${ts.erredOn.name}#${ts.erredOn.id}`,
   }));
   const workers = [...core.workers.values()].map((ws) => ({
     name: ws.name,

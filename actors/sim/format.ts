@@ -50,6 +50,16 @@ export function formatSimResult(result: SimResult, options: FormatOptions = {}):
     for (const [key, t] of unsettled.slice(0, maxListed)) lines.push(`  ${key}  ${t.state}`);
     if (unsettled.length > maxListed) lines.push(`  ... and ${unsettled.length - maxListed} more`);
   }
+  const pending = Object.entries(result.futures ?? {}).flatMap(([client, futures]) =>
+    Object.entries(futures)
+      .filter(([, f]) => f.state === "pending")
+      .map(([key]) => `${client}: ${key}`),
+  );
+  if (pending.length > 0) {
+    lines.push(`waiting    ${pending.length} future${pending.length === 1 ? "" : "s"} never settled`);
+    for (const entry of pending.slice(0, maxListed)) lines.push(`  ${entry}`);
+    if (pending.length > maxListed) lines.push(`  ... and ${pending.length - maxListed} more`);
+  }
   lines.push(`log        ${result.log.length} records`);
   return lines.join("\n");
 }

@@ -23,6 +23,8 @@ export interface PlannedTask {
   resources: Record<string, number> | undefined;
   allowOtherWorkers: boolean | undefined;
   submitAt: number;
+  /** The client whose graph it is part of. */
+  client: string;
   error: string | undefined;
 }
 
@@ -33,6 +35,12 @@ export interface PlannedData {
 }
 
 export interface PlannedSubmission {
+  /** The client that submits it. */
+  client: string;
+  /**
+   * The specs sent: the graph's tasks, after those of every earlier task they depend on
+   * (transitively), so that a dependency released and forgotten since is computed again.
+   */
   tasks: PlannedTask[];
   /** Keys the client holds futures for: the graph's outputs and what later graphs build on. */
   wants: string[];
@@ -45,7 +53,9 @@ export type PlannedEvent =
   | { at: number; kind: "submit"; submission: PlannedSubmission }
   | { at: number; kind: "kill"; worker: string }
   | { at: number; kind: "balance" }
-  | { at: number; kind: "restart-scheduler" };
+  | { at: number; kind: "restart-scheduler" }
+  | { at: number; kind: "release"; client: string; keys: string[] }
+  | { at: number; kind: "client-leave"; client: string };
 
 export interface Plan {
   seed: number;

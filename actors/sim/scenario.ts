@@ -41,8 +41,13 @@ export interface SimTaskSpec {
   hosts?: string[];
   resources?: Record<string, number>;
   allowOtherWorkers?: boolean;
-  /** When the scheduler receives the graph; tasks with the same submitAt form one graph. Default 0. */
+  /**
+   * When the scheduler receives the graph; tasks with the same submitAt and client form one
+   * graph. Default 0.
+   */
   submitAt?: number;
+  /** The client that submits it and holds futures for its graph's outputs; default SIM_CLIENT. */
+  client?: string;
   /** Make the task fail with this message once its duration has elapsed. */
   error?: string;
 }
@@ -62,7 +67,18 @@ export type SimAction =
    * the scheduler's log so far (as `natsched scheduler --log jetstream` resumes): every
    * recorded input re-run, every recorded transition checked. Needs the log kept in memory.
    */
-  | { at: number; do: "restart-scheduler" };
+  | { at: number; do: "restart-scheduler" }
+  /**
+   * A client submits these tasks (again, or for the first time as this client): one
+   * update-graph with their specs and those of every task they depend on, wanting `keys`.
+   * The scheduler takes only the specs it does not know, so a key released and forgotten
+   * since is computed again, and a key another client holds is shared.
+   */
+  | { at: number; do: "submit"; client?: string; keys: string[] }
+  /** A client releases its futures for these keys (release-keys). */
+  | { at: number; do: "release"; client?: string; keys: string[] }
+  /** A client leaves (client-leave): everything only it wanted is released. */
+  | { at: number; do: "client-leave"; client?: string };
 
 export interface NetworkSpec {
   /** Bytes per second between workers; default config.bandwidth. */
@@ -136,10 +152,24 @@ export interface SimSteal {
   abortedBy?: string;
 }
 
+/** A future a client holds at the end of the run: what the scheduler told the client of its key. */
+export interface SimFuture {
+  /** `pending`: the client never heard that the key is in memory or erred. */
+  state: "pending" | "memory" | "erred" | "cancelled";
+  /** When the client last asked for the key (submitted it while not holding it). */
+  wantedAt: number;
+  /** When the report that settled it arrived; -1 while pending. */
+  settledAt: number;
+  /** For `erred`: the error's name (e.g. SimulatedError, KilledWorker). */
+  error?: string;
+}
+
 export interface SimResult {
   /** End of the last execution that ran to completion (0 if none did). */
   makespan: number;
   tasks: Record<string, SimTaskResult>;
+  /** Per client, the futures it still holds at the end, by key (released ones are gone). */
+  futures: Record<string, Record<string, SimFuture>>;
   transfers: SimTransfer[];
   /** Every steal request, in the order the scheduler made them. */
   steals: SimSteal[];
@@ -158,6 +188,8 @@ export interface SimView {
   readonly scheduler: SchedulerCore;
   /** Live workers' cores, by name. */
   readonly workers: ReadonlyMap<string, WorkerCore>;
+  /** The keys each live worker's data store holds (freed when its core frees them), by name. */
+  readonly stores: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** Options that are code, not scenario data. */
@@ -189,7 +221,7 @@ export interface SimObserver {
 export const DEFAULT_TASK_NBYTES = 1024;
 /** One-way message latency when the scenario does not give one (seconds). */
 export const DEFAULT_LATENCY = 0.001;
-/** The client every graph and every scattered datum comes from. */
+/** The client scattered data comes from, and graphs whose tasks name no other. */
 export const SIM_CLIENT = "sim-client";
 /** The function name simulated tasks carry (the simulator does not run functions). */
 export const SIM_FUNCTION = "simulated";

@@ -32,6 +32,11 @@ export interface SimWorkerContext {
  */
 export class SimWorker {
   readonly core: WorkerCore;
+  /**
+   * The keys its data store holds, as a worker actor's `store`: a result is put there when
+   * its execution, transfer or scatter delivers it, and leaves only when the core frees it.
+   */
+  readonly stored = new Set<string>();
   private live = true;
   /** The heartbeat timer: armed while there is something to report (see reportMetrics). */
   private heartbeatArmed = false;
@@ -51,7 +56,7 @@ export class SimWorker {
         toScheduler: (op) => kernel.send(address, SCHEDULER_ADDRESS, op),
         execute: (key) => this.execute(key),
         gather: (from, keys) => this.gather(from, keys),
-        freeData: () => {},
+        freeData: (key) => this.stored.delete(key),
         transition: (machine, id, event, from, to, why) => recorder.transition(machine, id, event, from, to, why),
       },
     );
@@ -92,6 +97,7 @@ export class SimWorker {
 
   feed(input: WorkerInput): void {
     if (!this.live) return;
+    if (input.op === "put-data") for (const { key } of input.keys) this.stored.add(key);
     this.recorder.input(input);
     this.core.handle(input);
     this.armHeartbeat();
@@ -137,6 +143,7 @@ export class SimWorker {
       if (!this.live) return;
       observations.executionEnded(key, this.name, start, stop);
       if (task.error === undefined) {
+        this.stored.add(key);
         this.feed({ op: "execute-done", key, nbytes: task.nbytes, start, stop, t: stop });
       } else {
         const error: ErrorInfo = { name: "SimulatedError", message: task.error };
@@ -178,7 +185,10 @@ export class SimWorker {
         this.feed({ op: "gather-failed", from, keys, reason: `${from} died during the transfer`, t: end });
         return;
       }
-      for (const { key, nbytes } of received) observations.transferred({ key, from, to: this.name, nbytes, start: requested, end });
+      for (const { key, nbytes } of received) {
+        observations.transferred({ key, from, to: this.name, nbytes, start: requested, end });
+        this.stored.add(key);
+      }
       this.feed({ op: "gather-done", from, received, missing, t: end });
     });
   }

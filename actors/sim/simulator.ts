@@ -8,6 +8,7 @@ import { ActorRecorder } from "../recorder.js";
 import { NetworkFaults } from "./faults.js";
 import { SimKernel } from "./kernel.js";
 import { SimObservations } from "./observations.js";
+import { SimClients } from "./sim-clients.js";
 import type { Plan, PlannedData, PlannedEvent, PlannedSubmission, PlannedTask, PlannedWorker } from "./plan.js";
 import { Prng } from "./prng.js";
 import { SIM_CLIENT, SIM_FUNCTION, type Scenario, type SimObserver, type SimOptions, type SimResult, type SimTaskResult, type SimView } from "./scenario.js";
@@ -54,6 +55,9 @@ class Simulation {
   /** One recorder per worker name, so a restarted worker's records continue its sequence. */
   private readonly recorders = new Map<string, ActorRecorder>();
   private readonly workerContext: SimWorkerContext;
+  private readonly clients: SimClients;
+  /** Clients the scheduler has taken a client-join from (and no client-leave since). */
+  private readonly joined = new Set<string>();
 
   constructor(
     private readonly plan: Plan,
@@ -62,6 +66,7 @@ class Simulation {
     this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed));
     this.prng = new Prng(plan.seed);
     this.scheduler = new SimScheduler(this.kernel, plan.config, this.log);
+    this.clients = new SimClients(this.kernel);
     this.workerContext = {
       kernel: this.kernel,
       bandwidth: plan.bandwidth,
@@ -80,6 +85,7 @@ class Simulation {
     this.kernel.onMail = observer?.mail ?? null;
     this.scheduler.start();
     this.scheduler.feed({ op: "client-join", client: SIM_CLIENT, t: 0 });
+    this.joined.add(SIM_CLIENT);
     for (const event of this.plan.timeline) this.kernel.at(event.at, () => this.apply(event));
     for (const { at, probe } of probes) this.kernel.at(at, () => probe(this.view()));
     this.kernel.run();
@@ -101,6 +107,15 @@ class Simulation {
         return;
       case "restart-scheduler":
         this.scheduler.restart(this.records());
+        return;
+      case "release":
+        this.clients.release(event.client, event.keys);
+        this.scheduler.receive([{ op: "release-keys", client: event.client, keys: event.keys, t: this.kernel.now }]);
+        return;
+      case "client-leave":
+        this.clients.leave(event.client);
+        this.joined.delete(event.client);
+        this.scheduler.receive([{ op: "client-leave", client: event.client, t: this.kernel.now }]);
         return;
     }
   }
@@ -137,15 +152,27 @@ class Simulation {
     this.scheduler.receive([{ op: "update-data", client: SIM_CLIENT, data: held, t }]);
   }
 
+  /** A client's graph, after its client-join if the scheduler does not know the client (yet, or since it left). */
   private submit(submission: PlannedSubmission): void {
+    const { client, wants } = submission;
+    const t = this.kernel.now;
     const tasks = submission.tasks.map(taskSpec);
-    this.scheduler.receive([{ op: "update-graph", client: SIM_CLIENT, tasks, wants: submission.wants, t: this.kernel.now }]);
+    this.clients.want(client, wants);
+    if (!this.joined.has(client)) {
+      this.joined.add(client);
+      this.scheduler.receive([{ op: "client-join", client, t }]);
+    }
+    this.scheduler.receive([{ op: "update-graph", client, tasks, wants, t }]);
   }
 
   private view(): SimView {
     const workers = new Map<string, WorkerCore>();
-    for (const [name, worker] of this.workers) workers.set(name, worker.core);
-    return { now: this.kernel.now, scheduler: this.scheduler.core, workers };
+    const stores = new Map<string, ReadonlySet<string>>();
+    for (const [name, worker] of this.workers) {
+      workers.set(name, worker.core);
+      stores.set(name, worker.stored);
+    }
+    return { now: this.kernel.now, scheduler: this.scheduler.core, workers, stores };
   }
 
   private recorderFor(name: string): ActorRecorder {
@@ -163,6 +190,7 @@ class Simulation {
     const result = {
       makespan: this.observations.makespan,
       tasks,
+      futures: this.clients.held(),
       transfers: this.observations.transfers,
       steals: this.scheduler.steals.steals,
       refused: this.scheduler.refused,

@@ -8,7 +8,7 @@ import { BadOptionError, GraphError } from "../../machines/errors.js";
 import { validateGraph } from "../../machines/graph/index.js";
 import { readFaults } from "./faults.js";
 import type { Plan, PlannedData, PlannedEvent, PlannedSubmission, PlannedTask, PlannedWorker } from "./plan.js";
-import { DEFAULT_LATENCY, DEFAULT_TASK_NBYTES } from "./scenario.js";
+import { DEFAULT_LATENCY, DEFAULT_TASK_NBYTES, SIM_CLIENT } from "./scenario.js";
 import {
   readArray,
   readBoolean,
@@ -26,8 +26,9 @@ const SCENARIO_FIELDS = ["seed", "config", "network", "workers", "data", "tasks"
 const NETWORK_FIELDS = ["bandwidth", "latency"];
 const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
-const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "error"];
-const ACTIONS = ["balance", "kill-worker", "add-worker", "restart-scheduler"];
+const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error"];
+const ACTIONS = ["balance", "kill-worker", "add-worker", "restart-scheduler", "submit", "release", "client-leave"];
+/** Worker and client names: they name subjects on NATS. */
 const WORKER_NAME = /^[A-Za-z0-9_-]+$/;
 
 export function planScenario(scenario: unknown): Plan {
@@ -46,7 +47,7 @@ export function planScenario(scenario: unknown): Plan {
   const data = readOptionalArray(raw.data, "data").map((d, i) => readData(d, `data[${i}]`, presentAtStart, tasks));
   checkGraph(tasks, new Set(data.map((d) => d.key)));
 
-  const actions = readOptionalArray(raw.actions, "actions").map((a, i) => readAction(a, i));
+  const actions = readOptionalArray(raw.actions, "actions").map((a, i) => readAction(a, i, tasks, data.length > 0));
   checkActionsAgainstWorkers(joins, actions);
 
   const timeline: PlannedEvent[] = [...joins];
@@ -100,6 +101,7 @@ function readTasks(list: unknown[]): Map<string, PlannedTask> {
       resources: raw.resources === undefined ? undefined : readResources(raw.resources, `${path}.resources`),
       allowOtherWorkers: raw.allowOtherWorkers === undefined ? undefined : readBoolean(raw.allowOtherWorkers, `${path}.allowOtherWorkers`),
       submitAt: readOptionalNumber(raw.submitAt, `${path}.submitAt`, 0, { min: 0 }),
+      client: raw.client === undefined ? SIM_CLIENT : readClient(raw.client, `${path}.client`),
       error: raw.error === undefined ? undefined : readName(raw.error, `${path}.error`),
     });
   });
@@ -142,16 +144,27 @@ function checkGraph(tasks: Map<string, PlannedTask>, dataKeys: Set<string>): voi
           [task.key, dep],
         );
       }
+      if (dts !== undefined && dts.submitAt === task.submitAt && dts.client !== task.client) {
+        throw new GraphError(
+          `task ${task.key} (client ${task.client}) depends on ${dep} of another client's graph submitted at the same time (${dts.client}, submitAt ${dts.submitAt}): submit it later, or in the same graph`,
+          "GRAPH",
+          [task.key, dep],
+        );
+      }
     }
   }
 }
 
-/** One graph per distinct submitAt, in time order. */
+/**
+ * One graph per distinct submitAt and client, in time order (at one time, in the order the
+ * clients first appear in `tasks`). Each carries the specs of the earlier tasks it builds on.
+ */
 function submissions(tasks: Map<string, PlannedTask>): [number, PlannedSubmission][] {
-  const byTime = new Map<number, PlannedTask[]>();
+  const graphs = new Map<string, PlannedTask[]>();
   for (const task of tasks.values()) {
-    let group = byTime.get(task.submitAt);
-    if (group === undefined) byTime.set(task.submitAt, (group = []));
+    const id = `${task.submitAt}\u0000${task.client}`;
+    let group = graphs.get(id);
+    if (group === undefined) graphs.set(id, (group = []));
     group.push(task);
   }
   const neededLater = new Set<string>();
@@ -164,20 +177,57 @@ function submissions(tasks: Map<string, PlannedTask>): [number, PlannedSubmissio
       else dependedOnWithin.add(dep);
     }
   }
-  return [...byTime.entries()]
-    .sort((a, b) => a[0] - b[0])
-    .map(([at, group]) => [
-      at,
-      { tasks: group, wants: group.filter((t) => !dependedOnWithin.has(t.key) || neededLater.has(t.key)).map((t) => t.key) },
-    ]);
+  return [...graphs.values()]
+    .sort((a, b) => a[0]!.submitAt - b[0]!.submitAt)
+    .map((group) => {
+      const wants = group.filter((t) => !dependedOnWithin.has(t.key) || neededLater.has(t.key)).map((t) => t.key);
+      return [group[0]!.submitAt, { client: group[0]!.client, tasks: withEarlierDeps(group, tasks), wants }];
+    });
+}
+
+/**
+ * The tasks of a submission after every task they depend on that is not among them
+ * (transitively, dependencies first): what a client sends so that the graph names no key
+ * the scheduler may have forgotten. Data keys have no spec: the client holding them keeps them.
+ */
+function withEarlierDeps(group: readonly PlannedTask[], tasks: ReadonlyMap<string, PlannedTask>): PlannedTask[] {
+  const inGroup = new Set(group.map((t) => t.key));
+  const added = new Set<string>();
+  const out: PlannedTask[] = [];
+  const visit = (key: string): void => {
+    if (inGroup.has(key) || added.has(key)) return;
+    const task = tasks.get(key);
+    if (task === undefined) return;
+    added.add(key);
+    for (const dep of task.deps) visit(dep);
+    out.push(task);
+  };
+  for (const task of group) for (const dep of task.deps) visit(dep);
+  return out.length === 0 ? [...group] : [...out, ...group];
 }
 
 interface ReadAction {
   index: number;
-  event: PlannedEvent & { kind: "join" | "kill" | "balance" | "restart-scheduler" };
+  event: PlannedEvent & { kind: "join" | "kill" | "balance" | "restart-scheduler" | "submit" | "release" | "client-leave" };
 }
 
-function readAction(value: unknown, index: number): ReadAction {
+function readClient(value: unknown, path: string): string {
+  const name = readName(value, path);
+  if (!WORKER_NAME.test(name)) throw new BadOptionError(path, `client names use letters, digits, '-' and '_', got ${JSON.stringify(name)}`);
+  return name;
+}
+
+/** Keys of tasks of the scenario (data keys are not: the client that scattered them holds them for the whole run). */
+function readTaskKeys(value: unknown, path: string, tasks: ReadonlyMap<string, PlannedTask>): string[] {
+  const keys = readNames(value, path);
+  if (keys.length === 0) throw new BadOptionError(path, "must name at least one task");
+  keys.forEach((key, i) => {
+    if (!tasks.has(key)) throw new BadOptionError(`${path}[${i}]`, `${JSON.stringify(key)} is not a task of this scenario (data is held by ${SIM_CLIENT} for the whole run)`);
+  });
+  return [...new Set(keys)];
+}
+
+function readAction(value: unknown, index: number, tasks: ReadonlyMap<string, PlannedTask>, hasData: boolean): ReadAction {
   const path = `actions[${index}]`;
   const kind = (value as Obj | null)?.do;
   if (typeof kind !== "string" || !ACTIONS.includes(kind)) {
@@ -187,6 +237,19 @@ function readAction(value: unknown, index: number): ReadAction {
   if (kind === "balance" || kind === "restart-scheduler") {
     const raw = readObject(value, path, ["at", "do"]);
     return { index, event: { at: readNumber(raw.at, `${path}.at`, { min: 0 }), kind } };
+  }
+  if (kind === "submit" || kind === "release" || kind === "client-leave") {
+    const raw = readObject(value, path, kind === "client-leave" ? ["at", "do", "client"] : ["at", "do", "client", "keys"]);
+    const at = readNumber(raw.at, `${path}.at`, { min: 0 });
+    const client = raw.client === undefined ? SIM_CLIENT : readClient(raw.client, `${path}.client`);
+    if (kind === "client-leave") {
+      if (client === SIM_CLIENT && hasData) throw new BadOptionError(`${path}.client`, `${SIM_CLIENT} holds the scenario's data for the whole run: it cannot leave`);
+      return { index, event: { at, kind, client } };
+    }
+    const keys = readTaskKeys(raw.keys, `${path}.keys`, tasks);
+    if (kind === "release") return { index, event: { at, kind, client, keys } };
+    const group = keys.map((key) => tasks.get(key)!);
+    return { index, event: { at, kind: "submit", submission: { client, tasks: withEarlierDeps(group, tasks), wants: keys } } };
   }
   const raw = readObject(value, path, ["at", "do", "worker"]);
   const at = readNumber(raw.at, `${path}.at`, { min: 0 });

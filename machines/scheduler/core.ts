@@ -575,9 +575,19 @@ export class SchedulerCore implements PlacementContext, StealHost {
   private taskErred(worker: string, id: string, key: string, error: ErrorInfo, attempt: number | undefined): void {
     const ws = this.liveWorker(worker, id);
     const ts = this.tasks.get(key);
-    if (ws === undefined || ts === undefined) return;
+    if (ws === undefined) return;
+    if (ts === undefined || (ts.processingOn !== ws && ts.erredOn !== ws && !ts.whoHas.has(ws))) {
+      // A failure nothing here waits for from this worker (the task was released, computed
+      // elsewhere or taken back meanwhile): the worker keeps failed tasks until freed, so
+      // free it, as taskFinished does a result nobody wants. (A late copy of a report from a
+      // worker that holds the key in memory since frees nothing: the scheduler counts it.)
+      this.freeKeys(ws.name, [key]);
+      return;
+    }
     if (ts.processingOn !== ws || (attempt !== undefined && attempt !== ts.attempt)) return;
     this.exitProcessing(ts);
+    // The worker keeps the failed task until told to free it: remembered, so that it is.
+    ts.erredOn = ws;
     this.fail(ts, error, { worker });
   }
 
@@ -675,6 +685,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
     }
     if (state === "released") {
       if (ts.whoWants === null && (ts.waiters === null || ts.waiters.size === 0)) {
+        // Nobody needs it (any more: what it waited for may have been lost and recomputed
+        // meanwhile, dataLost): it no longer holds on to its dependencies either.
+        ts.waitingOn = null;
+        for (const dts of ts.dependencies) this.doneWaiting(dts, ts);
         this.maybeForget(ts);
         return;
       }
@@ -903,7 +917,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.queued.remove(ts);
     this.unrunnable.delete(ts);
     ts.waitingOn = null;
-    this.move(ts, "RELEASE", undefined);
+    this.move(ts, "RELEASE", state === "erred" ? this.freeErred(ts) : undefined);
     if (stillNeeded) {
       this.recommend(ts, "runnable");
       return;
@@ -922,7 +936,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   private forget(ts: TaskRec): void {
     if (ts.state !== "released" && ts.state !== "erred") return;
     if (ts.whoWants !== null || ts.dependents.size > 0) return;
-    if (ts.state === "erred") this.move(ts, "RELEASE", undefined);
+    if (ts.state === "erred") this.move(ts, "RELEASE", this.freeErred(ts));
     this.move(ts, "FORGET", undefined);
     this.tasks.delete(ts.key);
     ts.group.size -= 1;
@@ -934,6 +948,23 @@ export class SchedulerCore implements PlacementContext, StealHost {
         else if (dts.state === "released" || dts.state === "erred") this.recommend(dts, "forgotten");
       }
     }
+  }
+
+  /**
+   * An erred task is being released: free it on the worker it erred on (Dask's
+   * `_transition_erred_released`), which otherwise keeps the failed task for ever and
+   * answers a later compute-task of the key with the old error. The free-keys carries the
+   * current assignment number, so any later assignment of the key is newer than it
+   * (docs/protocol.md, "Assignment numbers"). The reasons of the RELEASE, or undefined.
+   */
+  private freeErred(ts: TaskRec): Why | undefined {
+    const ws = ts.erredOn;
+    if (ws === null) return undefined;
+    ts.erredOn = null;
+    // A worker gone since (or replaced by a new incarnation) took the failed task with it.
+    if (this.workers.get(ws.name) !== ws) return { rule: "free-erred", worker: ws.name, gone: true };
+    this.freeKeys(ws.name, [ts.key]);
+    return { rule: "free-erred", worker: ws.name, attempt: this.attempts };
   }
 
   private fail(ts: TaskRec, error: ErrorInfo, why: Why): void {

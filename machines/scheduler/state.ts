@@ -75,6 +75,13 @@ export class TaskRec {
    * run-wide counter: compute-task and steal-request carry it (docs/protocol.md, "Assignment numbers").
    */
   attempt = 0;
+  /**
+   * The worker whose task-erred made it erred (Dask's `erred_on`): that worker keeps the
+   * failed task (state `error`) until the scheduler frees it there, which it does when the
+   * task leaves `erred` (released or forgotten). Null otherwise (never erred on a worker,
+   * failed because of a dependency or KilledWorker, or freed already).
+   */
+  erredOn: WorkerRec | null = null;
 
   constructor(
     readonly key: string,

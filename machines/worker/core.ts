@@ -52,6 +52,12 @@ export class WTask {
    * `_transition_resumed_fetch`).
    */
   computeInstead: ComputeTaskOp | null = null;
+  /**
+   * Why its execution here failed, while it is in `error`: a compute-task for a newer
+   * assignment of the key is answered with it again (Dask's TaskErredMsg.from_task), until
+   * the scheduler frees the key.
+   */
+  error: ErrorInfo | null = null;
   /** When its execution started here (the core's clock), while it runs. */
   startedAt = -1;
   /**
@@ -86,6 +92,11 @@ const BANDWIDTH_SAMPLE_MIN_BYTES = 1_000_000;
 const MIN_TRANSFER_SECONDS = 0.01;
 /** Bandwidth assumed before any transfer is measured: Dask's distributed.scheduler.bandwidth. */
 export const DEFAULT_WORKER_BANDWIDTH = 100e6;
+
+/** What a task-erred carries if a task were in `error` without its error kept (every way into `error` keeps it). */
+function unknownError(key: string): ErrorInfo {
+  return { name: "TaskFailedError", message: `task ${key} failed on this worker earlier`, code: "TASK_FAILED" };
+}
 
 /** A result's report names the assignment it answers, when the task has a number here. */
 function numbered(ts: WTask): { attempt?: number } {
@@ -278,9 +289,16 @@ export class WorkerCore {
     this.acceptCompute(op);
   }
 
+  /**
+   * Every state a compute-task can meet answers it: by reporting what is here (memory,
+   * error), by the report the work under way will make (waiting, ready, executing,
+   * resumed), by computing it if the transfer under way fails (flight), or by computing it
+   * (released, fetch). The report carries the newest assignment's number.
+   */
   private acceptCompute(op: ComputeTaskOp): void {
     const ts = this.ensureTask(op.key);
-    if (op.attempt !== undefined) ts.attempt = op.attempt;
+    // Never lowered: a request kept for later (computeInstead) may be older than one since.
+    if (op.attempt !== undefined && op.attempt > ts.attempt) ts.attempt = op.attempt;
     ts.func = op.func;
     ts.args = op.args;
     ts.priority = op.priority;
@@ -296,15 +314,27 @@ export class WorkerCore {
         // put here by someone it never registered. Not a result: computed instead.
         this.dropScattered(ts, { rule: "scattered-not-a-result", op: "compute-task", ...numbered(ts) });
         break;
+      case "error":
+        // It failed here and the scheduler has not freed it yet (the free-keys may be on its
+        // way): the same failure again, as the answer to this assignment.
+        this.send({ op: "task-erred", worker: this.name, id: this.init.id, key: ts.key, error: ts.error ?? unknownError(ts.key), ...numbered(ts) });
+        return;
       case "waiting":
         // Sent again with the current holders of its inputs: one it was told of may be gone.
         this.refreshHolders(op);
         return;
-      case "error":
       case "ready":
       case "executing":
+        return;
+      case "flight":
+        // Arriving from a peer: having it is as good as computing it; if the transfer fails,
+        // it is computed instead (refetch).
+        ts.computeInstead = op;
+        return;
       case "resumed":
-      case "flight": // arriving from a peer: having it is as good as computing it
+        // Its outcome will be reported; if it was on its way from a peer and the transfer
+        // fails, this (newest) request is the one computed.
+        ts.computeInstead = op;
         return;
       case "cancelled":
         this.move(ts, "COMPUTE_AGAIN");
@@ -335,6 +365,8 @@ export class WorkerCore {
         dts.setHolder(holder, this.inputs);
       }
       if (dep.nbytes >= 0) dts.nbytes = dep.nbytes;
+      // A failure of it here is stale: the scheduler has it in memory on a peer now.
+      if (dts.state === "error") this.dropError(dts, "input-in-memory-elsewhere");
       if (dts.state === "released") {
         dts.priority = ts.priority;
         dts.freed = false;
@@ -366,6 +398,8 @@ export class WorkerCore {
         ts.setHolder(holder, this.inputs);
       }
       if (dep.nbytes >= 0) ts.nbytes = dep.nbytes;
+      // A failure of it here is stale: the scheduler has it in memory on a peer now.
+      if (ts.state === "error") this.dropError(ts, "replica-in-memory-elsewhere");
       if (ts.state === "released") {
         ts.acquire = true;
         ts.freed = false;
@@ -390,6 +424,16 @@ export class WorkerCore {
         dts.setHolder(holder, this.inputs);
       }
     }
+  }
+
+  /**
+   * Forget a failure kept here (error -> released) because the scheduler now has the key in
+   * memory elsewhere and names it as data to copy: the failure was freed in a message still
+   * on its way, or the key was computed again since.
+   */
+  private dropError(ts: WTask, rule: string): void {
+    ts.error = null;
+    this.move(ts, "FREE", { rule });
   }
 
   private makeReady(ts: WTask): void {
@@ -455,7 +499,10 @@ export class WorkerCore {
         this.move(ts, "FREE");
         break;
       case "waiting":
+        this.move(ts, "FREE");
+        break;
       case "error":
+        ts.error = null;
         this.move(ts, "FREE");
         break;
       case "executing":
@@ -609,6 +656,7 @@ export class WorkerCore {
       if (ts === undefined) continue;
       ts.nbytes = nbytes;
       if (ts.state === "flight" || ts.state === "resumed") {
+        ts.computeInstead = null;
         this.move(ts, "RECEIVED");
         replicas.push({ key, nbytes });
         if (ts.requested) {
@@ -671,8 +719,13 @@ export class WorkerCore {
   /** A transfer did not deliver `ts`: queue it again (the scheduler re-plans if no holder is left). */
   private refetch(ts: WTask): void {
     if (ts.state === "flight") {
-      this.move(ts, "FETCH_FAILED");
-      this.fetchQueue.push(ts);
+      const computeInstead = ts.requested ? ts.computeInstead : null;
+      ts.computeInstead = null;
+      this.move(ts, "FETCH_FAILED", computeInstead === null ? undefined : { rule: "compute-instead", attempt: computeInstead.attempt });
+      // Asked to compute it while it was on its way: the scheduler waits for this worker's
+      // report, and the holders it fetched from may all be gone. Computed, as Dask does.
+      if (computeInstead !== null) this.acceptCompute(computeInstead);
+      else this.fetchQueue.push(ts);
     } else if (ts.state === "cancelled" || ts.state === "resumed") {
       const computeInstead = ts.state === "resumed" && ts.requested ? ts.computeInstead : null;
       ts.computeInstead = null;
@@ -736,6 +789,7 @@ export class WorkerCore {
       return;
     }
     this.move(ts, "FAIL");
+    ts.error = error;
     this.send({ op: "task-erred", worker: this.name, id: this.init.id, key, error, ...numbered(ts) });
   }
 
@@ -820,7 +874,19 @@ export class WorkerCore {
     this.run = run;
     if (first) return;
     this.voided.clear();
-    for (const ts of this.tasks.values()) ts.attempt = 0;
+    const failed: WTask[] = [];
+    for (const ts of this.tasks.values()) {
+      ts.attempt = 0;
+      if (ts.state === "error") failed.push(ts);
+    }
+    // Failures are kept for the scheduler that saw them, until it frees them: the new one
+    // never will (it knows nothing of them, and a worker registers only what it holds).
+    for (const ts of failed) {
+      ts.error = null;
+      ts.requested = false;
+      this.move(ts, "FREE", { rule: "new-run", run });
+      this.dropIfUnused(ts);
+    }
   }
 
   /** A superseded instruction was dropped: logged as a STALE self-transition with its reasons. */
