@@ -13,6 +13,8 @@ import type { SoakSnapshot } from "./soak-verdict.js";
 export interface SoakCluster extends SoakHost {
   /** Waits until the scheduler holds no task and no client and nothing runs; false after `timeoutMs`. */
   waitIdle(timeoutMs: number): Promise<boolean>;
+  /** Counts of every actor (no GC). */
+  counts(): Promise<SoakSnapshot["actors"]>;
   /** Counts of every actor and the heap after GC of every process. */
   snapshot(idle: boolean): Promise<SoakSnapshot>;
   close(): Promise<void>;
@@ -58,6 +60,10 @@ export async function startEmbeddedSoak(o: SoakClusterOptions): Promise<SoakClus
         if (Date.now() > deadline) return false;
         await sleep(5);
       }
+    },
+    async counts() {
+      await cluster.flush();
+      return counts();
     },
     async snapshot(idle) {
       await cluster.flush();

@@ -97,6 +97,10 @@ export async function startNatsSoak(o: SoakClusterOptions): Promise<SoakCluster>
         await sleep(100);
       }
     },
+    async counts() {
+      const answers = await askAll(false);
+      return Object.fromEntries(Object.entries(answers).map(([name, a]) => [name, a.counts]));
+    },
     async snapshot(idle) {
       const answers = await askAll(true);
       const heapMB: Record<string, number> = {};

@@ -18,8 +18,9 @@ export interface ActorCounts {
   /** Workers: keys in the data store (WorkerActor.store). The scheduler: its clients (SchedulerCore.clients). */
   stored?: number;
   clients?: number;
-  /** Tombstones (WorkerCore.voided): bounded (MAX_TOMBSTONES), reported apart. */
+  /** Tombstones (WorkerCore.voided): bounded (MAX_TOMBSTONES), reported apart, and their bound. */
   tombstones?: number;
+  tombstoneCap?: number;
   /** Running executions (workers); processing tasks summed over workers (scheduler). */
   busy: number;
   /** Every table found, by path: "core.tasks", "liveness.clients", ... */
@@ -33,6 +34,8 @@ export const BOUNDED_TABLES: Record<string, string> = {
   // One batch per subject sent to, a client's among them: idle ones dropped past 4,096.
   "outbox.batches": "one batch per subject, idle ones dropped past 4,096 (actors/outbox.ts)",
   "outbox.lingers": "one flag per subject, cleared past 4,096 (actors/outbox.ts)",
+  // A NATS worker's reports for a restarted scheduler (actors/process/worker-resync.ts).
+  "opts.transport.reports": "reports of tasks, pruned to the tasks held once past 2 x tasks + 1,024 (ReportJournal)",
 };
 
 /** The size of a table-like value, or undefined if it is not one. */
@@ -114,6 +117,7 @@ export function workerCounts(actor: WorkerActor): ActorCounts {
     states: byState(core.tasks.values()),
     stored: actor.store.size,
     tombstones: core.voided.size,
+    tombstoneCap: core.voided.max,
     busy: core.executing,
     tables,
   };
