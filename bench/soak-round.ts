@@ -111,7 +111,7 @@ async function clientSession(host: SoakHost, r: number, c: number, shape: SoakSh
     const sharedOk = client.map("soakInc", range(shape.sharedOk).map((j) => base + j)).map((f, j) => track(f, { value: inc(base + j) }, "shared-ok"));
     const sharedFail = client.map("soakFail", range(shape.sharedFail).map((j) => `r${r}-shared-${j}`)).map((f) => fails(f, "shared-fail"));
     // A pure task on a shared failing one and a shared ok one: the same key in every client.
-    const sharedOnFail = sharedFail.slice(0, 2).map((f, j) => track(client.submit("add", [f, sharedOk[j]!]), { failedKey: f.key }, "shared-on-fail"));
+    sharedFail.slice(0, 2).forEach((f, j) => track(client.submit("add", [f, sharedOk[j]!]), { failedKey: f.key }, "shared-on-fail"));
     const ownOk = client.map("soakInc", range(shape.ownOk).map((j) => base + 1000 * c + j), { pure: false }).map((f, j) => track(f, { value: inc(base + 1000 * c + j) }, "own-ok"));
     const ownFail = client.map("soakFail", range(shape.ownFail).map((j) => `r${r}-c${c}-${j}`), { pure: false }).map((f) => fails(f, "own-fail"));
     const ownPureFail = fails(client.submit("soakFail", [`r${r}-c${c}-again`]), "own-pure-fail");
