@@ -46,6 +46,11 @@ export const FUNCTIONS = {
     await sleep(duration * 1000);
     return duration;
   },
+  /** SOAK (bench/soak-round.ts): a task that succeeds, and one that always fails, naming its tag. */
+  soakInc: (x: number) => x + 1,
+  soakFail: (tag: string) => {
+    throw new Error(`soak failure ${tag}`);
+  },
 };
 
 export default FUNCTIONS;

@@ -1,7 +1,9 @@
 /**
  * natsched benchmarks (issue 6): `npm run bench -- [options]`.
  *
- *   --workload W1|W2|W3|W4|W5|W6|R1|all   comma-separated; default all
+ *   --workload W1|W2|W3|W4|W5|W6|R1|SOAK|all
+ *                                         comma-separated; default W1-W6 and R1 (the speed
+ *                                         workloads); SOAK runs when named (or with all)
  *   --transport memory|nats|both          default memory (embedded LocalCluster); nats: a real
  *                                         nats-server, `natsched scheduler` and one
  *                                         `natsched worker` process per worker (W1-W5)
@@ -30,6 +32,9 @@
  *   --keep-logs                           keep every case's event logs (one per process on
  *                                         NATS) and print their paths, for `natsched replay`,
  *                                         `story` or `inspect`
+ *   --soak-rounds N                       SOAK: rounds (default 40; --quick: 5 small ones)
+ *   --soak-timeout S                      SOAK: seconds a phase of a client's round may take
+ *                                         before its unsettled futures count as hung (default 15)
  *   --json                                print only the JSON result on stdout
  *
  * Every case runs in a fresh child process (bench/child.ts, node --expose-gc). Results go
@@ -57,7 +62,9 @@ const ROOT = join(HERE, "..");
 const RESULT_MARK = "@@natsched-bench-result ";
 /** Debian's python3 has python3-distributed; the pyenv python3 on PATH does not. */
 const PYTHON = process.env.NATSCHED_BENCH_PYTHON ?? "/usr/bin/python3";
-const ALL = ["W1", "W2", "W3", "W4", "W5", "W6", "R1"] as const;
+const ALL = ["W1", "W2", "W3", "W4", "W5", "W6", "R1", "SOAK"] as const;
+/** Without --workload: the speed workloads (SOAK, a check of memory over minutes, runs when named). */
+const DEFAULT_WORKLOADS: readonly Workload[] = ["W1", "W2", "W3", "W4", "W5", "W6", "R1"];
 /** W4's shapes: "spec" (one scattered array, the issue's reference figures) and "pinned" (plus 4 tiny arrays). */
 const W4_VARIANTS = ["spec", "pinned"] as const;
 type Workload = (typeof ALL)[number];
@@ -80,6 +87,9 @@ interface Options {
   replayThreads: number | undefined;
   /** The nats-server's GOMAXPROCS: a number, or "go-default" (unset). */
   natsGomaxprocs: number | "go-default";
+  /** SOAK rounds (undefined: 40, or 5 with --quick) and seconds per phase before a future counts as hung. */
+  soakRounds: number | undefined;
+  soakTimeout: number;
 }
 
 function usage(message?: string): never {
@@ -90,7 +100,7 @@ function usage(message?: string): never {
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { workloads: [...ALL], transports: ["memory"], log: "both", repeat: 3, repeatGiven: false, largeRepeat: 3, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined, natsGomaxprocs: defaultNatsGomaxprocs() };
+  const o: Options = { workloads: [...DEFAULT_WORKLOADS], transports: ["memory"], log: "both", repeat: 3, repeatGiven: false, largeRepeat: 3, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined, natsGomaxprocs: defaultNatsGomaxprocs(), soakRounds: undefined, soakTimeout: 15 };
   let repeatGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -166,6 +176,12 @@ function parseArgs(argv: string[]): Options {
       case "--replay-threads":
         o.replayThreads = int(value(), "--replay-threads");
         break;
+      case "--soak-rounds":
+        o.soakRounds = int(value(), "--soak-rounds");
+        break;
+      case "--soak-timeout":
+        o.soakTimeout = int(value(), "--soak-timeout");
+        break;
       case "--nats-gomaxprocs": {
         const v = value();
         o.natsGomaxprocs = v === "go-default" ? v : int(v, "--nats-gomaxprocs");
@@ -205,6 +221,8 @@ interface Planned {
   case: Case;
   /** Extra node flags (heap size for the big ones). */
   nodeFlags?: string[];
+  /** Milliseconds before the case's process is killed (default 20 minutes). */
+  limitMs?: number;
 }
 
 interface PeerPlanned {
@@ -232,8 +250,8 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
   const onOff = (b: boolean): string => (b ? "on" : "off");
   for (const transport of o.transports) {
     const t = transport === "nats" ? " [NATS]" : "";
-    const add = (workload: Workload, title: string, c: Case, nodeFlags?: string[]): void => {
-      cases.push({ workload, title: title + t, case: { ...c, transport }, ...(nodeFlags ? { nodeFlags } : {}) });
+    const add = (workload: Workload, title: string, c: Case, nodeFlags?: string[], limitMs?: number): void => {
+      cases.push({ workload, title: title + t, case: { ...c, transport }, ...(nodeFlags ? { nodeFlags } : {}), ...(limitMs !== undefined ? { limitMs } : {}) });
     };
     if (has("W1")) {
       for (const n of w1Sizes) {
@@ -249,6 +267,13 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
     if (has("W4")) for (const variant of W4_VARIANTS) for (const stealing of [true, false]) add("W4", `W4 ${variant} stealing ${onOff(stealing)}`, { kind: "W4", variant, nTasks: w4Tasks, elements: w4Elements, stealing, log: logOn, reps }, ["--max-old-space-size=4096"]);
     if (has("W5")) {
       for (const mode of w5Modes) for (const stealing of [true, false]) add("W5", `W5 ${mode} stealing ${onOff(stealing)}`, { kind: "W5", mode, ...w5Shape, longMs: 100, shortMs: 1, seed: 20240607, stealing, log: logOn, reps });
+    }
+    if (has("SOAK")) {
+      const rounds = o.soakRounds ?? (q ? 5 : 40);
+      const timeoutMs = o.soakTimeout * 1000;
+      // A round that hangs waits out the timeout once or twice: room for that in every round.
+      const limitMs = Math.max(20 * 60_000, rounds * (2 * timeoutMs + 60_000));
+      add("SOAK", `SOAK ${rounds} rounds${q ? " (small)" : ""}`, { kind: "SOAK", rounds, shape: q ? "small" : "full", timeoutMs, fillTombstones: !q, log: logOn }, undefined, limitMs);
     }
     if (transport !== "memory") continue;
     if (has("W6")) {
@@ -319,7 +344,7 @@ function runChild(o: Options, p: Planned, profDir: string | undefined): Promise<
       err += d.toString();
       if (!o.json) process.stderr.write(d);
     });
-    const limit = setTimeout(() => child.kill("SIGKILL"), 20 * 60_000);
+    const limit = setTimeout(() => child.kill("SIGKILL"), p.limitMs ?? 20 * 60_000);
     child.on("close", (code, signal) => {
       clearTimeout(limit);
       const seconds = (performance.now() - started) / 1000;
@@ -421,6 +446,8 @@ function targetsFor(row: Row): { target?: Target; daskTarget?: Target } {
   if (/^W6\.memory/.test(id)) return { target: { op: "<=", value: 1.5, text: "<= 1.5 KB/task" } };
   if (/^W6\.sim/.test(id)) return { target: { op: "<=", value: 60, text: "1M tasks < 60 s" } };
   if (/^R1/.test(id)) return { target: { op: ">=", value: 200_000, text: ">= 200,000 transitions/s" } };
+  // SOAK's rows carry their own (records back to baseline, no hang, heap growth within its tolerance).
+  if (/^SOAK\./.test(id) && row.target) return { target: row.target };
   return {};
 }
 

@@ -14,6 +14,7 @@ import { Future, LocalCluster } from "../index.js";
 import { FAST_MS, FUNCTIONS, heapProbe, SLOW_MS } from "./functions.js";
 import { NatsServer, startEmbedded, startNats, type Harness, type HarnessOptions, type TransportName } from "./harness.js";
 import { pythonShuffle, randomHex, sleep, stats, type Row } from "./lib.js";
+import { roundLine, soak, soakRows, type SoakCase } from "./soak.js";
 
 export type Case = (
   | { kind: "W1"; n: number; logs: boolean[]; saturation: number; reps: number; warmup: number }
@@ -25,6 +26,7 @@ export type Case = (
   | { kind: "W6-embedded"; leaves: number; fanin: number; reps: number }
   | { kind: "W6-sim"; leaves: number; fanin: number; log: "memory" | "dropped" }
   | { kind: "R1"; n: number; treeLeaves: number; reps: number; threads?: number }
+  | SoakCase
 ) & { transport?: TransportName };
 
 const fmtN = (n: number): string => (n % 1000 === 0 ? `${n / 1000}k` : String(n));
@@ -665,6 +667,15 @@ export async function runCase(c: Case): Promise<Row[]> {
         return await w6Sim(c);
       case "R1":
         return await r1(c);
+      case "SOAK":
+        // Progress on stderr: a full soak runs for minutes.
+        return soakRows(
+          await soak(
+            c,
+            (r) => console.error(roundLine(r)),
+            (w) => w.tasks > 0 && console.error(`    warm-up: ${w.tasks} tasks in ${w.seconds} s, tombstones ${JSON.stringify(w.tombstones)}`),
+          ),
+        );
     }
   } finally {
     await hosts.stop();
