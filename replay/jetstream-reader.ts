@@ -34,13 +34,19 @@ export interface JetStreamLogSource {
   connect?: NatsConnectOptions;
 }
 
+/** What a pull may bring at most, in bytes: well under the server's per-client buffer (`max_pending`, 64 MiB by default). */
+const PULL_BYTES = 32 * 1024 * 1024;
+
 /**
- * Bytes asked for per pull: a few messages at their largest. Counted in messages, a pull of
- * large messages can outrun the server's per-client buffer (it then drops the client as a
- * slow consumer, and the ordered consumer stalls until it notices).
+ * Messages asked for per pull. Bounded by messages, never by bytes: with `max_bytes`, the
+ * client library refills with what is left of the byte budget, and nats-server 2.9 refuses a
+ * refill smaller than the next message (409 "message size exceeds maxbytes"); nothing then
+ * moves until the consumer's heartbeat times out, tens of seconds later. As many messages as
+ * fit in PULL_BYTES at the server's largest (`max_payload`), so a pull of large messages does
+ * not outrun the server's buffer for this client (it would drop it as a slow consumer).
  */
-function pullBytes(nc: NatsConnection): number {
-  return Math.max(8 * 1024 * 1024, 4 * (nc.info?.max_payload ?? 1024 * 1024));
+export function pullMessages(maxPayload: number | undefined): number {
+  return Math.min(1000, Math.max(1, Math.floor(PULL_BYTES / (maxPayload ?? 1024 * 1024))));
 }
 
 /**
@@ -106,7 +112,7 @@ export class JetStreamLogReader implements LogReader {
       const subject = filter?.actor !== undefined ? actorSubject(cluster, filter.actor) : logRecordsSubject(cluster);
       if ((await storedMessages(jsm, cluster, subject)) === 0) return;
       const consumer = await jetstream(nc).consumers.get(logStreamName(cluster), { filter_subjects: subject });
-      const messages = await consumer.consume({ max_bytes: pullBytes(nc) });
+      const messages = await consumer.consume({ max_messages: pullMessages(nc.info?.max_payload) });
       const batch: LogRecord[] = [];
       try {
         for await (const m of messages) {
