@@ -18,6 +18,7 @@ import {
   formatJetStreamLocation,
   logRecordsSubject,
   logStreamName,
+  MSG_ID_HEADER,
   parseJetStreamLocation,
   PART_HEADER,
 } from "./jetstream-layout.js";
@@ -98,10 +99,9 @@ export class JetStreamLogReader implements LogReader {
   }
 
   async *records(filter?: RecordFilter): AsyncIterableIterator<LogRecord> {
-    const decoder = new JetStreamLogDecoder();
-    this.currentProblems = decoder.problems;
+    this.currentProblems = [];
     if (this.versionProblem) {
-      decoder.problems.push(this.versionProblem);
+      this.currentProblems.push(this.versionProblem);
       return;
     }
     const match = compileFilter(filter);
@@ -110,14 +110,20 @@ export class JetStreamLogReader implements LogReader {
     try {
       const jsm = await logStreamManager(nc);
       const subject = filter?.actor !== undefined ? actorSubject(cluster, filter.actor) : logRecordsSubject(cluster);
-      if ((await storedMessages(jsm, cluster, subject)) === 0) return;
+      const stored = await storedMessages(jsm, cluster, subject);
+      const decoder = new JetStreamLogDecoder(stored.deleted);
+      this.currentProblems = decoder.problems;
+      if (stored.messages === 0) return;
       const consumer = await jetstream(nc).consumers.get(logStreamName(cluster), { filter_subjects: subject });
       const messages = await consumer.consume({ max_messages: pullMessages(nc.info?.max_payload) });
       const batch: LogRecord[] = [];
       try {
         for await (const m of messages) {
           const actor = actorOfSubject(cluster, m.subject);
-          if (actor !== undefined) decoder.message(actor, m.data, m.headers?.get(PART_HEADER) || undefined, m.seq, batch);
+          if (actor !== undefined) {
+            const headers = m.headers;
+            decoder.message(actor, { subject: m.subject, streamSeq: m.seq, body: m.data, msgId: headers?.get(MSG_ID_HEADER) || undefined, part: headers?.get(PART_HEADER) || undefined }, batch);
+          }
           for (const record of batch) if (match(record)) yield record;
           batch.length = 0;
           if (m.info.pending === 0) break;
@@ -138,12 +144,15 @@ export class JetStreamLogReader implements LogReader {
   }
 }
 
-/** Messages the stream holds on `subject` (a wildcard counts every subject it matches). */
-async function storedMessages(jsm: JetStreamManager, cluster: string, subject: string): Promise<number> {
-  const info = await jsm.streams.info(logStreamName(cluster), { subjects_filter: subject });
-  let total = 0;
-  for (const count of Object.values(info.state.subjects ?? {})) total += count;
-  return total;
+/**
+ * Messages the stream holds on `subject` (a wildcard counts every subject it matches), and
+ * the stream sequences of messages deleted from the stream (a log continues past them).
+ */
+export async function storedMessages(jsm: JetStreamManager, cluster: string, subject: string): Promise<{ messages: number; deleted: ReadonlySet<number> }> {
+  const info = await jsm.streams.info(logStreamName(cluster), { subjects_filter: subject, deleted_details: true });
+  let messages = 0;
+  for (const count of Object.values(info.state.subjects ?? {})) messages += count;
+  return { messages, deleted: new Set(info.state.deleted ?? []) };
 }
 
 function locationSource(location: string): JetStreamLogSource {

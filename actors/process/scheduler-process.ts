@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Service } from "@nats-io/services";
 import type { Config } from "../../machines/config.js";
-import { BadOptionError, NatschedError } from "../../machines/errors.js";
+import { BadOptionError, LogForeignMessageError, NatschedError } from "../../machines/errors.js";
 import { FileLogSink, type LogFileFormat } from "../../replay/file-log.js";
 import { LogGatedTransport } from "../../replay/jetstream-gate.js";
 import { JetStreamLogSink } from "../../replay/jetstream-log.js";
 import { jetStreamAvailability } from "../../replay/jetstream-stream.js";
 import { resumeScheduler, type ResumedScheduler } from "../../replay/jetstream-resume.js";
-import type { LogSink } from "../../replay/types.js";
+import type { LogProblem, LogSink } from "../../replay/types.js";
 import { NatsTransport } from "../../transport/nats.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import type { ResendOptions } from "../../transport/nats-resend.js";
@@ -119,9 +119,12 @@ export class SchedulerProcess {
           cluster: opts.cluster,
           ...(choice.replicas !== undefined ? { replicas: choice.replicas } : {}),
           onError: (error) => started?.logFailed(error),
+          onForeign: (problem) => opts.onError?.(foreignMessage(problem)),
         });
         log = sink;
-        firstSeq = (await sink.claim("scheduler")).nextSeq;
+        const claim = await sink.claim("scheduler");
+        for (const problem of claim.foreign) opts.onError?.(foreignMessage(problem));
+        firstSeq = claim.nextSeq;
         resumed = await resumeScheduler(transport.nc, opts.cluster, firstSeq);
         if (resumed !== null) {
           for (const record of resumed.unlogged) sink.append(record);
@@ -257,6 +260,11 @@ export function schedulerStats(cluster: string, actor: SchedulerActor) {
     stealing: stealingSummary(core),
     bandwidth: core.bandwidth,
   };
+}
+
+/** A foreign message on the scheduler's log subject, as reported to `onError` (it was skipped). */
+function foreignMessage(problem: LogProblem): LogForeignMessageError {
+  return new LogForeignMessageError(problem.actor ?? "scheduler", problem.streamSeq ?? 0, problem.message);
 }
 
 export function checkClusterName(cluster: string): void {
