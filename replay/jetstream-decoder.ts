@@ -35,10 +35,20 @@ export class JetStreamLogDecoder {
   private readonly chains = new Map<string, LogChain>();
   private index = 0;
 
+  /** Actors read from the middle of their log: their first record sets where their seqs start. */
+  private readonly midway = new Set<string>();
+
   constructor(
     /** Stream sequences of messages deleted from the stream (a link to one continues the log). */
     private readonly deleted: ReadonlySet<number> = new Set(),
-  ) {}
+    /** Reading one actor's log after one of its messages (`tail`, a stream sequence) instead of from its start. */
+    from?: { actor: string; subject: string; tail: number },
+  ) {
+    if (from !== undefined) {
+      this.chains.set(from.actor, new LogChain(from.actor, from.subject, deleted, { tail: from.tail }));
+      this.midway.add(from.actor);
+    }
+  }
 
   /** One message of `actor`'s subject; its records go to `out`. */
   message(actor: string, m: LogStreamMessage, out: LogRecord[]): void {
@@ -132,6 +142,7 @@ export class JetStreamLogDecoder {
       this.problems.push({ kind: "malformed", actor, message: `${at}: a record of ${record.actor} on the subject of ${actor}` });
       return;
     }
+    if (this.midway.delete(actor)) this.sequences.startAt(actor, record.seq);
     const problem = this.sequences.check(record, { index: this.index++ });
     if (problem) {
       problem.message = problem.message.replace(/^record #\d+/, at);

@@ -5,7 +5,7 @@
  * server stored them), through an ordered consumer, to the end of the stream as it was when
  * the pass caught up with it.
  */
-import { jetstream, type JetStreamManager } from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BadOptionError, LogCorruptError } from "../machines/errors.js";
 import { connectNats, type NatsConnectOptions } from "../transport/nats-connect.js";
@@ -99,6 +99,19 @@ export class JetStreamLogReader implements LogReader {
   }
 
   async *records(filter?: RecordFilter): AsyncIterableIterator<LogRecord> {
+    yield* this.read(filter);
+  }
+
+  /**
+   * `actor`'s records in the messages after its log's message at stream sequence `tail`
+   * (where a scheduler's snapshot was taken: replay/jetstream-resume.ts): the log is known
+   * to be the actor's up to there, and its seqs are checked from the first record read on.
+   */
+  recordsAfter(actor: string, tail: number): AsyncIterableIterator<LogRecord> {
+    return this.read({ actor }, tail);
+  }
+
+  private async *read(filter: RecordFilter | undefined, after?: number): AsyncIterableIterator<LogRecord> {
     this.currentProblems = [];
     if (this.versionProblem) {
       this.currentProblems.push(this.versionProblem);
@@ -111,10 +124,14 @@ export class JetStreamLogReader implements LogReader {
       const jsm = await logStreamManager(nc);
       const subject = filter?.actor !== undefined ? actorSubject(cluster, filter.actor) : logRecordsSubject(cluster);
       const stored = await storedMessages(jsm, cluster, subject);
-      const decoder = new JetStreamLogDecoder(stored.deleted);
+      const decoder = new JetStreamLogDecoder(stored.deleted, after === undefined ? undefined : { actor: filter!.actor!, subject, tail: after });
       this.currentProblems = decoder.problems;
       if (stored.messages === 0) return;
-      const consumer = await jetstream(nc).consumers.get(logStreamName(cluster), { filter_subjects: subject });
+      if (after !== undefined && ((await jsm.streams.getMessage(logStreamName(cluster), { last_by_subj: subject }))?.seq ?? 0) <= after) return;
+      const consumer = await jetstream(nc).consumers.get(logStreamName(cluster), {
+        filter_subjects: subject,
+        ...(after === undefined ? {} : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 }),
+      });
       const messages = await consumer.consume({ max_messages: pullMessages(nc.info?.max_payload) });
       const batch: LogRecord[] = [];
       try {
