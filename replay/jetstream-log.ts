@@ -89,8 +89,9 @@ interface ActorLog {
   lastStreamSeq: number;
   /** The log's last message, which the next one links to. */
   logTail: number;
-  /** Seq of the first record appended by this sink. */
+  /** Seq of the first record appended by this sink, and of the last. */
   firstAppendedSeq: number | undefined;
+  lastAppendedSeq: number | undefined;
 }
 
 interface FlushWaiter {
@@ -192,12 +193,23 @@ export class JetStreamLogSink implements LogSink {
       else this.checkFirstSeq(log);
       if (this.failure) return;
     }
+    log.lastAppendedSeq = record.seq;
     log.batcher.add(record, this.appendCount++, this.sealed);
     this.enqueueSealed();
     if (!this.tickScheduled) {
       this.tickScheduled = true;
       setImmediate(this.onTick);
     }
+  }
+
+  /**
+   * Where `actor`'s log stands in this sink: the seq of the last record appended (undefined:
+   * none yet), and the stream sequence of its last message stored (all of whose records were
+   * appended before now).
+   */
+  position(actor: string): { lastAppended: number | undefined; storedTail: number } {
+    const log = this.actors.get(actor);
+    return { lastAppended: log?.lastAppendedSeq, storedTail: log?.logTail ?? 0 };
   }
 
   /** Resolves once everything appended so far is stored; rejects if the sink failed. */
@@ -257,6 +269,7 @@ export class JetStreamLogSink implements LogSink {
         lastStreamSeq: 0,
         logTail: 0,
         firstAppendedSeq: undefined,
+        lastAppendedSeq: undefined,
       };
       actorSubject(this.opts.cluster, actor);
       this.actors.set(actor, log);

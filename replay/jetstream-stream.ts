@@ -115,7 +115,8 @@ export async function readLogHeaderLine(jsm: JetStreamManager, cluster: string):
   return msg.string().replace(/\n$/, "");
 }
 
-async function readLogHeader(jsm: JetStreamManager, cluster: string): Promise<LogHeader | undefined> {
+/** The log's header, if it has one this code reads. */
+export async function readLogHeader(jsm: JetStreamManager, cluster: string): Promise<LogHeader | undefined> {
   const line = await readLogHeaderLine(jsm, cluster);
   if (line === undefined) return undefined;
   const decoded = decodeHeaderLine(line);
