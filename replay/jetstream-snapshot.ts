@@ -79,6 +79,8 @@ async function ensureSnapshotStream(jsm: JetStreamManager, cluster: string, repl
       retention: RetentionPolicy.Limits,
       discard: DiscardPolicy.Old,
       num_replicas: replicas,
+      // Parts are read with direct gets: raw bytes, where the stream API answers in base64 JSON.
+      allow_direct: true,
       description: `natsched scheduler snapshots of cluster ${cluster} (a cache of its event log)`,
     })
     .catch(async (error: unknown) => {
@@ -164,7 +166,7 @@ export async function readSnapshot(jsm: JetStreamManager, cluster: string, logCr
     const reads = [];
     for (let i = first; i < Math.min(pointer.parts.length, first + WINDOW); i++) {
       reads.push(
-        jsm.streams.getMessage(stream, { seq: pointer.parts[i]! }).then((m) => {
+        jsm.direct.getMessage(stream, { seq: pointer.parts[i]! }).then((m) => {
           if (m === null || m.subject !== subject || m.header?.get(SNAPSHOT_PART_HEADER) !== `${i}/${pointer.parts.length}`) return false;
           chunks[i] = Buffer.from(m.data);
           return true;

@@ -160,7 +160,7 @@ export class SchedulerProcess {
         ...(opts.onError ? { onError: opts.onError } : {}),
       });
       actor.start();
-      opened?.stopAnnouncing();
+      opened?.stopAnnouncing(true);
       const service =
         opts.service === false
           ? null
@@ -220,7 +220,7 @@ export class SchedulerProcess {
       }
       return started;
     } catch (error) {
-      opened?.stopAnnouncing();
+      opened?.stopAnnouncing(false);
       started?.snapshots?.stop();
       await log?.close().catch(() => undefined);
       await transport.close();

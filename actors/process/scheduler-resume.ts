@@ -2,7 +2,7 @@
  * A scheduler process taking up its log in JetStream: the sink, where the log stands, and,
  * when a scheduler died with the log open, the core rebuilt from it (replay/jetstream-resume.ts),
  * from the latest snapshot when there is one (replay/jetstream-snapshot.ts). While it
- * rebuilds, it says so on `natsched.<cluster>.announce.resuming` every second, so clients
+ * rebuilds, it says so on `natsched.<cluster>.announce.resuming` every 250 ms, so clients
  * wait for it past their request timeout (actors/client.ts).
  */
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -14,34 +14,30 @@ import { snapshotToResume, type LoadedSnapshot } from "../../replay/jetstream-sn
 import { logStreamManager, readLogHeader } from "../../replay/jetstream-stream.js";
 import type { LogProblem } from "../../replay/types.js";
 import type { Transport } from "../../transport/types.js";
+import { RESUMING_EVERY_MS, resumingSubject, type ResumingAnnouncement } from "../resuming.js";
 
-/** How often a resuming scheduler says so. */
-export const RESUMING_EVERY_MS = 1000;
-
-export interface ResumingAnnouncement {
-  v: typeof PROTOCOL_VERSION;
-  op: "scheduler-resuming";
-  /** Milliseconds until the next announcement, if it is still resuming. */
-  every: number;
-}
-
-export function resumingSubject(cluster: string): string {
-  return `natsched.${cluster}.announce.resuming`;
-}
-
-/** Announces that the scheduler is resuming, now and every RESUMING_EVERY_MS, until the returned stop is called. */
-export function announceResuming(transport: Transport, cluster: string): () => void {
-  const message: ResumingAnnouncement = { v: PROTOCOL_VERSION, op: "scheduler-resuming", every: RESUMING_EVERY_MS };
-  const announce = () => {
+/**
+ * Announces that the scheduler is resuming (actors/resuming.ts), now and every
+ * RESUMING_EVERY_MS; the returned stop ends it, saying it serves when `served`.
+ */
+export function announceResuming(transport: Transport, cluster: string): (served: boolean) => void {
+  const say = (message: ResumingAnnouncement) => {
     try {
       if (!transport.closed) transport.publish(resumingSubject(cluster), message);
     } catch {
       // Closing: nobody to tell.
     }
   };
-  announce();
-  const timer = setInterval(announce, RESUMING_EVERY_MS);
-  return () => clearInterval(timer);
+  const resuming: ResumingAnnouncement = { v: PROTOCOL_VERSION, op: "scheduler-resuming", every: RESUMING_EVERY_MS };
+  say(resuming);
+  const timer = setInterval(() => say(resuming), RESUMING_EVERY_MS);
+  let stopped = false;
+  return (served) => {
+    if (stopped) return;
+    stopped = true;
+    clearInterval(timer);
+    if (served) say({ v: PROTOCOL_VERSION, op: "scheduler-resumed" });
+  };
 }
 
 export interface OpenedLog {
@@ -53,8 +49,8 @@ export interface OpenedLog {
   logCreated: number;
   /** How long each step took, in ms: finding where the log stands, the snapshot, rebuilding the core. */
   timings: { claim: number; snapshot: number; rebuild: number };
-  /** Stops the resuming announcements: call it once the scheduler serves. */
-  stopAnnouncing: () => void;
+  /** Stops the resuming announcements: with true once the scheduler serves. */
+  stopAnnouncing: (served: boolean) => void;
 }
 
 export interface OpenLogOptions {
@@ -90,7 +86,7 @@ export async function openSchedulerLog(opts: OpenLogOptions): Promise<OpenedLog>
     }
   }
   const t1 = performance.now();
-  let stopAnnouncing = (): void => undefined;
+  let stopAnnouncing = (_served: boolean): void => undefined;
   try {
     for (;;) {
       const from: ClaimFrom | undefined = snapshot === undefined ? undefined : { logTail: snapshot.pointer.after };
@@ -106,7 +102,7 @@ export async function openSchedulerLog(opts: OpenLogOptions): Promise<OpenedLog>
       for (const problem of claim.foreign) opts.onError?.(foreignMessage(problem));
       const t2 = performance.now();
       if (claim.nextSeq > 0) {
-        stopAnnouncing();
+        stopAnnouncing(false);
         stopAnnouncing = announceResuming(opts.transport, opts.cluster);
       }
       await opts.beforeResume?.();
@@ -131,7 +127,7 @@ export async function openSchedulerLog(opts: OpenLogOptions): Promise<OpenedLog>
     }
   } finally {
     // Left to the caller once it returns; stopped here if rebuilding failed.
-    stopAnnouncing();
+    stopAnnouncing(false);
   }
 }
 

@@ -9,8 +9,8 @@
  *   process may have stored the outcome but died before its report went out);
  * - every worker of the rebuilt state is asked what it holds and runs. Its reports of
  *   results and failures are fed to the core as the inputs they would have been (the core
- *   ignores what it already knows); replicas it holds come in as add-keys, results it no
- *   longer has as missing-data. A task still processing there that the worker neither has
+ *   ignores what it already knows, and a result it holds as the core has it is not fed at
+ *   all); replicas it holds come in as add-keys, results it no longer has as missing-data. A task still processing there that the worker neither has
  *   nor works on gets its compute-task again (it was stored but never sent), a steal in
  *   flight its steal-request (the answer may have been lost);
  * - a worker that does not answer within workerTtl is lost, as a silent worker would be.
@@ -21,6 +21,7 @@
 import { ProtocolError } from "../../machines/errors.js";
 import { PROTOCOL_VERSION, type Envelope, type SchedulerToClient, type SchedulerToWorker } from "../../machines/protocol.js";
 import type { SchedulerInput } from "../../machines/scheduler/inputs.js";
+import type { WorkerRec } from "../../machines/scheduler/state.js";
 import { doneReport } from "../../machines/scheduler/core.js";
 import { subjects } from "../../transport/subjects.js";
 import type { Subscription, Transport } from "../../transport/types.js";
@@ -148,9 +149,14 @@ function apply(opts: ResyncOptions, name: string, id: string, answer: ResyncAnsw
       opts.onError?.(new ProtocolError(`scheduler: dropped a report in the resync answer of worker ${name}: ${problem ?? "it names another worker"}`));
       continue;
     }
-    if (op.op === "task-finished") held.add(op.key);
-    feed(opts, op);
     report.reports++;
+    if (op.op === "task-finished") {
+      held.add(op.key);
+      // The core has that result already, on that worker: the input would change nothing, and
+      // a restart after a large run would log one per result held (100,000 after W1).
+      if (restates(core, ws, op)) continue;
+    }
+    feed(opts, op);
   }
   if (answer.holding.length > 0) {
     for (const { key } of answer.holding) held.add(key);
@@ -174,6 +180,12 @@ function apply(opts: ResyncOptions, name: string, id: string, answer: ResyncAnsw
     }
   }
   if (again.length > 0) send(opts.transport, s.worker(name), again);
+}
+
+/** Whether a worker's task-finished says what the core knows: the key in memory, held there, of that size, of that assignment. */
+function restates(core: SchedulerActor["core"], ws: WorkerRec, op: { key: string; nbytes: number; attempt?: number | undefined }): boolean {
+  const ts = core.tasks.get(op.key);
+  return ts !== undefined && ts.state === "memory" && ts.whoHas.has(ws) && ts.nbytes === op.nbytes && (op.attempt === undefined || op.attempt === ts.attempt);
 }
 
 /** A scheduler input before it is stamped with its time. */
