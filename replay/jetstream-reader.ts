@@ -132,7 +132,8 @@ export class JetStreamLogReader implements LogReader {
         filter_subjects: subject,
         ...(after === undefined ? {} : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 }),
       });
-      const messages = await consumer.consume({ max_messages: pullMessages(nc.info?.max_payload) });
+      const pull = pullMessages(nc.info?.max_payload);
+      const messages = await consumer.consume({ max_messages: pull, threshold_messages: Math.floor(pull / 4) });
       const batch: LogRecord[] = [];
       try {
         for await (const m of messages) {

@@ -43,7 +43,8 @@ export async function findLogTail(nc: NatsConnection, jsm: JetStreamManager, clu
     ...(from > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from + 1 } : {}),
   });
   // Headers only: a message is a few hundred bytes, whatever its body.
-  const messages = await consumer.consume({ max_messages: 4 * pullMessages(nc.info?.max_payload) });
+  const pull = 4 * pullMessages(nc.info?.max_payload);
+  const messages = await consumer.consume({ max_messages: pull, threshold_messages: Math.floor(pull / 4) });
   try {
     for await (const m of messages) {
       const headers = m.headers;

@@ -85,24 +85,31 @@ export function serveWorkerReturns(opts: ResyncOptions): Subscription {
 }
 
 export async function resyncAfterRestart(opts: ResyncOptions): Promise<ResyncReport> {
-  const report: ResyncReport = { reported: reportToClients(opts), answered: [], lost: [], reports: 0, computeAgain: 0, stealAgain: 0 };
+  const report: ResyncReport = { reported: await reportToClients(opts), answered: [], lost: [], reports: 0, computeAgain: 0, stealAgain: 0 };
   const workers = [...opts.actor.core.workers.values()].map((ws) => ({ name: ws.name, id: ws.id }));
   await Promise.all(workers.map((w) => resyncWorker(opts, w.name, w.id, report)));
   return report;
 }
 
-function reportToClients({ actor, transport, cluster }: ResyncOptions): number {
+/** Reports per message when telling clients again: the scheduler answers requests between two. */
+const REPORTS_PER_MESSAGE = 5000;
+
+async function reportToClients({ actor, transport, cluster, stopped }: ResyncOptions): Promise<number> {
   const s = subjects(cluster);
   let reported = 0;
-  for (const [client, tasks] of actor.core.clients) {
+  for (const [client, tasks] of [...actor.core.clients]) {
     const ops: SchedulerToClient[] = [];
     for (const ts of tasks) {
       const report = doneReport(ts);
       if (report !== null) ops.push(report);
     }
-    if (ops.length === 0) continue;
-    reported += ops.length;
-    send(transport, s.client(client), ops);
+    for (let i = 0; i < ops.length; i += REPORTS_PER_MESSAGE) {
+      // A client holding 100,000 results gets them in pieces, with requests answered in between.
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      if (stopped?.()) return reported;
+      send(transport, s.client(client), ops.slice(i, i + REPORTS_PER_MESSAGE));
+      reported += Math.min(REPORTS_PER_MESSAGE, ops.length - i);
+    }
   }
   return reported;
 }

@@ -19,11 +19,11 @@ import type { SchedulerActor } from "../scheduler-actor.js";
 import { serializableConfig } from "../scheduler-actor.js";
 
 export interface SnapshotPolicy {
-  /** Milliseconds without a new record before a scheduler counts as at rest. Default 1000. */
+  /** Milliseconds without a new record before a scheduler counts as at rest. Default 500. */
   idleMs?: number;
   /** Records since the last snapshot for one at rest. Default 10,000. */
   idleRecords?: number;
-  /** Records since the last snapshot for one while busy. Default 500,000. */
+  /** Records since the last snapshot for one while busy. Default 200,000. */
   busyRecords?: number;
 }
 
@@ -53,7 +53,8 @@ export class SchedulerSnapshots {
   private lastSeen: number | undefined = undefined;
   private quietSince = performance.now();
   private busy = false;
-  private notBefore = 0;
+  /** Not in the first seconds: a scheduler that just started (or resumed) has clients and workers to answer first. */
+  private notBefore = performance.now() + 3000;
   private stopped = false;
 
   constructor(private readonly opts: SnapshotterOptions) {
@@ -79,8 +80,8 @@ export class SchedulerSnapshots {
     if (now < this.notBefore) return;
     const grown = lastAppended - this.lastSnapshot;
     const policy = this.opts.policy ?? {};
-    const atRest = now - this.quietSince >= (policy.idleMs ?? 1000) && grown >= (policy.idleRecords ?? 10_000);
-    if (atRest || grown >= (policy.busyRecords ?? 500_000)) void this.take();
+    const atRest = now - this.quietSince >= (policy.idleMs ?? 500) && grown >= (policy.idleRecords ?? 10_000);
+    if (atRest || grown >= (policy.busyRecords ?? 200_000)) void this.take();
   }
 
   /** Takes a snapshot now (between two inputs: this runs from a timer) and stores it. */
