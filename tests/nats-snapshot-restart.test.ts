@@ -186,5 +186,8 @@ describe("a scheduler process killed after it snapshotted itself", () => {
     const result = await replayAt(`${server.url}/${cluster}`, { actor: "scheduler" });
     expect(result.problems).toEqual([]);
     expect(result.ok).toBe(true);
+    // The stream keeps the latest snapshot only: its pointer and its parts.
+    const stored = await (await jetstreamManager(nc)).streams.info(snapshotStreamName(cluster), { subjects_filter: ">" });
+    expect(Object.keys(stored.state.subjects ?? {}).sort()).toEqual([snapshotPointerSubject(cluster), expect.stringMatching(/^natsched\.snap-e2e\.snapshot\.scheduler\.\d+$/)]);
   }, 90_000);
 });
