@@ -1,7 +1,8 @@
 /**
  * Whatever else gets published on the scheduler's log subject (`natsched.<c>.log.scheduler`)
  * neither stops the scheduler nor its restart: garbage, a record line that looks valid but
- * was not written by the log's writer, garbage as the last message before a restart. The
+ * was not written by the log's writer, garbage as the last message before a restart (and
+ * garbage on the log's header subject). The
  * scheduler reports each (stderr) and goes on; the log tools report them as `foreign`,
  * located by stream sequence, and otherwise replay the log clean. A second real writer of
  * the log still stops the first: two schedulers never interleave their records.
@@ -15,7 +16,7 @@ import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { runCli } from "../cli/run.js";
 import { LogConflictError, LogForeignMessageError } from "../machines/errors.js";
 import { decodeRecordLine, encodeRecordLine } from "../replay/codec.js";
-import { actorSubject, linkedMsgId, logMsgId, logStreamName } from "../replay/jetstream-layout.js";
+import { actorSubject, linkedMsgId, logHeaderSubject, logMsgId, logStreamName } from "../replay/jetstream-layout.js";
 import { JetStreamLogSink } from "../replay/jetstream-log.js";
 import { replayAt } from "../replay/jetstream-open.js";
 import { openJetStreamLog } from "../replay/jetstream-reader.js";
@@ -99,6 +100,9 @@ describe("foreign messages on the scheduler's log subject", () => {
       expect(scheduler.log).toMatch(/skipped: its message id has no link/);
       expect(scheduler.log).toMatch(/skipped: it follows stream seq \d+, and the log's last message is stream seq \d+/);
 
+      // Something on the log's header subject too: the header is its first message, whatever follows.
+      nc.publish(logHeaderSubject(cluster), new TextEncoder().encode("not the header"));
+      await nc.flush();
       // Killed, garbage is the subject's last message, and the same command starts it again.
       expect(await scheduler.stop("SIGKILL")).toBe(-1);
       nc.publish(subject, new TextEncoder().encode("garbage after the crash"));
@@ -124,6 +128,7 @@ describe("foreign messages on the scheduler's log subject", () => {
     expect(result.complete).toBe(true);
     expect(result.problems.map((p) => [p.kind, p.actor, p.streamSeq])).toEqual(foreignSeqs.map((seq) => ["foreign", "scheduler", seq]));
     expect(result.actors.scheduler!.stopped).toBe(true);
+    expect((await openJetStreamLog(location)).header.meta).toMatchObject({ cluster });
     const replayed = await cli(["replay", location]);
     expect(replayed.code).toBe(0);
     expect(replayed.err).toMatch(/FOREIGN MESSAGES: 4 message\(s\)/);
