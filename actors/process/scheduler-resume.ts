@@ -1,9 +1,10 @@
 /**
  * A scheduler process taking up its log in JetStream: the sink, where the log stands, and,
  * when a scheduler died with the log open, the core rebuilt from it (replay/jetstream-resume.ts),
- * from the latest snapshot when there is one (replay/jetstream-snapshot.ts). While it
- * rebuilds, it says so on `natsched.<cluster>.announce.resuming` every 250 ms, so clients
- * wait for it past their request timeout (actors/client.ts).
+ * from the latest snapshot when there is one (replay/jetstream-snapshot.ts). From the moment
+ * it sees scheduler records in the log until it serves, it says it is resuming on
+ * `natsched.<cluster>.announce.resuming` every 250 ms, so clients wait for it past their
+ * request timeout (actors/client.ts, actors/resuming.ts).
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import { LogCorruptError, LogForeignMessageError } from "../../machines/errors.js";
@@ -11,7 +12,8 @@ import { PROTOCOL_VERSION } from "../../machines/protocol.js";
 import { JetStreamLogSink, type ClaimFrom } from "../../replay/jetstream-log.js";
 import { resumeScheduler, type ResumedScheduler } from "../../replay/jetstream-resume.js";
 import { snapshotToResume, type LoadedSnapshot } from "../../replay/jetstream-snapshot.js";
-import { logStreamManager, readLogHeader } from "../../replay/jetstream-stream.js";
+import { actorSubject, logStreamName } from "../../replay/jetstream-layout.js";
+import { findLogStream, logStreamManager, readLogHeader } from "../../replay/jetstream-stream.js";
 import type { LogProblem } from "../../replay/types.js";
 import type { Transport } from "../../transport/types.js";
 import { RESUMING_EVERY_MS, resumingSubject, type ResumingAnnouncement } from "../resuming.js";
@@ -74,20 +76,24 @@ export interface OpenLogOptions {
 export async function openSchedulerLog(opts: OpenLogOptions): Promise<OpenedLog> {
   const report = (message: string) => opts.onError?.(new LogCorruptError(`scheduler snapshot: ${message}`));
   const jsm = await logStreamManager(opts.transport.nc);
-  let snapshot: LoadedSnapshot | undefined;
-  const t0 = performance.now();
-  if (opts.snapshots !== false) {
-    try {
-      const found = await snapshotToResume(jsm, opts.cluster);
-      if (found.problem !== undefined) report(found.problem);
-      snapshot = found.snapshot;
-    } catch (error) {
-      report(`cannot read the snapshots (${(error as Error)?.message ?? String(error)}): re-running the whole log`);
-    }
-  }
-  const t1 = performance.now();
-  let stopAnnouncing = (_served: boolean): void => undefined;
+  // A log with scheduler records may be one to resume: say so from now on.
+  const scheduler = await findLogStream(jsm, opts.cluster).then((info) =>
+    info === null ? null : jsm.streams.getMessage(logStreamName(opts.cluster), { last_by_subj: actorSubject(opts.cluster, "scheduler") }),
+  );
+  let stopAnnouncing = scheduler === null ? (_served: boolean): void => undefined : announceResuming(opts.transport, opts.cluster);
   try {
+    let snapshot: LoadedSnapshot | undefined;
+    const t0 = performance.now();
+    if (opts.snapshots !== false && scheduler !== null) {
+      try {
+        const found = await snapshotToResume(jsm, opts.cluster);
+        if (found.problem !== undefined) report(found.problem);
+        snapshot = found.snapshot;
+      } catch (error) {
+        report(`cannot read the snapshots (${(error as Error)?.message ?? String(error)}): re-running the whole log`);
+      }
+    }
+    const t1 = performance.now();
     for (;;) {
       const from: ClaimFrom | undefined = snapshot === undefined ? undefined : { logTail: snapshot.pointer.after };
       const sink = await JetStreamLogSink.open({
@@ -101,10 +107,6 @@ export async function openSchedulerLog(opts: OpenLogOptions): Promise<OpenedLog>
       const claim = await sink.claim("scheduler", from);
       for (const problem of claim.foreign) opts.onError?.(foreignMessage(problem));
       const t2 = performance.now();
-      if (claim.nextSeq > 0) {
-        stopAnnouncing(false);
-        stopAnnouncing = announceResuming(opts.transport, opts.cluster);
-      }
       await opts.beforeResume?.();
       try {
         const resumed = await resumeScheduler(opts.transport.nc, opts.cluster, claim.nextSeq, snapshot, report);
