@@ -20,85 +20,38 @@
  * told of, an unknown symbol, a WeakMap) throws SnapshotError: no snapshot is better than a
  * wrong one (a restart then re-runs the whole log).
  *
- * Encoding (v8.serialize of one object): per node its kind, shape (class and keys, shared by
- * the nodes that have them), size and place; per slot (property, element, entry) a tag and,
- * in a Float64Array, a number, a node id or a string's index (strings are stored once).
+ * The format: replay/core-snapshot-format.ts. Restoring: replay/core-restore.ts.
  */
-import { deserialize, serialize } from "node:v8";
-import { SchedulerCore } from "../machines/scheduler/core.js";
-import { Estimates } from "../machines/scheduler/estimates.js";
-import { Retirements } from "../machines/scheduler/retirement.js";
-import { GroupRec, PrefixRec, QUEUED_AT, TaskRec, WorkerRec } from "../machines/scheduler/state.js";
-import { StealBin } from "../machines/scheduler/steal-bin.js";
-import { WorkStealing } from "../machines/scheduler/stealing.js";
-import { IndexedHeap } from "../machines/util/heap.js";
-import { OrderedQueue } from "../machines/util/ordered-queue.js";
-import { emptyMap, emptySet } from "../machines/util/shared-empty.js";
+import { serialize } from "node:v8";
+import type { SchedulerCore } from "../machines/scheduler/core.js";
+import {
+  ARRAY,
+  BIG,
+  CLASSES,
+  CORE_SNAPSHOT_VERSION,
+  EXT,
+  externalsOf,
+  FALSE,
+  FN,
+  HOLE,
+  MAP,
+  NULL,
+  NULL_PROTO,
+  NUM,
+  OBJECT,
+  REF,
+  SET,
+  SnapshotError,
+  STR,
+  SYM,
+  SYMBOLS,
+  TRUE,
+  UNDEF,
+  type Encoded,
+} from "./core-snapshot-format.js";
 
-export const CORE_SNAPSHOT_VERSION = 1;
-
-export class SnapshotError extends Error {}
-
-/** Classes whose instances a scheduler core holds, by the name the snapshot stores. */
-const CLASSES: Record<string, { prototype: object }> = {
-  Object,
-  SchedulerCore,
-  TaskRec,
-  WorkerRec,
-  PrefixRec,
-  GroupRec,
-  Estimates,
-  WorkStealing,
-  StealBin,
-  Retirements,
-  OrderedQueue,
-  IndexedHeap,
-};
-const SYMBOLS: Record<string, symbol> = { QUEUED_AT };
-/** The class name of objects without a prototype. */
-const NULL_PROTO = "(null)";
-
-// Node kinds.
-const OBJECT = 0;
-const ARRAY = 1;
-const SET = 2;
-const MAP = 3;
-
-// Slot tags. NUM, STR, REF, SYM, EXT and BIG take a number from `nums`.
-const NUM = 0;
-const STR = 1;
-const REF = 2;
-const UNDEF = 3;
-const NULL = 4;
-const TRUE = 5;
-const FALSE = 6;
-/** A function: the fresh core's stays. */
-const FN = 7;
-const SYM = 8;
-/** An external object (effects, config, shared empties), by its index. */
-const EXT = 9;
-const BIG = 10;
-/** An array's hole. */
-const HOLE = 11;
-
-interface Encoded {
-  v: number;
-  strings: string[];
-  /** Per shape: its class (a string index) and its keys (string indexes; -1 - i for the symbol SYMBOLS[strings[i]]). */
-  shapeClass: number[];
-  shapeKeys: number[][];
-  /** Per node. */
-  kinds: Uint8Array;
-  shapes: Int32Array;
-  sizes: Int32Array;
-  frozen: Uint8Array;
-  /** The node it was found in, and where: a string index (a property) or -1 - i (element i; -1 in a Set or Map). */
-  parents: Int32Array;
-  places: Int32Array;
-  /** Per slot. */
-  tags: Uint8Array;
-  nums: Float64Array;
-}
+export { SnapshotError } from "./core-snapshot-format.js";
+export { restoreCore } from "./core-restore.js";
 
 class Growing<T extends Uint8Array | Int32Array | Float64Array> {
   length = 0;
@@ -120,10 +73,6 @@ class Growing<T extends Uint8Array | Int32Array | Float64Array> {
   done(): T {
     return this.array.slice(0, this.length) as T;
   }
-}
-
-function externalsOf(core: SchedulerCore): object[] {
-  return [(core as unknown as { fx: object }).fx, core.config, emptySet(), emptyMap()];
 }
 
 /** The snapshot of `core` (between two inputs). Throws SnapshotError when it cannot be exact. */
@@ -326,159 +275,4 @@ function sameKeys(a: (string | symbol)[], b: (string | symbol)[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
-}
-
-/**
- * Restores a snapshot into `fresh`, a core just built (no input handled) from the same
- * config and with the effects the restored core is to use. Returns `fresh`, now the core the
- * snapshot was taken of. Throws SnapshotError when the snapshot is not one this code reads.
- */
-export function restoreCore(snapshot: Uint8Array, fresh: SchedulerCore): SchedulerCore {
-  let data: Encoded;
-  try {
-    data = deserialize(snapshot) as Encoded;
-  } catch (error) {
-    throw new SnapshotError(`not a core snapshot: ${(error as Error).message}`);
-  }
-  if (data?.v !== CORE_SNAPSHOT_VERSION) throw new SnapshotError(`a core snapshot of version ${String(data?.v)}; this natsched reads version ${CORE_SNAPSHOT_VERSION}`);
-  const { strings, shapeClass, shapeKeys, kinds, shapes, sizes, frozen, parents, places, tags, nums } = data;
-  const externals = externalsOf(fresh);
-  const count = kinds.length;
-  const slotsOf = (id: number): number => (kinds[id] === MAP ? 2 * sizes[id]! : sizes[id]!);
-  // Nodes holding a function, and the nodes on their way from the core, are the fresh core's own objects.
-  const inPlace = new Uint8Array(count);
-  inPlace[0] = 1;
-  for (let id = 0, slot = 0; id < count; id++) {
-    const end = slot + slotsOf(id);
-    for (; slot < end; slot++) if (tags[slot] === FN) for (let at = id; at > 0 && inPlace[at] === 0; at = parents[at]!) inPlace[at] = 1;
-  }
-  const prototypes = shapeClass.map((c) => {
-    const name = strings[c]!;
-    if (name === NULL_PROTO) return null;
-    const cls = CLASSES[name];
-    if (cls === undefined) throw new SnapshotError(`a core snapshot with an instance of ${name}, a class this natsched does not have`);
-    return cls.prototype;
-  });
-  const keysOf = shapeKeys.map((keys) => keys.map((k) => (k >= 0 ? strings[k]! : symbolNamed(strings[-1 - k]!))));
-  // One function per shape sets an object's properties by name: V8 then stores them as it
-  // does in a constructor, where a loop of keyed stores over every shape took twice as long.
-  // The names are JSON string literals, whatever the snapshot holds.
-  const fillers = keysOf.map((keys): ((o: Record<PropertyKey, unknown>, r: () => unknown) => void) => {
-    const symbols: symbol[] = [];
-    const body = keys.map((k) => (typeof k === "symbol" ? `o[s[${symbols.push(k) - 1}]] = r();` : `o[${JSON.stringify(k)}] = r();`)).join("\n");
-    try {
-      const make = new Function("s", `return function fill(o, r) {\n${body}\n};`) as (s: symbol[]) => (o: Record<PropertyKey, unknown>, r: () => unknown) => void;
-      return make(symbols);
-    } catch {
-      // Code generation disallowed (--disallow-code-generation-from-strings): the same stores in a loop.
-      return (o, r) => {
-        for (const k of keys) o[k] = r();
-      };
-    }
-  });
-  const objects: object[] = new Array(count);
-  for (let id = 0; id < count; id++) {
-    if (inPlace[id] === 1) {
-      const place = places[id]!;
-      const key = id === 0 ? "" : place >= 0 ? keyNamed(strings[place]!) : -1 - place;
-      const object = id === 0 ? fresh : (objects[parents[id]!] as Record<PropertyKey, unknown>)[key];
-      if (typeof object !== "object" || object === null) throw new SnapshotError(`the fresh core has no object at ${String(key)} to restore into`);
-      objects[id] = object;
-      continue;
-    }
-    switch (kinds[id]) {
-      case ARRAY:
-        objects[id] = new Array(sizes[id]);
-        break;
-      case SET:
-        objects[id] = new Set();
-        break;
-      case MAP:
-        objects[id] = new Map();
-        break;
-      default:
-        objects[id] = Object.create(prototypes[shapes[id]!]!) as object;
-    }
-  }
-  let slot = 0;
-  let num = 0;
-  const read = (): unknown => {
-    switch (tags[slot++]) {
-      case NUM:
-        return nums[num++];
-      case STR:
-        return strings[nums[num++]!];
-      case REF:
-        return objects[nums[num++]!];
-      case UNDEF:
-        return undefined;
-      case NULL:
-        return null;
-      case TRUE:
-        return true;
-      case FALSE:
-        return false;
-      case SYM:
-        return symbolNamed(strings[nums[num++]!]!);
-      case EXT:
-        return externals[nums[num++]!];
-      case BIG:
-        return BigInt(strings[nums[num++]!]!);
-      default:
-        throw new SnapshotError(`a core snapshot with a value tagged ${tags[slot - 1]} where a value is`);
-    }
-  };
-  for (let id = 0; id < count; id++) {
-    const object = objects[id]!;
-    const size = sizes[id]!;
-    switch (kinds[id]) {
-      case ARRAY: {
-        const array = object as unknown[];
-        for (let i = 0; i < size; i++) {
-          if (tags[slot] === HOLE) slot++;
-          else array[i] = read();
-        }
-        break;
-      }
-      case SET: {
-        const set = object as Set<unknown>;
-        for (let i = 0; i < size; i++) set.add(read());
-        break;
-      }
-      case MAP: {
-        const map = object as Map<unknown, unknown>;
-        for (let i = 0; i < size; i++) {
-          const k = read();
-          map.set(k, read());
-        }
-        break;
-      }
-      default: {
-        const record = object as Record<PropertyKey, unknown>;
-        if (inPlace[id] === 0) {
-          fillers[shapes[id]!]!(record, read);
-          break;
-        }
-        const keys = keysOf[shapes[id]!]!;
-        for (let i = 0; i < size; i++) {
-          if (tags[slot] === FN) {
-            slot++;
-            if (typeof record[keys[i]!] !== "function") throw new SnapshotError(`the fresh core has no function at ${String(keys[i])} to keep`);
-          } else record[keys[i]!] = read();
-        }
-      }
-    }
-  }
-  for (let id = 0; id < count; id++) if (frozen[id] === 1 && inPlace[id] === 0) Object.freeze(objects[id]);
-  return fresh;
-}
-
-function symbolNamed(name: string): symbol {
-  const symbol = SYMBOLS[name];
-  if (symbol === undefined) throw new SnapshotError(`a core snapshot with the symbol ${name}, which this natsched does not have`);
-  return symbol;
-}
-
-function keyNamed(place: string): PropertyKey {
-  return place.startsWith("@@") ? symbolNamed(place.slice(2)) : place;
 }
