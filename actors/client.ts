@@ -21,6 +21,7 @@ import { graphToSpecs, type Graph } from "./graph-spec.js";
 import { scatterByContent, scatterExplicit, type ScatterHost } from "./scatter.js";
 import { checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
 import { errorFromInfo, taskError } from "./wire-errors.js";
+import { RESUMING_EVERY_MS, RESUMING_MISSED, resumingSubject, type ResumingAnnouncement } from "./resuming.js";
 
 export type { SubmitOptions };
 
@@ -138,6 +139,12 @@ export interface ClientOptions {
   /** Milliseconds to wait for the scheduler to answer a request. */
   requestTimeout?: number;
   /**
+   * Milliseconds from its first try that a request waits, past `requestTimeout`, for a
+   * scheduler that keeps saying it is resuming from its log (actors/resuming.ts). Default
+   * 300000 (5 minutes).
+   */
+  resumeWait?: number;
+  /**
    * Seconds between heartbeats to the scheduler, which releases the futures of a client it
    * has not heard from for `clientReleaseGrace`. Default 0.5 (the default heartbeatInterval).
    */
@@ -162,6 +169,15 @@ export class Client {
   private toRelease = new Set<string>();
   private subscription: Subscription | null = null;
   private announcements: Subscription | null = null;
+  private resumingAnnouncements: Subscription | null = null;
+  /** When a resuming scheduler last said so (Date.now(); 0: none lately), and how often it says it. */
+  private resumingHeard = 0;
+  private resumingEvery = RESUMING_EVERY_MS;
+  /** When this client started listening for them, and when it last heard one (Date.now()). */
+  private listeningSince = 0;
+  private lastResuming = 0;
+  /** Requests pausing between tries: woken when a resumed scheduler serves. */
+  private readonly pauses = new Set<() => void>();
   private stopWatchingReconnects: (() => void) | null = null;
   /**
    * The scheduler's run as this client last heard it (client-keys answers carry it): a
@@ -201,6 +217,8 @@ export class Client {
     this.id = opts.id ?? `client-${randomHex(8)}`;
     const every = opts.heartbeatInterval;
     if (every !== undefined && !(typeof every === "number" && every > 0)) throw new BadOptionError("heartbeatInterval", `must be a number of seconds > 0, got ${String(every)}`);
+    const resumeWait = opts.resumeWait;
+    if (resumeWait !== undefined && !(typeof resumeWait === "number" && resumeWait >= 0)) throw new BadOptionError("resumeWait", `must be a number of milliseconds >= 0, got ${String(resumeWait)}`);
     this.subjects = subjects(opts.cluster);
   }
 
@@ -214,6 +232,8 @@ export class Client {
     this.subscription = this.opts.transport.subscribe(this.subjects.client(this.id), (msg) => this.receive(msg));
     // A scheduler that starts a new run (restarted without a log to resume from) knows nothing of this client.
     this.announcements = this.opts.transport.subscribe(this.subjects.announce, () => this.scheduleReconcile());
+    this.resumingAnnouncements = this.opts.transport.subscribe(resumingSubject(this.opts.cluster), (msg) => this.heardResuming(msg.data));
+    this.listeningSince = Date.now();
     // It announces the new run three times in 5 s; a client whose connection was down all
     // that time asks when it is back, and reconciles if the run is not the one it knew.
     this.stopWatchingReconnects = this.opts.transport.onReconnect?.(() => this.scheduleReconcile(true)) ?? null;
@@ -886,26 +906,67 @@ export class Client {
   /**
    * The scheduler's answer to `envelope`. While no scheduler serves (one restarting: the
    * request gets "no responders", so it was delivered to nobody and is safe to send again),
-   * it is sent again with backoff, until `requestTimeout` from the first try; then it fails
-   * with TimeoutError. Any other failure is the caller's.
+   * it is sent again with backoff, until `requestTimeout` from the first try, or longer while
+   * a resuming scheduler keeps saying so (`waitUntil`); then it fails with TimeoutError. Any
+   * other failure is the caller's.
    */
   private async requestScheduler(envelope: Envelope<ClientToScheduler>): Promise<Payload> {
     const transport = this.opts.transport;
-    const deadline = Date.now() + this.requestTimeout;
+    const first = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await transport.request(this.subjects.clientOps(this.id), envelope, { timeout: Math.max(1, deadline - Date.now()) });
+        // The last try near the deadline still gets a moment to be answered.
+        return await transport.request(this.subjects.clientOps(this.id), envelope, { timeout: Math.max(250, this.waitUntil(first) - Date.now()) });
       } catch (error) {
         // A closing client's last word (client-leave) is not worth waiting for.
         if (this.closedFlag || !(error instanceof ProtocolError && /no responders/.test(error.message))) throw error;
-        const backoff = Math.min(50 * 2 ** attempt, 1000);
-        if (Date.now() + backoff >= deadline) {
-          throw new TimeoutError(`no scheduler of cluster ${JSON.stringify(this.opts.cluster)} answered within ${this.requestTimeout} ms (no responders on ${this.subjects.clientOps(this.id)})`);
+        const left = this.waitUntil(first) - Date.now();
+        if (left <= 0) {
+          const waited = this.lastResuming >= first ? `${Date.now() - first} ms (it said it was resuming until ${new Date(this.lastResuming).toISOString()})` : `${this.requestTimeout} ms`;
+          throw new TimeoutError(`no scheduler of cluster ${JSON.stringify(this.opts.cluster)} answered within ${waited} (no responders on ${this.subjects.clientOps(this.id)})`);
         }
-        await new Promise((resolve) => setTimeout(resolve, backoff));
+        await this.pause(Math.min(50 * 2 ** attempt, 1000, left));
         if (this.closedFlag || transport.closed) throw new ClosedError("client");
       }
     }
+  }
+
+  /**
+   * Until when a request first tried at `first` waits: `requestTimeout` after it, or, while a
+   * resuming scheduler keeps announcing itself, RESUMING_MISSED announcements after the last
+   * one heard, up to `resumeWait` after it.
+   */
+  private waitUntil(first: number): number {
+    const base = first + this.requestTimeout;
+    // A client that has not listened for a whole interval yet gives a resuming scheduler the chance to say so.
+    const until = this.resumingHeard === 0 ? this.listeningSince + this.resumingEvery + 100 : this.resumingHeard + RESUMING_MISSED * this.resumingEvery;
+    return Math.max(base, Math.min(first + (this.opts.resumeWait ?? 300_000), until));
+  }
+
+  private heardResuming(data: unknown): void {
+    const said = data as Partial<ResumingAnnouncement> | null;
+    if (typeof said !== "object" || said === null) return;
+    if (said.op === "scheduler-resuming") {
+      this.resumingHeard = this.lastResuming = Date.now();
+      const every = (said as { every?: unknown }).every;
+      if (typeof every === "number" && every > 0 && every <= 60_000) this.resumingEvery = every;
+    } else if (said.op === "scheduler-resumed") {
+      this.resumingHeard = 0;
+      for (const wake of [...this.pauses]) wake();
+    }
+  }
+
+  /** Waits `ms`, or less if a resumed scheduler says it serves. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.pauses.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.pauses.add(wake);
+    });
   }
 
   /** The scheduler's reports, published; a malformed request here is answered with what is wrong. */
@@ -963,6 +1024,7 @@ export class Client {
     await leave;
     this.subscription?.unsubscribe();
     this.announcements?.unsubscribe();
+    this.resumingAnnouncements?.unsubscribe();
     this.stopWatchingReconnects?.();
     this.specs.clear();
     this.specDependents.clear();

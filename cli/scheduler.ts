@@ -48,8 +48,10 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
   for (const warning of scheduler.warnings) io.err(`natsched scheduler: warning: ${warning}`);
   io.out(`natsched scheduler: cluster ${cluster} on ${scheduler.transport.nc.getServer()}${scheduler.logPath ? `, event log ${scheduler.logPath}` : ", no event log"}`);
   if (scheduler.resumed !== null) {
-    const { inputs, completed } = scheduler.resumed;
-    io.out(`natsched scheduler: resumed from its log: ${inputs} inputs re-run${completed > 0 ? `, ${completed} unstored transitions of the last one written` : ""}; asking the workers what they hold`);
+    const { inputs, completed, snapshot, timings } = scheduler.resumed;
+    const from = snapshot === undefined ? "" : ` after the snapshot at record ${snapshot}`;
+    const took = `${((timings.snapshot + timings.claim + timings.rebuild) / 1000).toFixed(2)} s: snapshot ${(timings.snapshot / 1000).toFixed(2)}, tail of the log ${(timings.claim / 1000).toFixed(2)}, rebuild ${(timings.rebuild / 1000).toFixed(2)}`;
+    io.out(`natsched scheduler: resumed from its log: ${inputs} inputs re-run${from}${completed > 0 ? `, ${completed} unstored transitions of the last one written` : ""} (${took}); asking the workers what they hold`);
     void scheduler.resynced?.then((r) =>
       io.out(`natsched scheduler: resynced: ${r.answered.length} worker(s) answered${r.lost.length > 0 ? `, lost: ${r.lost.join(", ")}` : ""}; ${r.reports} report(s) re-sent, ${r.computeAgain} task(s) sent again`),
     );

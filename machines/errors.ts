@@ -15,6 +15,7 @@ export type ErrorCode =
   | "TIMEOUT"
   | "LOG_CORRUPT"
   | "LOG_CONFLICT"
+  | "LOG_FOREIGN"
   | "PAYLOAD_TOO_LARGE"
   | "PROTOCOL"
   | "NO_WORKERS"
@@ -109,6 +110,21 @@ export class LogCorruptError extends NatschedError {
 export class LogConflictError extends NatschedError {
   constructor(readonly actor: string, message: string) {
     super("LOG_CONFLICT", `log of ${actor}: ${message}`);
+  }
+}
+
+/**
+ * A message on an actor's log subject in JetStream that none of the log's writers published
+ * (replay/jetstream-chain.ts). A report, not a failure: the message is skipped, and the log
+ * and its writer go on.
+ */
+export class LogForeignMessageError extends NatschedError {
+  constructor(
+    readonly actor: string,
+    readonly streamSeq: number,
+    message: string,
+  ) {
+    super("LOG_FOREIGN", `log of ${actor}: ${message}`);
   }
 }
 

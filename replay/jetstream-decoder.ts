@@ -1,9 +1,12 @@
 /**
  * Turns a cluster log's JetStream messages, in stream order, back into records, with the
  * checks of the file reader (reader.ts, log-scanner.ts): every line's checksum and shape,
- * each actor's seqs gap-free, duplicates dropped. Problems are located by stream sequence.
+ * each actor's seqs gap-free, duplicates dropped. Messages on an actor's subject that are
+ * not its log (jetstream-chain.ts) are reported as `foreign` and skipped. Problems are
+ * located by stream sequence.
  */
 import { decodeRecordLine } from "./codec.js";
+import { LogChain } from "./jetstream-chain.js";
 import { parsePart } from "./jetstream-messages.js";
 import { SequenceChecker } from "./sequences.js";
 import type { LogProblem, LogRecord } from "./types.js";
@@ -15,17 +18,49 @@ interface PendingParts {
   chunks: Buffer[];
 }
 
+/** A message on an actor's subject, as the decoder needs it. */
+export interface LogStreamMessage {
+  subject: string;
+  streamSeq: number;
+  body: Uint8Array;
+  /** Its Nats-Msg-Id and Natsched-Part headers. */
+  msgId: string | undefined;
+  part: string | undefined;
+}
+
 export class JetStreamLogDecoder {
   readonly problems: LogProblem[] = [];
   private readonly sequences = new SequenceChecker();
   private readonly parts = new Map<string, PendingParts>();
+  private readonly chains = new Map<string, LogChain>();
   private index = 0;
 
-  /**
-   * One message of `actor`'s subject; its records go to `out`. `part` is its Natsched-Part
-   * header, if it has one.
-   */
-  message(actor: string, body: Uint8Array, part: string | undefined, streamSeq: number, out: LogRecord[]): void {
+  /** Actors read from the middle of their log: their first record sets where their seqs start. */
+  private readonly midway = new Set<string>();
+
+  constructor(
+    /** Stream sequences of messages deleted from the stream (a link to one continues the log). */
+    private readonly deleted: ReadonlySet<number> = new Set(),
+    /** Reading one actor's log after one of its messages (`tail`, a stream sequence) instead of from its start. */
+    from?: { actor: string; subject: string; tail: number },
+  ) {
+    if (from !== undefined) {
+      this.chains.set(from.actor, new LogChain(from.actor, from.subject, deleted, { tail: from.tail }));
+      this.midway.add(from.actor);
+    }
+  }
+
+  /** One message of `actor`'s subject; its records go to `out`. */
+  message(actor: string, m: LogStreamMessage, out: LogRecord[]): void {
+    let chain = this.chains.get(actor);
+    if (chain === undefined) this.chains.set(actor, (chain = new LogChain(actor, m.subject, this.deleted)));
+    const verdict = chain.classify({ streamSeq: m.streamSeq, msgId: m.msgId, part: m.part, size: m.body.byteLength, body: m.body });
+    if (!verdict.chain) {
+      this.problems.push(verdict.problem);
+      return;
+    }
+    if (verdict.gap !== undefined) this.problems.push(verdict.gap);
+    const { body, part, streamSeq } = m;
     const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     if (part) {
       this.part(actor, bytes, part, streamSeq, out);
@@ -107,6 +142,7 @@ export class JetStreamLogDecoder {
       this.problems.push({ kind: "malformed", actor, message: `${at}: a record of ${record.actor} on the subject of ${actor}` });
       return;
     }
+    if (this.midway.delete(actor)) this.sequences.startAt(actor, record.seq);
     const problem = this.sequences.check(record, { index: this.index++ });
     if (problem) {
       problem.message = problem.message.replace(/^record #\d+/, at);

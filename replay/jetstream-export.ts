@@ -9,7 +9,7 @@
  *
  * Into JetStream the copy is the log's only writer: the target log must be empty, and the
  * records go out in their order with many messages in flight, each message's expected last
- * subject sequence predicted from the ones before it. A message stored anywhere but where
+ * subject sequence (and the link in its id, jetstream-chain.ts) predicted from the ones before it. A message stored anywhere but where
  * predicted (another writer) stops the export with LogConflictError.
  */
 import { existsSync } from "node:fs";
@@ -21,7 +21,7 @@ import { BadOptionError, LogConflictError } from "../machines/errors.js";
 import { connectNats, type NatsConnectOptions } from "../transport/nats-connect.js";
 import { encodeHeaderLine, encodeRecordLine, type LogHeader } from "./codec.js";
 import { FileLogSink, logFormatVersion, type LogFileFormat } from "./file-log.js";
-import { formatJetStreamLocation, isJetStreamLocation, logRecordsSubject, logStreamName, parseJetStreamLocation, PART_HEADER } from "./jetstream-layout.js";
+import { formatJetStreamLocation, isJetStreamLocation, linkedMsgId, logRecordsSubject, logStreamName, parseJetStreamLocation, PART_HEADER } from "./jetstream-layout.js";
 import { ActorBatcher, type LogMessage } from "./jetstream-messages.js";
 import { openLogAt } from "./jetstream-open.js";
 import { ensureLogStream, logStreamManager } from "./jetstream-stream.js";
@@ -159,7 +159,7 @@ class OrderedWriter {
     const h = natsHeaders();
     if (message.part !== undefined) h.set(PART_HEADER, message.part);
     const publish = this.js
-      .publish(message.subject, message.body, { msgID: message.msgId, expect: { lastSubjectSequence: expected }, headers: h })
+      .publish(message.subject, message.body, { msgID: linkedMsgId(message.msgId, expected), expect: { lastSubjectSequence: expected }, headers: h })
       .then(
         (ack) => {
           if (ack.seq !== predicted || ack.duplicate) {

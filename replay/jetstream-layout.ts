@@ -55,12 +55,44 @@ export function actorOfSubject(cluster: string, subject: string): string | undef
 }
 
 /**
- * The message id the server de-duplicates on: the actor and the seq of the first record in
- * the message, and for a part of a large record its index. The same records always get the
- * same id, so a publish retried after a lost ack is stored once.
+ * The message id of a log message without its link: the actor and the seq of the first
+ * record in the message, and for a part of a large record its index (or "abandon" for the
+ * marker that voids an unfinished one). See `linkedMsgId`.
  */
-export function logMsgId(actor: string, seq: number, part?: number): string {
+export function logMsgId(actor: string, seq: number, part?: number | typeof ABANDON_PART): string {
   return part === undefined ? `${actor}:${seq}` : `${actor}:${seq}/${part}`;
+}
+
+/**
+ * The id a writer publishes a log message under, `<actor>:<seq>[/<part>]@<link>`: `link` is
+ * the stream sequence of the actor's log message it follows (0 for the first). The server
+ * de-duplicates on it, so a publish retried after a lost ack is stored once; and it chains
+ * the actor's messages, so a reader tells them from anything else published on the subject
+ * (jetstream-chain.ts).
+ */
+export function linkedMsgId(baseId: string, link: number): string {
+  return `${baseId}@${link}`;
+}
+
+export interface LogMsgId {
+  actor: string;
+  /** The seq of the message's first record (of the record it is a part of). */
+  seq: number;
+  /** The part index, "abandon", or undefined for a message of whole records. */
+  part: number | typeof ABANDON_PART | undefined;
+  /** The stream sequence of the message it follows; undefined in ids written before links (legacy). */
+  link: number | undefined;
+}
+
+const MSG_ID = /^(.+):(\d+)(?:\/(\d+|abandon))?(?:@(\d+))?$/;
+
+/** The parts of a log message id, or undefined if `id` is not one. */
+export function parseLogMsgId(id: string | undefined | null): LogMsgId | undefined {
+  if (!id) return undefined;
+  const match = MSG_ID.exec(id);
+  if (match === null) return undefined;
+  const part = match[3] === undefined ? undefined : match[3] === ABANDON_PART ? ABANDON_PART : Number(match[3]);
+  return { actor: match[1]!, seq: Number(match[2]), part, link: match[4] === undefined ? undefined : Number(match[4]) };
 }
 
 export function checkCluster(cluster: string): void {

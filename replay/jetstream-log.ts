@@ -6,25 +6,33 @@
  * setImmediate seals the batches, so the records of one turn of the event loop travel in one
  * message per actor (group commit), and while a message is in flight new records gather into
  * the next one. Every message carries
- * - `Nats-Msg-Id: <actor>:<seq of its first record>`: a message re-sent after a lost ack is
- *   stored once (the server answers "duplicate" with the stored sequence);
- * - `Nats-Expected-Last-Subject-Sequence`: the stream sequence of the actor's previous
- *   message, so the server refuses it if anyone else wrote to the actor's subject since: one
- *   actor's log has exactly one writer, checked on every message.
- * That check needs the previous message's sequence, which only its ack tells, so each actor
- * has one message in flight; actors write in parallel, and a message holds up to max_payload
- * of records, so a busy actor still writes large batches per round trip. Acks are checked;
- * a timeout or a server that went away means re-sending the same message (same id, same
- * expectation) until it is stored; anything else stops the sink for good (`failure`).
+ * - `Nats-Msg-Id: <actor>:<seq of its first record>@<link>`, `link` being the stream
+ *   sequence of the actor's log message before it: a message re-sent after a lost ack is
+ *   stored once (the server answers "duplicate" with the stored sequence), and the actor's
+ *   messages form a chain that readers tell from anything else published on the subject
+ *   (jetstream-chain.ts);
+ * - `Nats-Expected-Last-Subject-Sequence`: the stream sequence of the subject's last message,
+ *   so the server refuses it if anyone else wrote to the actor's subject since.
+ * A refused message makes the writer look at what was written after its last one: a message
+ * of the actor's log it did not write (another writer took the log over) stops the sink
+ * (LogConflictError: one writer per actor); foreign messages (not the log's) are reported
+ * to `onForeign` and the message goes again, expecting the subject's new last message.
+ * The expectation needs the previous message's sequence, which only its ack tells, so each
+ * actor has one message in flight; actors write in parallel, and a message holds up to
+ * max_payload of records, so a busy actor still writes large batches per round trip. Acks are
+ * checked; a timeout or a server that went away means re-sending the same message (same id,
+ * same expectation) until it is stored; anything else stops the sink for good (`failure`).
  */
-import { jetstream, JetStreamApiError, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstream, JetStreamApiError, type JetStreamClient, type JetStreamManager, type MsgRequest } from "@nats-io/jetstream";
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { ClosedError, LogConflictError, LogCorruptError, NatschedError, TimeoutError } from "../machines/errors.js";
 import { decodeRecordLine } from "./codec.js";
-import { actorSubject, formatJetStreamLocation, logStreamName, MSG_ID_HEADER, PART_HEADER } from "./jetstream-layout.js";
-import { abandonMarker, ActorBatcher, parsePart, seqOfMsgId, type LogMessage } from "./jetstream-messages.js";
+import { LogChain } from "./jetstream-chain.js";
+import { actorSubject, formatJetStreamLocation, linkedMsgId, logStreamName, MSG_ID_HEADER, PART_HEADER, parseLogMsgId } from "./jetstream-layout.js";
+import { abandonMarker, ActorBatcher, parsePart, type LogMessage } from "./jetstream-messages.js";
 import { ensureLogStream, logStreamManager, type LogStreamOptions } from "./jetstream-stream.js";
-import type { LogRecord, LogSink } from "./types.js";
+import { findLogTail } from "./jetstream-tail.js";
+import type { LogProblem, LogRecord, LogSink } from "./types.js";
 
 export interface JetStreamLogSinkOptions extends LogStreamOptions {
   /** The connection to write on (a process's own, usually). */
@@ -38,6 +46,12 @@ export interface JetStreamLogSinkOptions extends LogStreamOptions {
   closeTimeout?: number;
   /** Told once when the sink stops writing for good (a second writer, a refused write). */
   onError?: (error: unknown) => void;
+  /**
+   * Told of each foreign message found on an actor's subject after the writer's own (as a
+   * `foreign` problem); the sink skips it and goes on. Those found when claiming an actor's
+   * log are in the claim instead.
+   */
+  onForeign?: (problem: LogProblem) => void;
 }
 
 /** Where an actor's log stands in the stream, as its writer found it. */
@@ -45,8 +59,18 @@ export interface ActorClaim {
   actor: string;
   /** The seq the actor's next record must have (0 for a new actor). */
   nextSeq: number;
-  /** Stream sequence of the actor's last message (0: none). */
+  /** Stream sequence of the subject's last message, the log's or foreign (0: none): what the next write expects. */
   lastStreamSeq: number;
+  /** Stream sequence of the log's last message (0: none): what the next message links to. */
+  logTail: number;
+  /** Foreign messages on the actor's subject (jetstream-chain.ts), skipped. */
+  foreign: LogProblem[];
+}
+
+/** Where an actor's log is known to stand already (a scheduler's snapshot): claiming reads the subject after it only. */
+export interface ClaimFrom {
+  /** Stream sequence of a message of the actor's log. */
+  logTail: number;
 }
 
 const WRONG_LAST_SEQUENCE = 10071;
@@ -61,10 +85,13 @@ interface ActorLog {
   sending: boolean;
   claim: Promise<ActorClaim> | null;
   claimed: ActorClaim | null;
-  /** Expectation for the next message. */
+  /** Expectation for the next message: the subject's last stream sequence. */
   lastStreamSeq: number;
-  /** Seq of the first record appended by this sink. */
+  /** The log's last message, which the next one links to. */
+  logTail: number;
+  /** Seq of the first record appended by this sink, and of the last. */
   firstAppendedSeq: number | undefined;
+  lastAppendedSeq: number | undefined;
 }
 
 interface FlushWaiter {
@@ -137,12 +164,13 @@ export class JetStreamLogSink implements LogSink {
    * writer left unfinished) and returns the seq its next record must have. Appending for an
    * actor claims it implicitly; claim first when the writer must know the seq to start at.
    */
-  claim(actor: string): Promise<ActorClaim> {
+  claim(actor: string, from?: ClaimFrom): Promise<ActorClaim> {
     const log = this.actorLog(actor);
-    log.claim ??= this.findTail(actor).then(
+    log.claim ??= this.findTail(actor, from?.logTail ?? 0).then(
       (claim) => {
         log.claimed = claim;
         log.lastStreamSeq = claim.lastStreamSeq;
+        log.logTail = claim.logTail;
         this.checkFirstSeq(log);
         this.pump(log);
         return claim;
@@ -165,12 +193,23 @@ export class JetStreamLogSink implements LogSink {
       else this.checkFirstSeq(log);
       if (this.failure) return;
     }
+    log.lastAppendedSeq = record.seq;
     log.batcher.add(record, this.appendCount++, this.sealed);
     this.enqueueSealed();
     if (!this.tickScheduled) {
       this.tickScheduled = true;
       setImmediate(this.onTick);
     }
+  }
+
+  /**
+   * Where `actor`'s log stands in this sink: the seq of the last record appended (undefined:
+   * none yet), and the stream sequence of its last message stored (all of whose records were
+   * appended before now).
+   */
+  position(actor: string): { lastAppended: number | undefined; storedTail: number } {
+    const log = this.actors.get(actor);
+    return { lastAppended: log?.lastAppendedSeq, storedTail: log?.logTail ?? 0 };
   }
 
   /** Resolves once everything appended so far is stored; rejects if the sink failed. */
@@ -228,7 +267,9 @@ export class JetStreamLogSink implements LogSink {
         claim: null,
         claimed: null,
         lastStreamSeq: 0,
+        logTail: 0,
         firstAppendedSeq: undefined,
+        lastAppendedSeq: undefined,
       };
       actorSubject(this.opts.cluster, actor);
       this.actors.set(actor, log);
@@ -277,16 +318,19 @@ export class JetStreamLogSink implements LogSink {
 
   /** Sends `message` until it is stored (or the sink fails), then the next one. */
   private async send(log: ActorLog, message: LogMessage): Promise<void> {
+    // The link stays what it is across attempts (foreign messages are not the log): the same id, de-duplicated.
+    const msgId = linkedMsgId(message.msgId, log.logTail);
     for (let attempt = 1; !this.failure; attempt++) {
       let stored: number | undefined;
+      let again = false;
       try {
         const ack = await this.js.publish(message.subject, message.body, {
-          msgID: message.msgId,
+          msgID: msgId,
           expect: { lastSubjectSequence: log.lastStreamSeq },
           ...(message.part !== undefined ? { headers: partHeaders(message.part) } : {}),
         });
         if (ack.duplicate && attempt === 1) {
-          throw new LogConflictError(message.actor, `another writer already stored the message ${message.msgId} (stream seq ${ack.seq})`);
+          throw new LogConflictError(message.actor, `another writer already stored the message ${msgId} (stream seq ${ack.seq}): this writer stops`);
         }
         stored = ack.seq;
       } catch (error) {
@@ -294,15 +338,17 @@ export class JetStreamLogSink implements LogSink {
           this.fail(error);
           break;
         }
-        const outcome = await this.afterFailedPublish(error, message).catch((e: unknown) => ({ fatal: e }));
+        const outcome = await this.afterFailedPublish(error, log, message, msgId).catch((e: unknown) => ({ fatal: e }));
         if ("fatal" in outcome) {
           this.fail(outcome.fatal);
           break;
         }
         stored = outcome.stored;
+        again = outcome.again === true;
       }
       if (stored !== undefined) {
-        log.lastStreamSeq = stored;
+        log.logTail = stored;
+        if (stored > log.lastStreamSeq) log.lastStreamSeq = stored;
         log.queue.shift();
         log.sending = false;
         if (log.queue.length === 0) {
@@ -313,24 +359,63 @@ export class JetStreamLogSink implements LogSink {
         this.pump(log);
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** (attempt - 1), 2000)));
+      if (!again) await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** (attempt - 1), 2000)));
     }
     log.sending = false;
   }
 
   /**
-   * A publish that did not come back acknowledged: stored after all (the expectation failed
-   * because our own earlier attempt is the subject's last message), to be re-sent, or fatal.
+   * A publish that did not come back acknowledged: stored after all (a lost ack), refused
+   * because something was written to the subject since the writer's last message (foreign
+   * messages are skipped and it goes `again`; the log's next message by another writer is
+   * fatal), to be re-sent after a pause (a timeout), or fatal.
    */
-  private async afterFailedPublish(error: unknown, message: LogMessage): Promise<{ stored: number | undefined } | { fatal: unknown }> {
+  private async afterFailedPublish(
+    error: unknown,
+    log: ActorLog,
+    message: LogMessage,
+    msgId: string,
+  ): Promise<{ stored: number | undefined; again?: boolean } | { fatal: unknown }> {
     if (error instanceof JetStreamApiError) {
       if (error.code !== WRONG_LAST_SEQUENCE) return { fatal: new NatschedError("PROTOCOL", `log ${this.location}: JetStream refused a write of ${message.actor}: ${error.message}`, { cause: error }) };
-      const last = await this.jsm.streams.getMessage(this.stream, { last_by_subj: message.subject });
-      if (last !== null && last.header?.get(MSG_ID_HEADER) === message.msgId) return { stored: last.seq };
-      return { fatal: new LogConflictError(message.actor, `another writer appended to ${message.subject} (${error.message}): this writer stops`) };
+      return this.writtenSince(log, message, msgId);
     }
     if (this.opts.nc.isClosed()) return { fatal: new ClosedError(`NATS connection of log ${this.location}`) };
     return { stored: undefined };
+  }
+
+  /**
+   * What was written to the actor's subject after the writer's expectation: this message
+   * itself (an earlier attempt whose ack was lost), foreign messages (reported, skipped), or
+   * a message of the actor's log by another writer (fatal: one writer per actor).
+   */
+  private async writtenSince(log: ActorLog, message: LogMessage, msgId: string): Promise<{ stored: number | undefined; again: true } | { fatal: unknown }> {
+    const chain = new LogChain(message.actor, message.subject, undefined, { tail: log.logTail });
+    let stored: number | undefined;
+    let seen = false;
+    for (let cursor = log.lastStreamSeq + 1; ; ) {
+      const m = await this.jsm.streams.getMessage(this.stream, nextBySubject(message.subject, cursor));
+      if (m === null) break;
+      seen = true;
+      cursor = m.seq + 1;
+      log.lastStreamSeq = m.seq;
+      const id = m.header?.get(MSG_ID_HEADER) || undefined;
+      if (stored === undefined && id === msgId) {
+        stored = m.seq;
+        chain.tail = m.seq;
+        continue;
+      }
+      const verdict = chain.classify({ streamSeq: m.seq, msgId: id, part: m.header?.get(PART_HEADER) || undefined, size: m.data.length, body: m.data });
+      if (verdict.chain) {
+        return { fatal: new LogConflictError(message.actor, `another writer appended to ${message.subject} (stream seq ${m.seq}, message id ${JSON.stringify(id)}): this writer stops`) };
+      }
+      this.opts.onForeign?.(verdict.problem);
+    }
+    if (!seen) {
+      const last = await this.jsm.streams.getMessage(this.stream, { last_by_subj: message.subject });
+      log.lastStreamSeq = last?.seq ?? 0;
+    }
+    return { stored, again: true };
   }
 
   private advanceDurable(): void {
@@ -360,24 +445,30 @@ export class JetStreamLogSink implements LogSink {
   }
 
   /**
-   * Where `actor`'s log stands: its next seq and its last message. A record its last writer
-   * left unfinished (some of its parts stored) is voided first with an abandon marker.
+   * Where `actor`'s log stands: its next seq, its last message, the subject's last message
+   * (jetstream-tail.ts). A record its last writer left unfinished (some of its parts stored)
+   * is voided first with an abandon marker.
    */
-  private async findTail(actor: string): Promise<ActorClaim> {
-    const subject = actorSubject(this.opts.cluster, actor);
-    const last = await this.jsm.streams.getMessage(this.stream, { last_by_subj: subject });
-    if (last === null) return { actor, nextSeq: 0, lastStreamSeq: 0 };
-    const claim = (nextSeq: number, lastStreamSeq = last.seq): ActorClaim => ({ actor, nextSeq, lastStreamSeq });
+  private async findTail(actor: string, from: number): Promise<ActorClaim> {
+    const found = await findLogTail(this.opts.nc, this.jsm, this.opts.cluster, actor, from);
+    const claim = (nextSeq: number, logTail = found.tail, lastStreamSeq = found.subjectLast): ActorClaim => ({ actor, nextSeq, lastStreamSeq, logTail, foreign: found.foreign });
+    if (found.tail === 0) return claim(0);
+    const last = await this.jsm.streams.getMessage(this.stream, { seq: found.tail });
+    if (last === null) throw new LogCorruptError(`${this.location}: cannot continue the log of ${actor}: its last message (stream seq ${found.tail}) is gone`);
     const partValue = last.header?.get(PART_HEADER);
     if (partValue) {
-      const seq = seqOfMsgId(last.header?.get(MSG_ID_HEADER));
+      const seq = parseLogMsgId(last.header?.get(MSG_ID_HEADER))?.seq;
       const part = parsePart(partValue);
       if (seq === undefined || part.kind === "bad") throw new LogCorruptError(`${this.location}: cannot continue the log of ${actor}: its last message (stream seq ${last.seq}) is not a record part`);
       if (part.kind === "abandon") return claim(seq);
       if (part.index === part.count - 1) return claim(seq + 1);
       const marker = abandonMarker(this.opts.cluster, actor, seq, 0);
-      const ack = await this.js.publish(marker.subject, marker.body, { msgID: marker.msgId, expect: { lastSubjectSequence: last.seq }, headers: partHeaders(marker.part!) });
-      return claim(seq, ack.seq);
+      const ack = await this.js.publish(marker.subject, marker.body, {
+        msgID: linkedMsgId(marker.msgId, found.tail),
+        expect: { lastSubjectSequence: found.subjectLast },
+        headers: partHeaders(marker.part!),
+      });
+      return claim(seq, ack.seq, ack.seq);
     }
     const body = Buffer.from(last.data);
     const end = body.length - 1;
@@ -388,6 +479,14 @@ export class JetStreamLogSink implements LogSink {
     }
     return claim(decoded.record.seq + 1);
   }
+}
+
+/**
+ * The subject's first message at or after stream sequence `seq`. `$JS.API.STREAM.MSG.GET`
+ * takes `next_by_subj` since nats-server 2.9 (the client's type lists it for direct gets only).
+ */
+function nextBySubject(subject: string, seq: number): MsgRequest {
+  return { next_by_subj: subject, seq } as unknown as MsgRequest;
 }
 
 function partHeaders(value: string) {

@@ -13,6 +13,7 @@ import type { LogRecord } from "./types.js";
 export interface LogMessage {
   actor: string;
   subject: string;
+  /** Its message id without the link (logMsgId): the writer adds the link when it sends it. */
   msgId: string;
   body: Uint8Array;
   /** PART_HEADER value, for a part of a large record or an abandon marker. */
@@ -121,7 +122,7 @@ export function abandonMarker(cluster: string, actor: string, seq: number, index
   return {
     actor,
     subject: actorSubject(cluster, actor),
-    msgId: `${logMsgId(actor, seq)}/${ABANDON_PART}`,
+    msgId: logMsgId(actor, seq, ABANDON_PART),
     body: new Uint8Array(0),
     part: ABANDON_PART,
     firstSeq: seq,
@@ -139,11 +140,4 @@ export function parsePart(value: string): PartInfo {
   const index = Number(match[1]);
   const count = Number(match[2]);
   return index < count ? { kind: "part", index, count } : { kind: "bad", value };
-}
-
-/** The seq in a message id made by logMsgId (`<actor>:<seq>[/<part>]`), if it is one. */
-export function seqOfMsgId(msgId: string | undefined): number | undefined {
-  if (!msgId) return undefined;
-  const match = /:(\d+)(?:\/[^/]+)*$/.exec(msgId);
-  return match ? Number(match[1]) : undefined;
 }

@@ -25,7 +25,8 @@ export async function openLogAt(location: string, connect: Omit<NatsConnectOptio
 /**
  * `replay` of the log at `location`. A JetStream log is read into memory first (so a
  * divergence gets its state diff, which needs a second pass); the problems its reader found
- * (checksums, duplicates, torn records) count as the file reader's would.
+ * (checksums, duplicates, torn records) count as the file reader's would. Foreign messages
+ * on the log's subjects are listed among the problems but leave the log complete.
  */
 export async function replayAt(location: string, options: ReplayOptions = {}, connect: Omit<NatsConnectOptions, "servers"> = {}): Promise<ReplayResult> {
   if (!isJetStreamLocation(location)) return replay(location, options);
@@ -34,8 +35,9 @@ export async function replayAt(location: string, options: ReplayOptions = {}, co
   const result = await replay(records, options);
   // Gaps the replay finds again in the records themselves; the rest only the reader saw.
   const unseen = problems.filter((p) => p.kind !== "gap");
-  if (unseen.length > 0) {
-    result.problems.unshift(...unseen);
+  result.problems.unshift(...unseen);
+  // A foreign message (jetstream-chain.ts) took nothing from the log: reported, the log is whole.
+  if (unseen.some((p) => p.kind !== "foreign")) {
     result.complete = false;
     result.ok = false;
   }

@@ -5,7 +5,7 @@
  * server stored them), through an ordered consumer, to the end of the stream as it was when
  * the pass caught up with it.
  */
-import { jetstream, type JetStreamManager } from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BadOptionError, LogCorruptError } from "../machines/errors.js";
 import { connectNats, type NatsConnectOptions } from "../transport/nats-connect.js";
@@ -18,6 +18,7 @@ import {
   formatJetStreamLocation,
   logRecordsSubject,
   logStreamName,
+  MSG_ID_HEADER,
   parseJetStreamLocation,
   PART_HEADER,
 } from "./jetstream-layout.js";
@@ -34,13 +35,19 @@ export interface JetStreamLogSource {
   connect?: NatsConnectOptions;
 }
 
+/** What a pull may bring at most, in bytes: well under the server's per-client buffer (`max_pending`, 64 MiB by default). */
+const PULL_BYTES = 32 * 1024 * 1024;
+
 /**
- * Bytes asked for per pull: a few messages at their largest. Counted in messages, a pull of
- * large messages can outrun the server's per-client buffer (it then drops the client as a
- * slow consumer, and the ordered consumer stalls until it notices).
+ * Messages asked for per pull. Bounded by messages, never by bytes: with `max_bytes`, the
+ * client library refills with what is left of the byte budget, and nats-server 2.9 refuses a
+ * refill smaller than the next message (409 "message size exceeds maxbytes"); nothing then
+ * moves until the consumer's heartbeat times out, tens of seconds later. As many messages as
+ * fit in PULL_BYTES at the server's largest (`max_payload`), so a pull of large messages does
+ * not outrun the server's buffer for this client (it would drop it as a slow consumer).
  */
-function pullBytes(nc: NatsConnection): number {
-  return Math.max(8 * 1024 * 1024, 4 * (nc.info?.max_payload ?? 1024 * 1024));
+export function pullMessages(maxPayload: number | undefined): number {
+  return Math.min(1000, Math.max(1, Math.floor(PULL_BYTES / (maxPayload ?? 1024 * 1024))));
 }
 
 /**
@@ -92,10 +99,22 @@ export class JetStreamLogReader implements LogReader {
   }
 
   async *records(filter?: RecordFilter): AsyncIterableIterator<LogRecord> {
-    const decoder = new JetStreamLogDecoder();
-    this.currentProblems = decoder.problems;
+    yield* this.read(filter);
+  }
+
+  /**
+   * `actor`'s records in the messages after its log's message at stream sequence `tail`
+   * (where a scheduler's snapshot was taken: replay/jetstream-resume.ts): the log is known
+   * to be the actor's up to there, and its seqs are checked from the first record read on.
+   */
+  recordsAfter(actor: string, tail: number): AsyncIterableIterator<LogRecord> {
+    return this.read({ actor }, tail);
+  }
+
+  private async *read(filter: RecordFilter | undefined, after?: number): AsyncIterableIterator<LogRecord> {
+    this.currentProblems = [];
     if (this.versionProblem) {
-      decoder.problems.push(this.versionProblem);
+      this.currentProblems.push(this.versionProblem);
       return;
     }
     const match = compileFilter(filter);
@@ -104,14 +123,25 @@ export class JetStreamLogReader implements LogReader {
     try {
       const jsm = await logStreamManager(nc);
       const subject = filter?.actor !== undefined ? actorSubject(cluster, filter.actor) : logRecordsSubject(cluster);
-      if ((await storedMessages(jsm, cluster, subject)) === 0) return;
-      const consumer = await jetstream(nc).consumers.get(logStreamName(cluster), { filter_subjects: subject });
-      const messages = await consumer.consume({ max_bytes: pullBytes(nc) });
+      const stored = await storedMessages(jsm, cluster, subject);
+      const decoder = new JetStreamLogDecoder(stored.deleted, after === undefined ? undefined : { actor: filter!.actor!, subject, tail: after });
+      this.currentProblems = decoder.problems;
+      if (stored.messages === 0) return;
+      if (after !== undefined && ((await jsm.streams.getMessage(logStreamName(cluster), { last_by_subj: subject }))?.seq ?? 0) <= after) return;
+      const consumer = await jetstream(nc).consumers.get(logStreamName(cluster), {
+        filter_subjects: subject,
+        ...(after === undefined ? {} : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 }),
+      });
+      const pull = pullMessages(nc.info?.max_payload);
+      const messages = await consumer.consume({ max_messages: pull, threshold_messages: Math.floor(pull / 4) });
       const batch: LogRecord[] = [];
       try {
         for await (const m of messages) {
           const actor = actorOfSubject(cluster, m.subject);
-          if (actor !== undefined) decoder.message(actor, m.data, m.headers?.get(PART_HEADER) || undefined, m.seq, batch);
+          if (actor !== undefined) {
+            const headers = m.headers;
+            decoder.message(actor, { subject: m.subject, streamSeq: m.seq, body: m.data, msgId: headers?.get(MSG_ID_HEADER) || undefined, part: headers?.get(PART_HEADER) || undefined }, batch);
+          }
           for (const record of batch) if (match(record)) yield record;
           batch.length = 0;
           if (m.info.pending === 0) break;
@@ -132,12 +162,15 @@ export class JetStreamLogReader implements LogReader {
   }
 }
 
-/** Messages the stream holds on `subject` (a wildcard counts every subject it matches). */
-async function storedMessages(jsm: JetStreamManager, cluster: string, subject: string): Promise<number> {
-  const info = await jsm.streams.info(logStreamName(cluster), { subjects_filter: subject });
-  let total = 0;
-  for (const count of Object.values(info.state.subjects ?? {})) total += count;
-  return total;
+/**
+ * Messages the stream holds on `subject` (a wildcard counts every subject it matches), and
+ * the stream sequences of messages deleted from the stream (a log continues past them).
+ */
+export async function storedMessages(jsm: JetStreamManager, cluster: string, subject: string): Promise<{ messages: number; deleted: ReadonlySet<number> }> {
+  const info = await jsm.streams.info(logStreamName(cluster), { subjects_filter: subject, deleted_details: true });
+  let messages = 0;
+  for (const count of Object.values(info.state.subjects ?? {})) messages += count;
+  return { messages, deleted: new Set(info.state.deleted ?? []) };
 }
 
 function locationSource(location: string): JetStreamLogSource {

@@ -1,8 +1,9 @@
 /**
  * A scheduler restarting from its log in JetStream: its core rebuilt by re-running the
  * recorded inputs through the replay engine (which also checks every recorded transition:
- * a log the code does not reproduce is refused, not trusted), then handed to the new
- * SchedulerActor with its effects re-pointed at the live host.
+ * a log the code does not reproduce is refused, not trusted), from the latest snapshot of
+ * its core when there is one (replay/core-snapshot.ts, replay/jetstream-snapshot.ts), then
+ * handed to the new SchedulerActor with its effects re-pointed at the live host.
  *
  * The log can end in the middle of an input: the input and some of its transitions were
  * stored, the rest was in flight when the process died. The rebuilt core made those
@@ -14,8 +15,10 @@ import { LogCorruptError } from "../machines/errors.js";
 import type { SchedulerToClient, SchedulerToWorker } from "../machines/protocol.js";
 import type { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerEffects } from "../machines/scheduler/inputs.js";
-import { openJetStreamLog } from "./jetstream-reader.js";
-import type { MessageTarget, ReplayEffects } from "./replay-cores.js";
+import { restoreCore, SnapshotError } from "./core-snapshot.js";
+import { openJetStreamLog, type JetStreamLogReader } from "./jetstream-reader.js";
+import type { LoadedSnapshot } from "./jetstream-snapshot.js";
+import { SchedulerHost, type MessageTarget, type ReplayEffects } from "./replay-cores.js";
 import { ReplayEngine } from "./replay-engine.js";
 import { scanRecordSource, type ScanHandler } from "./replay-scan.js";
 import type { TransitionFacts } from "./replay-types.js";
@@ -31,27 +34,78 @@ export interface ResumedScheduler {
   unlogged: TransitionRecord[];
   /** The seq the scheduler's log continues at, after `unlogged`. */
   nextSeq: number;
-  /** Records and inputs re-run. */
+  /** Records and inputs re-run (after the snapshot, when there was one). */
   records: number;
   inputs: number;
+  /** The snapshot the core was restored from: the last record it includes. */
+  snapshot?: { recordSeq: number };
 }
 
 /**
  * Rebuilds the scheduler of `cluster` from its log, whose records end before `nextSeq`
- * (from the writer's claim). Returns null when there is nothing to resume: no records, or
- * the last scheduler stopped cleanly (its log ends with a stop record). Throws
- * LogCorruptError when the log cannot be trusted: damaged, with gaps, or not reproduced.
+ * (from the writer's claim): from `snapshot` and the records after it when there is one
+ * (replay/jetstream-snapshot.ts), else by re-running the whole log. Returns null when there is
+ * nothing to resume: no records, or the last scheduler stopped cleanly (its log ends with a
+ * stop record). Throws LogCorruptError when the log cannot be trusted: damaged, with gaps, or
+ * not reproduced. A snapshot that cannot be used (`onSnapshotProblem` says why) is left
+ * aside for the whole log.
  */
-export async function resumeScheduler(nc: NatsConnection, cluster: string, nextSeq: number): Promise<ResumedScheduler | null> {
+export async function resumeScheduler(
+  nc: NatsConnection,
+  cluster: string,
+  nextSeq: number,
+  snapshot?: LoadedSnapshot,
+  onSnapshotProblem?: (message: string) => void,
+): Promise<ResumedScheduler | null> {
   if (nextSeq === 0) return null;
   const reader = await openJetStreamLog({ nc, cluster });
+  if (snapshot !== undefined && snapshot.pointer.recordSeq < nextSeq) {
+    try {
+      return await resumeFromSnapshot(reader, nextSeq, snapshot);
+    } catch (error) {
+      if (!(error instanceof SnapshotError || error instanceof LogCorruptError)) throw error;
+      onSnapshotProblem?.(`the snapshot at record ${snapshot.pointer.recordSeq} cannot be used (${error.message}): re-running the whole log`);
+    }
+  }
   const relay = new EffectsRelay();
   const engine = new ReplayEngine({ actor: ACTOR, effects: (_actor, run) => relay.attach(run) });
   const tail = new TailWatch(engine, relay);
   await scanRecordSource(reader.records({ actor: ACTOR }), tail);
+  return settle(reader, engine, relay, tail, nextSeq, undefined);
+}
+
+/** The core restored from `snapshot`, then the log's records after it re-run. */
+async function resumeFromSnapshot(reader: JetStreamLogReader, nextSeq: number, snapshot: LoadedSnapshot): Promise<ResumedScheduler | null> {
+  const { pointer, bytes } = snapshot;
+  const relay = new EffectsRelay();
+  const engine = new ReplayEngine({ actor: ACTOR, effects: (_actor, run) => relay.attach(run) });
+  engine.adopt(
+    ACTOR,
+    (fx) => {
+      const host = new SchedulerHost({ config: pointer.config }, fx);
+      restoreCore(bytes, host.core);
+      return host;
+    },
+    pointer.recordSeq,
+  );
+  const tail = new TailWatch(engine, relay);
+  let first = true;
+  for await (const record of reader.recordsAfter(ACTOR, pointer.after)) {
+    if (first && record.seq > pointer.recordSeq + 1) {
+      throw new LogCorruptError(`the log after stream seq ${pointer.after} starts at record ${record.seq}, after the snapshot's ${pointer.recordSeq}: records missing`);
+    }
+    first = false;
+    if (record.seq > pointer.recordSeq && !tail.record(record)) break;
+  }
+  return settle(reader, engine, relay, tail, nextSeq, { recordSeq: pointer.recordSeq });
+}
+
+/** The replay's verdict on the log read, and the resumed scheduler if it can be trusted. */
+function settle(reader: JetStreamLogReader, engine: ReplayEngine, relay: EffectsRelay, tail: TailWatch, nextSeq: number, snapshot: { recordSeq: number } | undefined): ResumedScheduler | null {
   engine.finish(false);
   const where = `${reader.path} (${ACTOR})`;
-  const damage = [...reader.problems, ...engine.problems.filter((p) => p.kind !== "truncated")];
+  // Foreign messages (not the log's, jetstream-chain.ts) were skipped and reported by the claim.
+  const damage = [...reader.problems.filter((p) => p.kind !== "foreign"), ...engine.problems.filter((p) => p.kind !== "truncated")];
   if (damage.length > 0) {
     throw new LogCorruptError(`cannot restart the scheduler from ${where}: ${damage.map((p) => p.message).join("; ")}`);
   }
@@ -72,6 +126,7 @@ export async function resumeScheduler(nc: NatsConnection, cluster: string, nextS
     nextSeq: nextSeq + unlogged.length,
     records: engine.records,
     inputs: run.summary.inputs,
+    ...(snapshot !== undefined ? { snapshot } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
  * The stream that holds a cluster's log: found, or created with the layout of
  * jetstream-layout.ts, and the log's header message.
  */
-import { DiscardPolicy, JetStreamApiError, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
+import { DiscardPolicy, JetStreamApiError, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type MsgRequest, type StreamInfo } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BadOptionError, LogCorruptError, NatschedError } from "../machines/errors.js";
 import { decodeHeaderLine, encodeHeaderLine, makeHeader, type LogHeader } from "./codec.js";
@@ -108,14 +108,21 @@ export async function writeHeaderOnce(jsm: JetStreamManager, cluster: string, he
   }
 }
 
-/** The header line of the log (without its newline), or undefined if it has none. */
+/**
+ * The header line of the log (without its newline), or undefined if it has none: the first
+ * message on the header subject (written once, expecting none before it); anything
+ * published there after it is not the header.
+ */
 export async function readLogHeaderLine(jsm: JetStreamManager, cluster: string): Promise<string | undefined> {
-  const msg = await jsm.streams.getMessage(logStreamName(cluster), { last_by_subj: logHeaderSubject(cluster) });
+  // `next_by_subj` (nats-server 2.9+) is missing from the client's type for this API.
+  const first = { next_by_subj: logHeaderSubject(cluster), seq: 1 } as unknown as MsgRequest;
+  const msg = await jsm.streams.getMessage(logStreamName(cluster), first);
   if (msg === null) return undefined;
   return msg.string().replace(/\n$/, "");
 }
 
-async function readLogHeader(jsm: JetStreamManager, cluster: string): Promise<LogHeader | undefined> {
+/** The log's header, if it has one this code reads. */
+export async function readLogHeader(jsm: JetStreamManager, cluster: string): Promise<LogHeader | undefined> {
   const line = await readLogHeaderLine(jsm, cluster);
   if (line === undefined) return undefined;
   const decoded = decodeHeaderLine(line);

@@ -84,6 +84,21 @@ export class ActorRun implements ReplayEffects {
     this.matched = 0;
   }
 
+  /**
+   * Replay goes on from a core rebuilt elsewhere (a snapshot: replay/core-snapshot.ts), as
+   * the actor stood after its record `lastSeq`; `makeHost` gets the effects its core reports to.
+   */
+  adopt(makeHost: (fx: ReplayEffects) => ReplayHost, lastSeq: number): void {
+    this.host = makeHost(this.wrapEffects?.(this) ?? this);
+    this.summary.role = this.host.role;
+    this.summary.lastSeq = lastSeq;
+    this.summary.stopped = false;
+    this.active = true;
+    this.done = false;
+    this.cause = null;
+    this.matched = 0;
+  }
+
   input(record: InputRecord): void {
     if (!this.ready(record.seq) || !this.settle()) return;
     this.summary.lastSeq = record.seq;

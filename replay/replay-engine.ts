@@ -3,7 +3,7 @@
  * actor filter, and collects problems. See replay.ts for the entry point.
  */
 import { ActorRun } from "./replay-actor.js";
-import type { ReplayEffects } from "./replay-cores.js";
+import type { ReplayEffects, ReplayHost } from "./replay-cores.js";
 import type { ScanHandler } from "./replay-scan.js";
 import type { ReplayProblem, UntilKind } from "./replay-types.js";
 import type { TransitionLine } from "./transition-line.js";
@@ -88,6 +88,11 @@ export class ReplayEngine implements ScanHandler {
     if (!this.selected(actor) || this.pastCut.has(actor)) return true;
     this.run(actor).transitionLine(line);
     return true;
+  }
+
+  /** `actor` is replayed on from a core rebuilt elsewhere (a snapshot), as it stood after its record `lastSeq`. */
+  adopt(actor: string, makeHost: (fx: ReplayEffects) => ReplayHost, lastSeq: number): void {
+    this.run(actor).adopt(makeHost, lastSeq);
   }
 
   /** The log has been read (to its end unless `stopped`). */

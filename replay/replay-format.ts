@@ -25,9 +25,13 @@ export function formatSummary(result: ReplayResult, location: string): string {
 }
 
 export function formatProblems(result: ReplayResult): string {
-  if (result.problems.length === 0) return "";
-  const lines = [`INCOMPLETE LOG: ${result.problems.length} problem(s); replay cannot vouch for what is missing:`];
-  for (const p of result.problems) lines.push(`  ${p.kind}${p.line !== undefined ? ` at line ${p.line}` : ""}${p.actor !== undefined ? ` (${p.actor})` : ""}: ${p.message}`);
+  const line = (p: ReplayResult["problems"][number]) => `  ${p.kind}${p.line !== undefined ? ` at line ${p.line}` : ""}${p.actor !== undefined ? ` (${p.actor})` : ""}: ${p.message}`;
+  const foreign = result.problems.filter((p) => p.kind === "foreign");
+  const damage = result.problems.filter((p) => p.kind !== "foreign");
+  const lines: string[] = [];
+  if (damage.length > 0) lines.push(`INCOMPLETE LOG: ${damage.length} problem(s); replay cannot vouch for what is missing:`, ...damage.map(line));
+  // Messages on a JetStream log's subjects that no writer of the log published: skipped, the log is whole without them.
+  if (foreign.length > 0) lines.push(`FOREIGN MESSAGES: ${foreign.length} message(s) on the log's subjects that are not the log, skipped:`, ...foreign.map(line));
   return lines.join("\n");
 }
 

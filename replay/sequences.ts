@@ -9,6 +9,11 @@ import type { LogProblem, LogRecord } from "./types.js";
 export class SequenceChecker {
   private readonly next = new Map<string, number>();
 
+  /** Reading starts in the middle of `actor`'s log: its next record is expected at `seq`. */
+  startAt(actor: string, seq: number): void {
+    this.next.set(actor, seq);
+  }
+
   /**
    * The problem with `record`'s seq, if any. `where` locates it for messages. A
    * "duplicate" means the caller must drop the record; after a "gap" it is kept.

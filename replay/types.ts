@@ -79,7 +79,11 @@ export interface LogSink {
   readonly location: string;
 }
 
-export type LogProblemKind = "torn" | "checksum" | "gap" | "duplicate" | "malformed" | "version";
+/**
+ * "foreign": a message on an actor's subject in JetStream that no writer of that actor's log
+ * published (jetstream-chain.ts); it is skipped whole and takes nothing from the log.
+ */
+export type LogProblemKind = "torn" | "checksum" | "gap" | "duplicate" | "malformed" | "version" | "foreign";
 
 export interface LogProblem {
   kind: LogProblemKind;
@@ -87,6 +91,8 @@ export interface LogProblem {
   line?: number;
   /** Byte offset in the file of the frame concerned (version 2). */
   offset?: number;
+  /** The stream sequence of the message concerned (a log in JetStream). */
+  streamSeq?: number;
   actor?: string;
   /** For gaps: the sequence expected and the one found. */
   expected?: number;

@@ -15,7 +15,7 @@ import { LocalCluster } from "../actors/local-cluster.js";
 import { BadOptionError, LogConflictError } from "../machines/errors.js";
 import { encodeRecordLine } from "../replay/codec.js";
 import { exportLog } from "../replay/jetstream-export.js";
-import { actorSubject, logMsgId, PART_HEADER } from "../replay/jetstream-layout.js";
+import { actorSubject, linkedMsgId, logMsgId, PART_HEADER } from "../replay/jetstream-layout.js";
 import { JetStreamLogSink } from "../replay/jetstream-log.js";
 import { openLogAt, replayAt } from "../replay/jetstream-open.js";
 import { openJetStreamLog } from "../replay/jetstream-reader.js";
@@ -103,7 +103,7 @@ describe("JetStreamLogSink and the JetStream reader", () => {
     await sink.flush();
     // The same message published again (a retry after a lost ack): the server answers duplicate.
     const body = encodeRecordLine({ actor: "scheduler", seq: 0, t: 0, kind: "start", role: "scheduler", init: {} });
-    const again = await jetstream(nc).publish(actorSubject(cluster, "scheduler"), body, { msgID: logMsgId("scheduler", 0) });
+    const again = await jetstream(nc).publish(actorSubject(cluster, "scheduler"), body, { msgID: linkedMsgId(logMsgId("scheduler", 0), 0) });
     expect(again.duplicate).toBe(true);
 
     let seq = 1;
@@ -162,13 +162,15 @@ describe("JetStreamLogSink and the JetStream reader", () => {
     const sink = await JetStreamLogSink.open({ nc, cluster });
     sink.append(transition("scheduler", 0, "before"));
     await sink.close();
-    // A writer that died after 2 of the 3 parts of record 1:
+    // A writer that died after 2 of the 3 parts of record 1 (each part linked to the log's message before it):
     const js = jetstream(nc);
     const subject = actorSubject(cluster, "scheduler");
+    const jsm = await jetstreamManager(nc);
+    let link = (await jsm.streams.getMessage(`NATSCHED_LOG_${cluster}`, { last_by_subj: subject }))!.seq;
     for (const index of [0, 1]) {
       const h = headers();
       h.set(PART_HEADER, `${index}/3`);
-      await js.publish(subject, "x".repeat(1000), { msgID: logMsgId("scheduler", 1, index), headers: h });
+      link = (await js.publish(subject, "x".repeat(1000), { msgID: linkedMsgId(logMsgId("scheduler", 1, index), link), headers: h })).seq;
     }
     const torn = await (await openJetStreamLog(at(cluster))).readAll();
     expect(torn.problems.map((p) => p.kind)).toEqual(["torn"]);
@@ -195,7 +197,7 @@ describe("JetStreamLogSink and the JetStream reader", () => {
     writeFileSync(file, `{"format":"natsched-log","v":1,"created":1,"meta":{}}\n${lines.join("")}`);
     const sink = await JetStreamLogSink.open({ nc, cluster });
     await sink.close();
-    await jetstream(nc).publish(actorSubject(cluster, "scheduler"), lines.join(""));
+    await jetstream(nc).publish(actorSubject(cluster, "scheduler"), lines.join(""), { msgID: linkedMsgId(logMsgId("scheduler", 0), 0) });
     const fromStream = await (await openJetStreamLog(at(cluster))).readAll();
     const fromFile = readLogSync(file);
     expect(fromStream.records).toEqual(fromFile.records);

@@ -10,6 +10,8 @@ export interface ConnectClientOptions extends NatsConnectOptions, Pick<NatsTrans
   id?: string;
   /** Milliseconds to wait for the scheduler to answer a request, retries while none serves included. Default 30000. */
   requestTimeout?: number;
+  /** Milliseconds a request may wait for a scheduler that says it is resuming, past requestTimeout (see ClientOptions). Default 300000. */
+  resumeWait?: number;
 }
 
 /** A Client that owns its NATS connection: `close()` leaves the cluster and closes it. */
@@ -40,6 +42,7 @@ export async function connectClient(opts: ConnectClientOptions): Promise<Client>
       transport,
       ...(opts.id !== undefined ? { id: opts.id } : {}),
       ...(opts.requestTimeout !== undefined ? { requestTimeout: opts.requestTimeout } : {}),
+      ...(opts.resumeWait !== undefined ? { resumeWait: opts.resumeWait } : {}),
     },
     transport,
   );

@@ -1,14 +1,14 @@
 /** A scheduler as its own process on NATS: what `natsched scheduler` runs. */
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jetstream } from "@nats-io/jetstream";
 import type { Service } from "@nats-io/services";
 import type { Config } from "../../machines/config.js";
 import { BadOptionError, NatschedError } from "../../machines/errors.js";
 import { FileLogSink, type LogFileFormat } from "../../replay/file-log.js";
 import { LogGatedTransport } from "../../replay/jetstream-gate.js";
-import { JetStreamLogSink } from "../../replay/jetstream-log.js";
-import { jetStreamAvailability } from "../../replay/jetstream-stream.js";
-import { resumeScheduler, type ResumedScheduler } from "../../replay/jetstream-resume.js";
+import { jetStreamAvailability, logStreamManager } from "../../replay/jetstream-stream.js";
+import type { ResumedScheduler } from "../../replay/jetstream-resume.js";
 import type { LogSink } from "../../replay/types.js";
 import { NatsTransport } from "../../transport/nats.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
@@ -20,6 +20,8 @@ import { loadConfig } from "../config-loader.js";
 import { SchedulerActor } from "../scheduler-actor.js";
 import { stealingSummary, tasksByState } from "../scheduler-queries.js";
 import { resyncAfterRestart, serveWorkerReturns, type ResyncOptions, type ResyncReport } from "./scheduler-resync.js";
+import { openSchedulerLog, type OpenedLog } from "./scheduler-resume.js";
+import { SchedulerSnapshots, type SnapshotPolicy } from "./scheduler-snapshots.js";
 import { registerService } from "./services.js";
 import { answers } from "./wait-for.js";
 import { announceNewRun } from "./worker-resync.js";
@@ -44,6 +46,13 @@ export interface SchedulerProcessOptions {
   service?: boolean;
   resend?: ResendOptions | false;
   onError?: (error: unknown) => void;
+  /**
+   * With the log in JetStream: snapshots of the core, from which a restart resumes instead of
+   * re-running the whole log (scheduler-snapshots.ts, when they are taken). Default on; false: none.
+   */
+  snapshots?: SnapshotPolicy | false;
+  /** Runs before a resuming scheduler rebuilds its core (tests make a slow resume with it). */
+  beforeResume?: () => Promise<void>;
 }
 
 export interface JetStreamLogChoice {
@@ -59,6 +68,8 @@ export class SchedulerProcess {
    * state has answered or been declared lost (scheduler-resync.ts).
    */
   resynced: Promise<ResyncReport> | null = null;
+  /** Snapshots of the core for fast restarts (scheduler-snapshots.ts), with the log in JetStream. */
+  snapshots: SchedulerSnapshots | null = null;
   /** Stops announcing a new run to the workers of the last one (worker-resync.ts). */
   private stopAnnouncing: () => void = () => undefined;
   /** Resyncing workers whose connection came back (scheduler-resync.ts). */
@@ -75,8 +86,14 @@ export class SchedulerProcess {
     readonly actor: SchedulerActor,
     readonly log: LogSink | null,
     private readonly service: Service | null,
-    /** What the restart re-ran, when the scheduler resumed from its log. */
-    readonly resumed: { records: number; inputs: number; completed: number } | null,
+    /** What the restart re-ran, when the scheduler resumed from its log (after the snapshot it restored, if any), and how long it took (ms). */
+    readonly resumed: {
+      records: number;
+      inputs: number;
+      completed: number;
+      snapshot: number | undefined;
+      timings: { snapshot: number; claim: number; rebuild: number };
+    } | null,
     private readonly onError: ((error: unknown) => void) | undefined,
   ) {}
 
@@ -92,6 +109,7 @@ export class SchedulerProcess {
     });
     let log: LogSink | null = null;
     let started: SchedulerProcess | null = null;
+    let opened: OpenedLog | null = null;
     try {
       if (await answers(transport, s.query, { op: "status" }, 500)) {
         throw new NatschedError("BAD_OPTION", `a scheduler for cluster ${opts.cluster} is already running on this NATS server`);
@@ -114,21 +132,20 @@ export class SchedulerProcess {
         }
       }
       if (typeof choice === "object") {
-        const sink = await JetStreamLogSink.open({
-          nc: transport.nc,
+        opened = await openSchedulerLog({
+          transport,
           cluster: opts.cluster,
           ...(choice.replicas !== undefined ? { replicas: choice.replicas } : {}),
-          onError: (error) => started?.logFailed(error),
+          snapshots: opts.snapshots !== false,
+          onLogFailed: (error) => started?.logFailed(error),
+          ...(opts.onError ? { onError: opts.onError } : {}),
+          ...(opts.beforeResume ? { beforeResume: opts.beforeResume } : {}),
         });
-        log = sink;
-        firstSeq = (await sink.claim("scheduler")).nextSeq;
-        resumed = await resumeScheduler(transport.nc, opts.cluster, firstSeq);
-        if (resumed !== null) {
-          for (const record of resumed.unlogged) sink.append(record);
-          firstSeq = resumed.nextSeq;
-          config = resumed.core.config;
-        }
-        actorTransport = new LogGatedTransport(transport, sink, opts.onError);
+        log = opened.sink;
+        firstSeq = opened.firstSeq;
+        resumed = opened.resumed;
+        if (resumed !== null) config = resumed.core.config;
+        actorTransport = new LogGatedTransport(transport, opened.sink, opts.onError);
       } else {
         log = choice === false ? null : await FileLogSink.open(choice, { meta: { cluster: opts.cluster }, format: opts.logFormat });
       }
@@ -143,6 +160,7 @@ export class SchedulerProcess {
         ...(opts.onError ? { onError: opts.onError } : {}),
       });
       actor.start();
+      opened?.stopAnnouncing(true);
       const service =
         opts.service === false
           ? null
@@ -153,7 +171,10 @@ export class SchedulerProcess {
               statusSubject: `natsched.${opts.cluster}.status.scheduler`,
               stats: () => schedulerStats(opts.cluster, actor),
             });
-      const summary = resumed === null ? null : { records: resumed.records, inputs: resumed.inputs, completed: resumed.unlogged.length };
+      const summary =
+        resumed === null
+          ? null
+          : { records: resumed.records, inputs: resumed.inputs, completed: resumed.unlogged.length, snapshot: resumed.snapshot?.recordSeq, timings: opened!.timings };
       started = new SchedulerProcess(opts.cluster, transport, actor, log, service, summary, opts.onError);
       started.warnings.push(...warnings);
       const running = started;
@@ -176,6 +197,20 @@ export class SchedulerProcess {
           .catch((error: unknown) => opts.onError?.(error))
           .finally(() => (running.reconnectResync = null));
       });
+      if (opened !== null && opts.snapshots !== false) {
+        started.snapshots = new SchedulerSnapshots({
+          nc: transport.nc,
+          jsm: await logStreamManager(transport.nc),
+          js: jetstream(transport.nc),
+          cluster: opts.cluster,
+          actor,
+          sink: opened.sink,
+          logCreated: opened.logCreated,
+          ...(resumed?.snapshot !== undefined ? { lastSnapshot: resumed.snapshot.recordSeq } : {}),
+          ...(typeof opts.snapshots === "object" ? { policy: opts.snapshots } : {}),
+          ...(opts.onError ? { onError: opts.onError } : {}),
+        });
+      }
       if (resumed !== null) {
         started.resynced = resyncAfterRestart(resyncOptions);
         started.resynced.catch((error: unknown) => opts.onError?.(error));
@@ -185,6 +220,8 @@ export class SchedulerProcess {
       }
       return started;
     } catch (error) {
+      opened?.stopAnnouncing(false);
+      started?.snapshots?.stop();
       await log?.close().catch(() => undefined);
       await transport.close();
       throw error;
@@ -219,6 +256,7 @@ export class SchedulerProcess {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.stopAnnouncing();
+      this.snapshots?.stop();
       this.workerReturns?.unsubscribe();
       this.stopResyncOnReconnect();
       await this.service?.stop().catch(() => undefined);

@@ -9,8 +9,8 @@
  *   process may have stored the outcome but died before its report went out);
  * - every worker of the rebuilt state is asked what it holds and runs. Its reports of
  *   results and failures are fed to the core as the inputs they would have been (the core
- *   ignores what it already knows); replicas it holds come in as add-keys, results it no
- *   longer has as missing-data. A task still processing there that the worker neither has
+ *   ignores what it already knows, and a result it holds as the core has it is not fed at
+ *   all); replicas it holds come in as add-keys, results it no longer has as missing-data. A task still processing there that the worker neither has
  *   nor works on gets its compute-task again (it was stored but never sent), a steal in
  *   flight its steal-request (the answer may have been lost);
  * - a worker that does not answer within workerTtl is lost, as a silent worker would be.
@@ -21,6 +21,7 @@
 import { ProtocolError } from "../../machines/errors.js";
 import { PROTOCOL_VERSION, type Envelope, type SchedulerToClient, type SchedulerToWorker } from "../../machines/protocol.js";
 import type { SchedulerInput } from "../../machines/scheduler/inputs.js";
+import type { WorkerRec } from "../../machines/scheduler/state.js";
 import { doneReport } from "../../machines/scheduler/core.js";
 import { subjects } from "../../transport/subjects.js";
 import type { Subscription, Transport } from "../../transport/types.js";
@@ -89,24 +90,31 @@ export function serveWorkerReturns(opts: ResyncOptions): Subscription {
 }
 
 export async function resyncAfterRestart(opts: ResyncOptions): Promise<ResyncReport> {
-  const report: ResyncReport = { reported: reportToClients(opts), answered: [], lost: [], reports: 0, computeAgain: 0, stealAgain: 0 };
+  const report: ResyncReport = { reported: await reportToClients(opts), answered: [], lost: [], reports: 0, computeAgain: 0, stealAgain: 0 };
   const workers = [...opts.actor.core.workers.values()].map((ws) => ({ name: ws.name, id: ws.id }));
   await Promise.all(workers.map((w) => resyncWorker(opts, w.name, w.id, report)));
   return report;
 }
 
-function reportToClients({ actor, transport, cluster }: ResyncOptions): number {
+/** Reports per message when telling clients again: the scheduler answers requests between two. */
+const REPORTS_PER_MESSAGE = 5000;
+
+async function reportToClients({ actor, transport, cluster, stopped }: ResyncOptions): Promise<number> {
   const s = subjects(cluster);
   let reported = 0;
-  for (const [client, tasks] of actor.core.clients) {
+  for (const [client, tasks] of [...actor.core.clients]) {
     const ops: SchedulerToClient[] = [];
     for (const ts of tasks) {
       const report = doneReport(ts);
       if (report !== null) ops.push(report);
     }
-    if (ops.length === 0) continue;
-    reported += ops.length;
-    send(transport, s.client(client), ops);
+    for (let i = 0; i < ops.length; i += REPORTS_PER_MESSAGE) {
+      // A client holding 100,000 results gets them in pieces, with requests answered in between.
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      if (stopped?.()) return reported;
+      send(transport, s.client(client), ops.slice(i, i + REPORTS_PER_MESSAGE));
+      reported += Math.min(REPORTS_PER_MESSAGE, ops.length - i);
+    }
   }
   return reported;
 }
@@ -153,9 +161,14 @@ function apply(opts: ResyncOptions, name: string, id: string, answer: ResyncAnsw
       opts.onError?.(new ProtocolError(`scheduler: dropped a report in the resync answer of worker ${name}: ${problem ?? "it names another worker"}`));
       continue;
     }
-    if (op.op === "task-finished") held.add(op.key);
-    feed(opts, op);
     report.reports++;
+    if (op.op === "task-finished") {
+      held.add(op.key);
+      // The core has that result already, on that worker: the input would change nothing, and
+      // a restart after a large run would log one per result held (100,000 after W1).
+      if (restates(core, ws, op)) continue;
+    }
+    feed(opts, op);
   }
   if (answer.holding.length > 0) {
     for (const { key } of answer.holding) held.add(key);
@@ -184,6 +197,12 @@ function apply(opts: ResyncOptions, name: string, id: string, answer: ResyncAnsw
     }
   }
   if (again.length > 0) send(opts.transport, s.worker(name), again);
+}
+
+/** Whether a worker's task-finished says what the core knows: the key in memory, held there, of that size, of that assignment. */
+function restates(core: SchedulerActor["core"], ws: WorkerRec, op: { key: string; nbytes: number; attempt?: number | undefined }): boolean {
+  const ts = core.tasks.get(op.key);
+  return ts !== undefined && ts.state === "memory" && ts.whoHas.has(ws) && ts.nbytes === op.nbytes && (op.attempt === undefined || op.attempt === ts.attempt);
 }
 
 /** A scheduler input before it is stamped with its time. */

@@ -2,11 +2,11 @@
 import { hostname } from "node:os";
 import type { Service } from "@nats-io/services";
 import type { Config } from "../../machines/config.js";
-import { BadOptionError } from "../../machines/errors.js";
+import { BadOptionError, LogForeignMessageError } from "../../machines/errors.js";
 import { ActorRecorder } from "../recorder.js";
 import { FileLogSink, type LogFileFormat } from "../../replay/file-log.js";
 import { JetStreamLogSink } from "../../replay/jetstream-log.js";
-import type { LogSink } from "../../replay/types.js";
+import type { LogProblem, LogSink } from "../../replay/types.js";
 import { NatsTransport } from "../../transport/nats.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import type { ResendOptions } from "../../transport/nats-resend.js";
@@ -92,11 +92,15 @@ export class WorkerProcess {
       });
       let recorder: ActorRecorder | undefined;
       if (typeof opts.log === "object") {
-        const sink = await JetStreamLogSink.open({ nc: transport.nc, cluster: opts.cluster, ...(opts.onError ? { onError: opts.onError } : {}) });
+        // Foreign messages on its log subject are skipped and reported (replay/jetstream-chain.ts).
+        const foreign = (p: LogProblem) => opts.onError?.(new LogForeignMessageError(p.actor ?? "", p.streamSeq ?? 0, p.message));
+        const sink = await JetStreamLogSink.open({ nc: transport.nc, cluster: opts.cluster, onForeign: foreign, ...(opts.onError ? { onError: opts.onError } : {}) });
         log = sink;
         // A name used before continues its log where the last incarnation left it.
         const actorName = `worker.${opts.name}`;
-        recorder = new ActorRecorder(actorName, sink, (await sink.claim(actorName)).nextSeq);
+        const claim = await sink.claim(actorName);
+        for (const p of claim.foreign) foreign(p);
+        recorder = new ActorRecorder(actorName, sink, claim.nextSeq);
       } else if (opts.log !== undefined) {
         log = await FileLogSink.open(opts.log, { meta: { cluster: opts.cluster, worker: opts.name }, format: opts.logFormat });
       }

@@ -1,0 +1,74 @@
+/**
+ * A scheduler core's snapshot restores exactly (replay/core-snapshot.ts): on random
+ * deterministic-simulation runs (worker deaths, steals, failures, restarts), a core replayed
+ * to a random input, snapshotted and restored has the live core's fingerprint
+ * (verify/scheduler-fingerprint.ts), then replays the rest of the log without a divergence
+ * and ends with the fingerprint of the core that replayed the whole log.
+ */
+import { isDeepStrictEqual } from "node:util";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { SchedulerCore } from "../machines/scheduler/core.js";
+import { restoreCore, snapshotCore, SnapshotError } from "../replay/core-snapshot.js";
+import { SchedulerHost } from "../replay/replay-cores.js";
+import { ReplayEngine } from "../replay/replay-engine.js";
+import type { LogRecord, StartRecord } from "../replay/types.js";
+import { simulate } from "../sim.js";
+import { dstCaseArb } from "../verify/dst-case.js";
+import { schedulerFingerprint } from "../verify/scheduler-fingerprint.js";
+
+function replayed(records: LogRecord[]): { engine: ReplayEngine; core: SchedulerCore } {
+  const engine = new ReplayEngine({ actor: "scheduler" });
+  for (const record of records) engine.record(record);
+  const host = engine.runs.get("scheduler")!.host as SchedulerHost;
+  return { engine, core: host.core };
+}
+
+describe("a scheduler core's snapshot", () => {
+  it("restores the core exactly: the same state, and the same transitions for the rest of the log", () => {
+    let cuts = 0;
+    fc.assert(
+      fc.property(dstCaseArb(), fc.double({ min: 0, max: 1, noNaN: true }), (dst, where) => {
+        const records = simulate(dst.scenario).log.filter((r) => r.actor === "scheduler");
+        const start = records[0] as StartRecord;
+        const inputs = records.flatMap((r, i) => (r.kind === "input" && i > 0 ? [i] : []));
+        if (inputs.length === 0) return;
+        const cut = inputs[Math.min(inputs.length - 1, Math.floor(where * inputs.length))]!;
+        const before = replayed(records.slice(0, cut));
+        const snapshot = snapshotCore(before.core);
+        const engine = new ReplayEngine({ actor: "scheduler" });
+        let restored: SchedulerCore | undefined;
+        engine.adopt(
+          "scheduler",
+          (fx) => {
+            const host = new SchedulerHost(start.init, fx);
+            restored = restoreCore(snapshot, host.core);
+            return host;
+          },
+          records[cut - 1]!.seq,
+        );
+        expect(isDeepStrictEqual(schedulerFingerprint(restored!), schedulerFingerprint(before.core))).toBe(true);
+        for (const record of records.slice(cut)) engine.record(record);
+        engine.finish(false);
+        const run = engine.runs.get("scheduler")!.summary;
+        expect(run.divergence?.message).toBeUndefined();
+        expect(run.halted).toBeUndefined();
+        expect(isDeepStrictEqual(schedulerFingerprint(restored!), schedulerFingerprint(replayed(records).core))).toBe(true);
+        cuts++;
+      }),
+      { numRuns: 60, seed: 20_261_126 },
+    );
+    expect(cuts).toBeGreaterThan(40);
+  }, 60_000);
+
+  it("refuses what it cannot copy exactly, saying where it is", () => {
+    const records = simulate({ seed: 1, workers: [{ name: "a" }], tasks: [{ key: "x", duration: 0.01 }] }).log.filter((r) => r.actor === "scheduler");
+    const { core } = replayed(records);
+    (core as unknown as { extra: unknown }).extra = { when: new Date(0) };
+    expect(() => snapshotCore(core)).toThrow(SnapshotError);
+    expect(() => snapshotCore(core)).toThrow(/an instance of Date at core\.extra\.when/);
+    (core as unknown as { extra: unknown }).extra = { [Symbol("mine")]: 1 };
+    expect(() => snapshotCore(core)).toThrow(/the symbol key Symbol\(mine\) at core\.extra/);
+    expect(() => restoreCore(Buffer.from("not a snapshot"), core)).toThrow(SnapshotError);
+  });
+});
