@@ -5,12 +5,13 @@
  * server stored them), through an ordered consumer, to the end of the stream as it was when
  * the pass caught up with it.
  */
-import { jetstream, type JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BadOptionError, LogCorruptError } from "../machines/errors.js";
 import { connectNats, type NatsConnectOptions } from "../transport/nats-connect.js";
 import { decodeHeaderLine, makeHeader, type LogHeader } from "./codec.js";
 import { JetStreamLogDecoder } from "./jetstream-decoder.js";
+import { orderedLogConsumer } from "./jetstream-consumer.js";
 import {
   actorOfSubject,
   actorSubject,
@@ -105,7 +106,7 @@ export class JetStreamLogReader implements LogReader {
       const jsm = await logStreamManager(nc);
       const subject = filter?.actor !== undefined ? actorSubject(cluster, filter.actor) : logRecordsSubject(cluster);
       if ((await storedMessages(jsm, cluster, subject)) === 0) return;
-      const consumer = await jetstream(nc).consumers.get(logStreamName(cluster), { filter_subjects: subject });
+      const consumer = await orderedLogConsumer(nc, logStreamName(cluster), subject);
       const messages = await consumer.consume({ max_bytes: pullBytes(nc) });
       const batch: LogRecord[] = [];
       try {
