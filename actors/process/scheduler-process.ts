@@ -17,6 +17,7 @@ import { subjects } from "../../transport/subjects.js";
 import type { Subscription, Transport } from "../../transport/types.js";
 import { realClock } from "../clock.js";
 import { loadConfig } from "../config-loader.js";
+import type { MembershipChange } from "../membership.js";
 import { SchedulerActor } from "../scheduler-actor.js";
 import { stealingSummary, tasksByState } from "../scheduler-queries.js";
 import { resyncAfterRestart, serveWorkerReturns, type ResyncOptions, type ResyncReport } from "./scheduler-resync.js";
@@ -44,6 +45,8 @@ export interface SchedulerProcessOptions {
   service?: boolean;
   resend?: ResendOptions | false;
   onError?: (error: unknown) => void;
+  /** Told each time a worker or client joins or leaves, with the reason (`natsched scheduler` prints it). */
+  onMembership?: (change: MembershipChange) => void;
 }
 
 export interface JetStreamLogChoice {
@@ -141,6 +144,7 @@ export class SchedulerProcess {
         firstSeq,
         ...(resumed !== null ? { resume: resumed } : {}),
         ...(opts.onError ? { onError: opts.onError } : {}),
+        ...(opts.onMembership ? { onMembership: opts.onMembership } : {}),
       });
       actor.start();
       const service =
