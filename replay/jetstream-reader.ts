@@ -11,7 +11,7 @@ import { BadOptionError, LogCorruptError } from "../machines/errors.js";
 import { connectNats, type NatsConnectOptions } from "../transport/nats-connect.js";
 import { decodeHeaderLine, makeHeader, type LogHeader } from "./codec.js";
 import { JetStreamLogDecoder } from "./jetstream-decoder.js";
-import { orderedLogConsumer } from "./jetstream-consumer.js";
+import { orderedLogConsumer } from "./jetstream-elections.js";
 import {
   actorOfSubject,
   actorSubject,
@@ -107,7 +107,8 @@ export class JetStreamLogReader implements LogReader {
       const subject = filter?.actor !== undefined ? actorSubject(cluster, filter.actor) : logRecordsSubject(cluster);
       if ((await storedMessages(jsm, cluster, subject)) === 0) return;
       const consumer = await orderedLogConsumer(nc, logStreamName(cluster), subject);
-      const messages = await consumer.consume({ max_bytes: pullBytes(nc) });
+      // Bounded by messages: nats-server 2.9 refuses the byte-bounded refills ("message size exceeds maxbytes") and the read stalls until the heartbeat times out.
+      const messages = await consumer.consume({ max_messages: 64 });
       const batch: LogRecord[] = [];
       try {
         for await (const m of messages) {

@@ -168,9 +168,13 @@ export interface NatsServerClusterOptions {
 /**
  * nats-servers clustered on loopback: each with its client port, route port and monitoring
  * port (all free ports, kept across restarts), a `server_name`, JetStream in a store of its
- * own, and routes to every other. Any of them can be killed and started again.
+ * own, and routes to every other. Any of them can be killed and started again. A connection
+ * without credentials is in the account with JetStream; `SYSTEM_USER` logs in to the system
+ * account (JetStream's meta leader step-down, server events).
  */
 export class NatsServerCluster {
+  static readonly SYSTEM_USER = { user: "sys", pass: "sys" };
+
   private constructor(
     readonly servers: NatsServer[],
     /** Each server's monitoring port (`/connz`, `/jsz`, …). */
@@ -192,6 +196,9 @@ export class NatsServerCluster {
             `server_name: n${i + 1}`,
             `http: 127.0.0.1:${monitorPorts[i]}`,
             `cluster { name: natsched-test, listen: 127.0.0.1:${routePorts[i]}, routes: [${routes}] }`,
+            `accounts { SYS: { users: [{ user: sys, password: sys }] }, APP: { jetstream: enabled, users: [{ user: app, password: app }] } }`,
+            "system_account: SYS",
+            "no_auth_user: app",
             opts.config ?? "",
           ].join("\n");
           servers[i] = await NatsServer.start({ port, config });
@@ -226,6 +233,14 @@ export class NatsServerCluster {
     const port = this.monitorPorts[this.servers.indexOf(server)];
     const response = await fetch(`http://127.0.0.1:${port}${path}`);
     return (await response.json()) as Record<string, unknown>;
+  }
+
+  /** The server_name of JetStream's meta leader, as a running server sees it ("" if none). */
+  async metaLeader(): Promise<string> {
+    const server = this.servers.find((s) => s.running);
+    if (server === undefined) return "";
+    const jsz = await this.monitor(server, "/jsz");
+    return (jsz.meta_cluster as { leader?: string } | undefined)?.leader ?? "";
   }
 
   /** The running server a client connection named `name` is connected to (its `/connz`), if any. */

@@ -1,0 +1,52 @@
+/**
+ * JetStream API calls that wait out a leader election. When a server of a JetStream cluster
+ * dies, the others elect new leaders: the meta leader, which answers account info and
+ * creates consumers (5 to 7 s after the kill on the development VM), and a leader for each
+ * stream the dead one led, which answers stream info and stores messages (3 to 9 s).
+ * Meanwhile those requests get no answer at all: they time out, where a server without
+ * JetStream, or a user not allowed the API, is refused at once. So a timeout is tried again,
+ * until a deadline; anything else fails as before. Without this, a scheduler started again
+ * while its cluster elected (a host crash takes a scheduler and its nats-server at once)
+ * found "no JetStream" and began a new run, and the log tools failed.
+ */
+import { jetstream, jetstreamManager, type Consumer, type JetStreamManager } from "@nats-io/jetstream";
+import { errors as natsErrors, type NatsConnection } from "@nats-io/transport-node";
+
+export interface ElectionWait {
+  /** Milliseconds one attempt may take before it is tried again. Default 2000. */
+  attemptMs?: number;
+  /** Milliseconds after which a call that keeps timing out fails with its timeout. Default 30000. */
+  deadlineMs?: number;
+}
+
+/** `call(attemptMs)`, tried again while it times out, until the deadline. */
+export async function waitingOutElections<T>(call: (attemptMs: number) => Promise<T>, opts: ElectionWait = {}): Promise<T> {
+  const attemptMs = opts.attemptMs ?? 2000;
+  const deadline = Date.now() + (opts.deadlineMs ?? 30_000);
+  for (;;) {
+    try {
+      return await call(attemptMs);
+    } catch (error) {
+      if (!timedOut(error) || Date.now() + attemptMs > deadline) throw error;
+    }
+  }
+}
+
+/** A JetStream manager, once the account's JetStream answers (the API's own timeout for later calls). */
+export async function jetStreamManagerAfterElections(nc: NatsConnection, opts: ElectionWait = {}): Promise<JetStreamManager> {
+  await waitingOutElections((timeout) => jetstreamManager(nc, { timeout }), opts);
+  return jetstreamManager(nc, { checkAPI: false });
+}
+
+/**
+ * The ordered consumer a log reader reads through. While a server is down, nats-server 2.9
+ * may place an ephemeral consumer on it (any of the stream's peers, at random), and that
+ * creation never gets an answer: each new attempt is placed again.
+ */
+export function orderedLogConsumer(nc: NatsConnection, stream: string, subject: string, opts: ElectionWait = {}): Promise<Consumer> {
+  return waitingOutElections((timeout) => jetstream(nc, { timeout }).consumers.get(stream, { filter_subjects: subject }), opts);
+}
+
+function timedOut(error: unknown): boolean {
+  return error instanceof natsErrors.TimeoutError || (error instanceof natsErrors.RequestError && error.cause instanceof natsErrors.TimeoutError);
+}
