@@ -3,13 +3,14 @@
  * dies, the others elect new leaders: the meta leader, which answers account info and
  * creates consumers (5 to 7 s after the kill on the development VM), and a leader for each
  * stream the dead one led, which answers stream info and stores messages (3 to 9 s).
- * Meanwhile those requests get no answer at all: they time out, where a server without
- * JetStream, or a user not allowed the API, is refused at once. So a timeout is tried again,
- * until a deadline; anything else fails as before. Without this, a scheduler started again
+ * Meanwhile those requests time out, or are answered "JetStream system temporarily
+ * unavailable" (10008), where a server without JetStream, or a user not allowed the API, is
+ * refused at once and for good. So those two are tried again, until a deadline; anything
+ * else fails as before. Without this, a scheduler started again
  * while its cluster elected (a host crash takes a scheduler and its nats-server at once)
  * found "no JetStream" and began a new run, and the log tools failed.
  */
-import { jetstream, jetstreamManager, type Consumer, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstream, JetStreamApiError, jetstreamManager, type Consumer, type JetStreamManager } from "@nats-io/jetstream";
 import { errors as natsErrors, type NatsConnection } from "@nats-io/transport-node";
 
 export interface ElectionWait {
@@ -19,7 +20,7 @@ export interface ElectionWait {
   deadlineMs?: number;
 }
 
-/** `call(attemptMs)`, tried again while it times out, until the deadline. */
+/** `call(attemptMs)`, tried again while JetStream elects (a timeout, or 10008), until the deadline. */
 export async function waitingOutElections<T>(call: (attemptMs: number) => Promise<T>, opts: ElectionWait = {}): Promise<T> {
   const attemptMs = opts.attemptMs ?? 2000;
   const deadline = Date.now() + (opts.deadlineMs ?? 30_000);
@@ -27,7 +28,8 @@ export async function waitingOutElections<T>(call: (attemptMs: number) => Promis
     try {
       return await call(attemptMs);
     } catch (error) {
-      if (!timedOut(error) || Date.now() + attemptMs > deadline) throw error;
+      if (!electing(error) || Date.now() + attemptMs > deadline) throw error;
+      if (error instanceof JetStreamApiError) await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
 }
@@ -47,6 +49,10 @@ export function orderedLogConsumer(nc: NatsConnection, stream: string, subject: 
   return waitingOutElections((timeout) => jetstream(nc, { timeout }).consumers.get(stream, { filter_subjects: subject }), opts);
 }
 
-function timedOut(error: unknown): boolean {
+/** JetStream's answer while its cluster has no leader for the request. */
+const CLUSTER_NOT_AVAILABLE = 10008;
+
+function electing(error: unknown): boolean {
+  if (error instanceof JetStreamApiError) return error.code === CLUSTER_NOT_AVAILABLE;
   return error instanceof natsErrors.TimeoutError || (error instanceof natsErrors.RequestError && error.cause instanceof natsErrors.TimeoutError);
 }
