@@ -16,6 +16,7 @@ import { connectClient } from "../actors/process/connect-client.js";
 import { logStreamName } from "../replay/jetstream-layout.js";
 import { replayAt } from "../replay/jetstream-open.js";
 import { openJetStreamLog } from "../replay/jetstream-reader.js";
+import type { LogRecord } from "../replay/types.js";
 import { jetStreamAvailability } from "../replay/jetstream-stream.js";
 import { NatsServerCluster, type NatsServer } from "./support/nats-server.js";
 import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";
@@ -110,6 +111,16 @@ async function streamCurrent(replicas: number): Promise<void> {
   });
 }
 
+/** What the log says of `key`, to see why it ran more than once. */
+function lifeOf(key: string, records: LogRecord[]): string {
+  const lines: string[] = [];
+  for (const r of records) {
+    if (r.kind === "transition" && r.id === key) lines.push(`${r.actor} ${r.seq} ${r.t.toFixed(3)} ${r.machine} ${r.event} ${r.from}->${r.to} ${JSON.stringify(r.why ?? {})}`);
+    else if (r.kind === "input" && JSON.stringify(r.event).includes(key)) lines.push(`${r.actor} ${r.seq} ${r.t.toFixed(3)} ${JSON.stringify(r.event).slice(0, 300)}`);
+  }
+  return `${key} ran more than once:\n${lines.join("\n")}\n${scheduler.log}`;
+}
+
 function doneCount(futures: Future<unknown>[]): number {
   return futures.filter((f) => f.done()).length;
 }
@@ -169,14 +180,7 @@ describe("a NATS cluster of three servers, the log at 3 replicas", () => {
     for (const r of records) if (r.kind === "transition" && r.machine === "wtask" && r.event === "EXECUTE") executions.set(r.id, (executions.get(r.id) ?? 0) + 1);
     expect(executions.size).toBe(2 * n + 1);
     const twice = [...executions].filter(([, count]) => count !== 1).map(([key]) => key);
-    if (twice.length > 0) {
-      for (const key of twice.slice(0, 2)) {
-        console.log(`==== ${key}`);
-        for (const r of records) if ((r.kind === "transition" && r.id === key) || (r.kind === "input" && JSON.stringify(r.event).includes(key))) console.log(r.actor, r.seq, r.t.toFixed(3), r.kind === "transition" ? `${r.machine} ${r.event} ${r.from}->${r.to} ${JSON.stringify(r.why ?? {})}` : JSON.stringify(r.event).slice(0, 300));
-      }
-      console.log(scheduler.log);
-    }
-    expect(twice).toEqual([]);
+    expect(twice, twice.length > 0 ? lifeOf(twice[0]!, records) : "").toEqual([]);
 
     const result = await replayAt(location);
     expect(result.problems).toEqual([]);
