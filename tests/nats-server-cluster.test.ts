@@ -4,9 +4,10 @@
  * URLs. Mid-run the server the scheduler is connected to is killed (SIGKILL), made the
  * leader of the log's stream and of JetStream's meta group first, so the scheduler's
  * reconnect and both elections happen at once. Once that server is back and the stream is
- * current on all three, the scheduler's new server goes the same way, and stays down: 2 of 3
- * keep JetStream's quorum (killing the second while the first is down would stop the log, and
- * with it, by design, everything the scheduler says).
+ * current on all three, the scheduler's new server goes the same way, together with the
+ * scheduler (their host crashed), and stays down: 2 of 3 keep JetStream's quorum (killing
+ * the second while the first is down would stop the log, and with it, by design, everything
+ * the scheduler says). The scheduler is started again at once, while JetStream elects.
  */
 import { jetstreamManager, type StreamInfo } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -142,7 +143,7 @@ describe("a NATS cluster of three servers, the log at 3 replicas", () => {
     expect(second).not.toBe(first);
 
     // 2. It comes back; once the stream is current on all three, the scheduler's new server
-    // goes the same way, and stays down.
+    // dies with the scheduler, and stays down. The same command starts the scheduler again.
     await first.start();
     await streamCurrent(3);
     const victim = await schedulerServerLeadingJetStream();
@@ -150,30 +151,35 @@ describe("a NATS cluster of three servers, the log at 3 replicas", () => {
     await until("a few of the next tasks done", async () => (doneCount(nexts) >= 4 ? true : undefined));
     await expectStillLeading(victim);
     expect(doneCount(nexts)).toBeLessThan(n);
-    await victim.kill();
-    // The log reads while both elections go on (a scheduler resuming reads it so).
+    await Promise.all([victim.kill(), scheduler.stop("SIGKILL")]);
+    const restarted = spawn("scheduler-2", ["scheduler", "--log-replicas", "3"]);
+    // The log reads while both elections go on (the new scheduler reads it so).
     const midRun = await (await openJetStreamLog({ nc, cluster: CLUSTER })).readAll();
     expect(midRun.problems).toEqual([]);
     expect(midRun.records.length).toBeGreaterThan(0);
     const total = client.submit<number>("add", nexts, { key: "total" });
 
+    await restarted.waitFor(/resumed from its log: \d+ inputs re-run/, 30_000);
+    await restarted.waitFor(/resynced: 2 worker\(s\) answered; /, 30_000);
     expect(await client.gather(loads, { timeout: 30_000 })).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     expect(await client.gather(nexts, { timeout: 30_000 })).toEqual(Array.from({ length: n }, (_, i) => i + 2));
     expect(await total.result({ timeout: 30_000 })).toBe((n * (n + 3)) / 2);
     expect((await client.workers()).map((w) => w.name).sort()).toEqual(["w1", "w2"]);
-    // Nobody was lost or left meanwhile: each joined once.
-    expect(scheduler.log.split("\n").filter((line) => / (worker|client) \S+ (joined|retiring|left|lost)/.test(line))).toEqual([
+    // Nobody was lost or left meanwhile: each joined once, and the new scheduler took them on from its log.
+    const membership = (p: NatschedProcess) => p.log.split("\n").filter((line) => / (worker|client) \S+ (joined|retiring|left|lost)/.test(line));
+    expect(membership(scheduler)).toEqual([
       expect.stringMatching(/^natsched scheduler: worker w\d joined/),
       expect.stringMatching(/^natsched scheduler: worker w\d joined/),
       `natsched scheduler: client ${client.id} joined`,
     ]);
+    expect(membership(restarted)).toEqual([]);
 
     await client.close();
     // The workers unregister first, then the scheduler records its stop.
-    for (const p of [...processes.slice(1), scheduler]) expect(await p.stop("SIGTERM")).toBe(0);
+    for (const p of [...processes.slice(1, 3), restarted]) expect(await p.stop("SIGTERM")).toBe(0);
     const location = `${servers.servers.find((s) => s.running)!.url}/${CLUSTER}`;
-    // Each task ran once: nothing here lost a worker, and what the dead servers swallowed was
-    // recovered by re-sending, not by running anything again.
+    // Each task ran once: nothing here lost a worker, and what the dead servers and the dead
+    // scheduler swallowed was recovered by re-sending and resyncing, not by running anything again.
     const { records, problems } = await (await openJetStreamLog(location)).readAll();
     expect(problems).toEqual([]);
     const executions = new Map<string, number>();
@@ -186,5 +192,6 @@ describe("a NATS cluster of three servers, the log at 3 replicas", () => {
     expect(result.problems).toEqual([]);
     expect(result.ok).toBe(true);
     expect(Object.keys(result.actors).sort()).toEqual(["scheduler", "worker.w1", "worker.w2"]);
+    expect(result.actors.scheduler!.stopped).toBe(true);
   }, 60_000);
 });
