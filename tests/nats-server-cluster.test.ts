@@ -127,7 +127,7 @@ function doneCount(futures: Future<unknown>[]): number {
 }
 
 describe("a NATS cluster of three servers, the log at 3 replicas", () => {
-  it("completes a run with right results across two servers killed, and its log replays clean", async () => {
+  it("completes a run with right results across two servers killed (the second with the scheduler), and its log replays clean", async () => {
     const n = 40;
     // 1. The scheduler's server, leading JetStream and the log, dies mid-run.
     const first = await schedulerServerLeadingJetStream();
