@@ -9,6 +9,7 @@ import type { Msg, Subscription, Transport } from "../transport/types.js";
 import type { Clock } from "./clock.js";
 import { Liveness, type ClientRelease, type ProbeOutcome } from "./liveness.js";
 import { RefusalSummary, refusal } from "./op-roles.js";
+import { MembershipWatch, type MembershipChange } from "./membership.js";
 import { Outbox } from "./outbox.js";
 import { answerQuery } from "./scheduler-queries.js";
 import { ActorRecorder } from "./recorder.js";
@@ -38,6 +39,8 @@ export interface SchedulerActorOptions {
    * (end of turn, as every other op) in process.
    */
   lingerMs?: number;
+  /** Told each time a worker or client joins or leaves, with the reason (actors/membership.ts). */
+  onMembership?: (change: MembershipChange) => void;
 }
 
 type SchedulerOp = Omit<SchedulerInput, "t">;
@@ -78,6 +81,7 @@ export class SchedulerActor {
   /** performance.now() of the last liveness tick, to notice a stalled event loop. */
   private lastTickMs = 0;
   private closed = false;
+  private readonly membership: MembershipWatch | null;
 
   constructor(private readonly opts: SchedulerActorOptions) {
     this.subjects = subjects(opts.cluster);
@@ -91,12 +95,14 @@ export class SchedulerActor {
     const { recorder, outbox } = this;
     const s = this.subjects;
     const totals = this.totals;
+    const membership = (this.membership = opts.onMembership ? new MembershipWatch(() => this.core, opts.onMembership) : null);
     const effects: SchedulerEffects = {
       // A free-keys alone need not wake the worker: it joins the worker's next message.
       toWorker: (worker, op) => outbox.send(s.worker(worker), op, op.op === "free-keys"),
       toClient: (client, op) => outbox.send(s.client(client), op),
       transition: (machine, id, event, from, to, why) => {
         if (machine === "task") countTaskTransition(totals, event, from, to);
+        else if (machine === "worker") membership?.workerTransition(id, event, why);
         recorder.transition(machine, id, event, from, to, why);
       },
     };
@@ -128,7 +134,11 @@ export class SchedulerActor {
   feed(input: SchedulerInput): SchedulerReply {
     this.recorder.input(input);
     if (input.op === "worker-lost") this.liveness.workerGone(input.name, input.id);
-    return this.core.handle(input);
+    if (this.membership === null) return this.core.handle(input);
+    this.membership.before(input);
+    const reply = this.core.handle(input);
+    this.membership.after(input);
+    return reply;
   }
 
   private receive(msg: Msg): void {

@@ -31,7 +31,8 @@ export const NATS_AUTH_USAGE = `  --creds <file>           credentials file (JWT
   --inbox-prefix <p>       prefix of this connection's reply subjects (default _INBOX), as the
                            user's permissions allow it (docs/nats-roles.conf)
   Credentials may also be written in the URL (nats://user:pass@host:port, nats://token@host:port);
-  these flags win over them, and both over the environment.`;
+  these flags win over them, and both over the environment. A password, token or seed on the
+  command line shows in \`ps\` (the command warns): prefer the environment or a --creds file.`;
 
 export const NATS_FLAGS_USAGE = `NATS options:
   -s, --nats <url>         server URL(s), comma-separated (default: $NATS_URL, else nats://127.0.0.1:4222)

@@ -7,6 +7,7 @@ import { logInfoCommand } from "./log-info.js";
 import { logExportCommand } from "./log-export.js";
 import { replayCommand } from "./replay.js";
 import { schedulerCommand } from "./scheduler.js";
+import { secretArgsWarning, secretsInArgs } from "./secret-args.js";
 import { simulateCommand } from "./simulate.js";
 import { statusCommand } from "./status.js";
 import { whatIfCommand } from "./what-if.js";
@@ -65,6 +66,8 @@ export async function runCli(argv: string[], rawIo: Io): Promise<number> {
     io.err(`natsched: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
+  const secrets = secretsInArgs(args);
+  if (secrets.length > 0) io.err(`natsched ${name}: warning: ${secretArgsWarning(secrets)}`);
   try {
     return await command(args, io);
   } catch (error) {

@@ -1,3 +1,4 @@
+import { formatMembership } from "../actors/membership.js";
 import { SchedulerProcess, type SchedulerProcessOptions } from "../actors/process/scheduler-process.js";
 import { BadOptionError } from "../machines/errors.js";
 import type { LogFileFormat } from "../replay/file-log.js";
@@ -37,6 +38,9 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     return 0;
   }
   const cluster = clusterName(values);
+  // Workers may join before the start line is printed: their lines follow it.
+  let early: string[] | null = [];
+  const membership = (line: string) => (early === null ? io.out(line) : early.push(line));
   const scheduler = await SchedulerProcess.start({
     nats: { ...natsOptions(values), waitForServer: true },
     cluster,
@@ -44,6 +48,7 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     ...(values["log-format"] !== undefined ? { logFormat: values["log-format"] as LogFileFormat } : {}),
     ...(values.config !== undefined ? { configFile: values.config } : {}),
     onError: (error) => io.err(`natsched scheduler: ${(error as Error)?.message ?? String(error)}`),
+    onMembership: (change) => membership(`natsched scheduler: ${formatMembership(change)}`),
   });
   for (const warning of scheduler.warnings) io.err(`natsched scheduler: warning: ${warning}`);
   io.out(`natsched scheduler: cluster ${cluster} on ${scheduler.transport.nc.getServer()}${scheduler.logPath ? `, event log ${scheduler.logPath}` : ", no event log"}`);
@@ -57,6 +62,8 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     );
   }
   if (scheduler.log instanceof JetStreamLogSink) io.out(`natsched scheduler: durability: ${durabilityNote(scheduler.transport.nc, scheduler.log.replicas)}`);
+  for (const line of early) io.out(line);
+  early = null;
   const outcome = await Promise.race([untilShutdown(() => scheduler.close()).then((signal) => ({ signal })), scheduler.failed.then((error) => ({ error }))]);
   if ("error" in outcome) {
     io.err(`natsched scheduler: stopped: its event log refused a write: ${(outcome.error as Error)?.message ?? String(outcome.error)}`);

@@ -5,12 +5,13 @@
  * server stored them), through an ordered consumer, to the end of the stream as it was when
  * the pass caught up with it.
  */
-import { DeliverPolicy, jetstream, type JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BadOptionError, LogCorruptError } from "../machines/errors.js";
 import { connectNats, type NatsConnectOptions } from "../transport/nats-connect.js";
 import { decodeHeaderLine, makeHeader, type LogHeader } from "./codec.js";
 import { JetStreamLogDecoder } from "./jetstream-decoder.js";
+import { orderedLogConsumer } from "./jetstream-elections.js";
 import {
   actorOfSubject,
   actorSubject,
@@ -128,10 +129,7 @@ export class JetStreamLogReader implements LogReader {
       this.currentProblems = decoder.problems;
       if (stored.messages === 0) return;
       if (after !== undefined && ((await jsm.streams.getMessage(logStreamName(cluster), { last_by_subj: subject }))?.seq ?? 0) <= after) return;
-      const consumer = await jetstream(nc).consumers.get(logStreamName(cluster), {
-        filter_subjects: subject,
-        ...(after === undefined ? {} : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 }),
-      });
+      const consumer = await orderedLogConsumer(nc, logStreamName(cluster), subject, after === undefined ? {} : { afterSeq: after });
       const pull = pullMessages(nc.info?.max_payload);
       const messages = await consumer.consume({ max_messages: pull, threshold_messages: Math.floor(pull / 4) });
       const batch: LogRecord[] = [];

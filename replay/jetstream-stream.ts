@@ -6,6 +6,7 @@ import { DiscardPolicy, JetStreamApiError, jetstreamManager, RetentionPolicy, St
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BadOptionError, LogCorruptError, NatschedError } from "../machines/errors.js";
 import { decodeHeaderLine, encodeHeaderLine, makeHeader, type LogHeader } from "./codec.js";
+import { jetStreamManagerAfterElections, waitingOutElections } from "./jetstream-elections.js";
 import { logHeaderSubject, logRecordsSubject, logStreamName } from "./jetstream-layout.js";
 
 export interface LogStreamOptions {
@@ -22,7 +23,7 @@ const WRONG_LAST_SEQUENCE = 10071;
 
 export async function logStreamManager(nc: NatsConnection): Promise<JetStreamManager> {
   try {
-    return await jetstreamManager(nc);
+    return await jetStreamManagerAfterElections(nc);
   } catch (error) {
     throw new NatschedError("PROTOCOL", `JetStream is not available on ${nc.getServer()} (start nats-server with -js): ${(error as Error)?.message ?? String(error)}`, {
       cause: error,
@@ -31,13 +32,14 @@ export async function logStreamManager(nc: NatsConnection): Promise<JetStreamMan
 }
 
 /**
- * Whether the account this connection logs in to can use JetStream: one `$JS.API.INFO`
+ * Whether the account this connection logs in to can use JetStream: a `$JS.API.INFO`
  * request. Not available: the server runs without JetStream (`-js`), the account has none,
- * or the user may not publish on `$JS.API.INFO` (the reason says which).
+ * or the user may not publish on `$JS.API.INFO` (the reason says which). A request that
+ * times out is asked again (a JetStream cluster electing its meta leader answers nothing).
  */
 export async function jetStreamAvailability(nc: NatsConnection, timeoutMs = 2000): Promise<{ available: true } | { available: false; reason: string }> {
   try {
-    await jetstreamManager(nc, { timeout: timeoutMs });
+    await waitingOutElections((timeout) => jetstreamManager(nc, { timeout }), { attemptMs: timeoutMs });
     return { available: true };
   } catch (error) {
     return { available: false, reason: (error as Error)?.message ?? String(error) };
@@ -47,7 +49,7 @@ export async function jetStreamAvailability(nc: NatsConnection, timeoutMs = 2000
 /** The cluster's log stream, or null if there is none. */
 export async function findLogStream(jsm: JetStreamManager, cluster: string): Promise<StreamInfo | null> {
   try {
-    return await jsm.streams.info(logStreamName(cluster));
+    return await waitingOutElections(() => jsm.streams.info(logStreamName(cluster)), { attemptMs: jsm.getOptions().timeout ?? 5000 });
   } catch (error) {
     if (error instanceof JetStreamApiError && error.code === STREAM_NOT_FOUND) return null;
     throw error;

@@ -5,8 +5,9 @@
  * subject sequence. Read headers only (an ordered consumer with `headers_only`), from the
  * start of the subject or from a message known to be the log's.
  */
-import { DeliverPolicy, jetstream, type JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { orderedLogConsumer } from "./jetstream-elections.js";
 import { bodyPreview, LogChain } from "./jetstream-chain.js";
 import { actorSubject, logStreamName, MSG_ID_HEADER, PART_HEADER } from "./jetstream-layout.js";
 import { pullMessages, storedMessages } from "./jetstream-reader.js";
@@ -37,11 +38,7 @@ export async function findLogTail(nc: NatsConnection, jsm: JetStreamManager, clu
   if (last === null || last.seq <= from) return result;
   const { deleted } = await storedMessages(jsm, cluster, subject);
   const chain = new LogChain(actor, subject, deleted, { tail: from });
-  const consumer = await jetstream(nc).consumers.get(stream, {
-    filter_subjects: subject,
-    headers_only: true,
-    ...(from > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from + 1 } : {}),
-  });
+  const consumer = await orderedLogConsumer(nc, stream, subject, { afterSeq: from, headersOnly: true });
   // Headers only: a message is a few hundred bytes, whatever its body.
   const pull = 4 * pullMessages(nc.info?.max_payload);
   const messages = await consumer.consume({ max_messages: pull, threshold_messages: Math.floor(pull / 4) });

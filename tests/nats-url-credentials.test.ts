@@ -94,7 +94,11 @@ describe("a nats-server with --user/--pass", () => {
     } finally {
       await client.close();
     }
-    for (const p of processes) expect(p.log).not.toContain("s3cret");
+    for (const p of processes) {
+      expect(p.log).not.toContain("s3cret");
+      // The password in the URL shows in `ps`: each process says so, and what to use instead.
+      expect(p.log).toMatch(/^natsched (scheduler|worker): warning: a password in nats:\/\/alice:\*\*\*@127\.0\.0\.1:\d+ on the command line: it shows in `ps`.*NATS_PASSWORD.*NATS_TOKEN.*--creds <file>/m);
+    }
   }, 60_000);
 
   it("the log tools read nats://alice:s3cret@host:port/<cluster>, or take --user/--password", async () => {

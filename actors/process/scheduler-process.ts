@@ -17,6 +17,7 @@ import { subjects } from "../../transport/subjects.js";
 import type { Subscription, Transport } from "../../transport/types.js";
 import { realClock } from "../clock.js";
 import { loadConfig } from "../config-loader.js";
+import type { MembershipChange } from "../membership.js";
 import { SchedulerActor } from "../scheduler-actor.js";
 import { stealingSummary, tasksByState } from "../scheduler-queries.js";
 import { resyncAfterRestart, serveWorkerReturns, type ResyncOptions, type ResyncReport } from "./scheduler-resync.js";
@@ -53,6 +54,8 @@ export interface SchedulerProcessOptions {
   snapshots?: SnapshotPolicy | false;
   /** Runs before a resuming scheduler rebuilds its core (tests make a slow resume with it). */
   beforeResume?: () => Promise<void>;
+  /** Told each time a worker or client joins or leaves, with the reason (`natsched scheduler` prints it). */
+  onMembership?: (change: MembershipChange) => void;
 }
 
 export interface JetStreamLogChoice {
@@ -158,6 +161,7 @@ export class SchedulerProcess {
         firstSeq,
         ...(resumed !== null ? { resume: resumed } : {}),
         ...(opts.onError ? { onError: opts.onError } : {}),
+        ...(opts.onMembership ? { onMembership: opts.onMembership } : {}),
       });
       actor.start();
       opened?.stopAnnouncing(true);
