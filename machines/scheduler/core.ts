@@ -30,6 +30,16 @@ type Target = "runnable" | "released" | "forgotten";
 const OK: SchedulerReply = Object.freeze({ ok: true });
 
 /**
+ * States of a task whose key a registering worker may bring along (register-worker's
+ * `holding`): in memory elsewhere (one more replica), or not assigned to any worker yet (its
+ * result, taken instead of computing it). Any other key is freed on that worker: a task
+ * processing on another worker is that worker's to finish (a worker cannot finish a task
+ * assigned elsewhere, docs/nats.md "The trust model"), an erred one has failed for its
+ * clients, and one the scheduler does not have is nobody's.
+ */
+const HELD_KEY_TAKEN: ReadonlySet<TaskStateName> = new Set<TaskStateName>(["memory", "released", "waiting", "queued", "no-worker"]);
+
+/**
  * The scheduler's state and policies, sans I/O (after Dask's SchedulerState): stimuli in
  * (`handle`), instructions out (through `SchedulerEffects`). Deterministic: the same
  * stimuli in the same order give the same transitions and messages, which is what replay
@@ -352,14 +362,20 @@ export class SchedulerCore implements PlacementContext, StealHost {
    * else is refused. An `existing` entry (the worker already had the key, so the client stored
    * nothing there) never creates a key. All or nothing: one refused entry refuses the op
    * (KeyExistsError naming the keys), nothing changes, and the copies the op says were just
-   * stored are freed where nothing here accounts for them.
+   * stored are freed where nothing here accounts for them. A new key must name at least one
+   * worker this scheduler has (the one it was stored on left meanwhile, or the client made it
+   * up): in memory nowhere, its futures would wait for ever; the op is refused with NO_WORKERS.
    */
   private updateData(op: UpdateDataOp): SchedulerReply {
     const refused: string[] = [];
-    for (const entry of op.data) if (!this.scatterAccepted(entry)) refused.push(entry.key);
-    if (refused.length > 0) {
+    const homeless: string[] = [];
+    for (const entry of op.data) {
+      if (!this.scatterAccepted(entry)) refused.push(entry.key);
+      else if (!this.tasks.has(entry.key) && !entry.workers.some((name) => this.workers.has(name))) homeless.push(entry.key);
+    }
+    if (refused.length > 0 || homeless.length > 0) {
       this.freeRefusedScatter(op);
-      const error = new KeyExistsError([...new Set(refused)], "update-data");
+      const error = homeless.length > 0 ? noHolderError([...new Set(homeless)]) : new KeyExistsError([...new Set(refused)], "update-data");
       return { ok: false, error: { name: error.name, message: error.message, code: error.code, keys: error.keys } };
     }
     const clientTasks = this.clientSet(op.client);
@@ -439,20 +455,24 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.workerLifecycle(ws, "START");
     this.running.push(ws);
     this.totalNthreads += ws.nthreads;
+    const refused: string[] = [];
     for (const { key, nbytes } of op.holding ?? []) {
       const ts = this.tasks.get(key);
-      if (ts !== undefined && (ts.state === "memory" || ts.whoHas.size === 0)) {
-        ts.nbytes = nbytes;
-        this.addReplica(ts, ws);
-        if (ts.state !== "memory") {
-          this.settle(ts);
-          this.move(ts, "DATA", { rule: "held-by-joining-worker" });
-          this.dataArrived(ts);
-        }
-      } else {
-        this.freeKeys(ws.name, [key]);
+      if (ts === undefined || !HELD_KEY_TAKEN.has(ts.state)) {
+        if (!refused.includes(key)) refused.push(key);
+        continue;
       }
+      if (ts.state === "memory") {
+        this.addReplica(ts, ws);
+        continue;
+      }
+      ts.nbytes = nbytes;
+      this.settle(ts);
+      this.addReplica(ts, ws);
+      this.move(ts, "DATA", { rule: "held-by-joining-worker", worker: ws.name });
+      this.dataArrived(ts);
     }
+    if (refused.length > 0) this.freeKeys(ws.name, refused);
     for (const other of this.running) this.checkIdleSaturated(other);
     const unrunnable = [...this.unrunnable];
     sortByPriority(unrunnable);
@@ -1126,6 +1146,13 @@ function names(workers: Iterable<WorkerRec>): string[] {
 
 
 export type { WorkerLostOp };
+
+/** An update-data entry creating a key on no worker the scheduler has. */
+function noHolderError(keys: string[]): NatschedError & { keys: string[] } {
+  const shown = keys.slice(0, 5).map((k) => JSON.stringify(k)).join(", ") + (keys.length > 5 ? ` and ${keys.length - 5} more` : "");
+  const error = new NatschedError("NO_WORKERS", `update-data: ${shown} would be stored on no worker of this scheduler (each entry must name a worker it was put on, and that worker may have left): nothing was registered`);
+  return Object.assign(error, { keys });
+}
 
 function dataLostError(key: string): ErrorInfo {
   return {
