@@ -12,7 +12,7 @@ import type { SchedulerCore } from "../../machines/scheduler/core.js";
 import type { TaskSpec } from "../../machines/protocol.js";
 
 /** Keys the honest client submits (tests/fuzz-scheduler-host.test.ts defines their tasks). */
-export const HONEST_KEYS = ["inc-0", "inc-1", "inc-2", "add-0", "fail-0"] as const;
+export const HONEST_KEYS = ["inc-0", "inc-1", "inc-2", "inc-3", "inc-4", "inc-5", "add-0", "add-1", "fail-0"] as const;
 /** Keys only the adversary creates. */
 const OWN_KEYS = ["z-0", "z-1", "z-2"];
 /** Keys no task may have, or that are merely odd. */
@@ -20,13 +20,15 @@ const ODD_KEYS = ["", "__proto__", "constructor", "k".repeat(300), "natsched.x.>
 const KEYS = [...HONEST_KEYS, ...OWN_KEYS, ...ODD_KEYS];
 /** Workers the adversary registers (it may also name the honest ones, with an id it made up). */
 export const FAKE_WORKERS = ["f1", "f2"];
-const NAMES = [...FAKE_WORKERS, "f1", "a", "b", "ghost"];
+const NAMES = [...FAKE_WORKERS, "f1", "f1", "f2", "a", "b", "ghost"];
 const CLIENTS = ["evil", "evil2"];
 
 /** Placeholders `resolve` replaces with the scheduler's numbers for the op's key. */
 const CURRENT = "current-attempt";
 const NEXT = "next-attempt";
 const IN_FLIGHT = "request-in-flight";
+/** An update-graph sent as generated: its deps are not trimmed to keys the scheduler has. */
+const AS_IS = "as-is";
 
 export type Move =
   | { kind: "worker"; op: Record<string, unknown>; subject: number; request: boolean }
@@ -34,14 +36,22 @@ export type Move =
   | { kind: "garbage"; body: unknown; subject: number; request: boolean }
   | { kind: "honest-submit"; key: number }
   | { kind: "honest-release"; which: number }
-  | { kind: "tick"; seconds: number };
+  | { kind: "tick"; seconds: number }
+  /** The honest workers' running tasks finish. */
+  | { kind: "progress" }
+  /** A work-stealing pass (the scheduler's host runs one every workStealingInterval). */
+  | { kind: "balance" };
 
 const key = fc.constantFrom(...KEYS);
+/** Keys data may be stored under (validate-ops refuses the others), and now and then one it refuses. */
+const dataKey = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...OWN_KEYS, "ü-0") }, { weight: 3, arbitrary: fc.constantFrom(...HONEST_KEYS) }, { weight: 1, arbitrary: key });
+/** Keys of the adversary's own tasks mostly; the honest ones (sent with the honest spec), and odd ones. */
+const specKey = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...OWN_KEYS) }, { weight: 2, arbitrary: fc.constantFrom(...HONEST_KEYS) }, { weight: 1, arbitrary: key });
 const keys = fc.array(key, { maxLength: 4 });
 const nbytes = fc.constantFrom(-1, 0, 8, 8, 1e6, 1e15, 0.5);
 const attempt = fc.constantFrom(undefined, 0, 1, CURRENT, CURRENT, CURRENT, NEXT, 2 ** 40);
 const name = fc.constantFrom(...NAMES);
-const incarnation = fc.constantFrom("A", "A", "B");
+const incarnation = fc.constantFrom("A", "A", "A", "A", "B");
 const keySizes = fc.array(fc.record({ key, nbytes }), { maxLength: 4 });
 const time = fc.constantFrom(0, 1, 1e9, -5);
 const error = fc.record({ name: fc.constantFrom("Error", "KilledWorker"), message: fc.constantFrom("forged", ""), code: fc.constantFrom(undefined, "TASK_FAILED") });
@@ -91,24 +101,43 @@ const workerOp = fc.oneof(
 );
 
 const taskSpec = fc.record({
-  key: fc.constantFrom(...KEYS),
-  func: fc.constantFrom("inc", "add", "fail", "nope"),
+  key: specKey,
+  func: fc.constantFrom("inc", "inc", "add", "fail", "nope"),
   deps: fc.subarray(KEYS, { maxLength: 2 }),
   priority: fc.option(fc.integer({ min: -5, max: 5 }), { nil: undefined }),
-  workers: fc.option(fc.constantFrom(["f1"], ["a"], ["ghost"], []), { nil: undefined }),
-  resources: fc.option(fc.constantFrom({ GPU: 1 }, { MEM: 1e12 }), { nil: undefined }),
+  workers: fc.option(fc.constantFrom(["f1"], ["a"], ["ghost"], []), { nil: undefined, freq: 2 }),
+  resources: fc.option(fc.constantFrom({ GPU: 1 }, { MEM: 1e12 }), { nil: undefined, freq: 3 }),
   allowOtherWorkers: fc.option(fc.boolean(), { nil: undefined }),
 });
 
 const clientOp = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ op: fc.constant("update-graph"), client: fc.constantFrom(...CLIENTS), tasks: fc.array(taskSpec, { maxLength: 4 }), wants: keys }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant("update-graph"),
+      client: fc.constantFrom(...CLIENTS),
+      tasks: fc.array(taskSpec, { maxLength: 4 }),
+      wants: keys,
+      // Mostly a graph the scheduler takes (deps it knows), sometimes one it must refuse.
+      [AS_IS]: fc.constantFrom(false, false, false, true),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ op: fc.constant("release-keys"), client: fc.constantFrom(...CLIENTS), keys }) },
   {
     weight: 4,
     arbitrary: fc.record({
       op: fc.constant("update-data"),
       client: fc.constantFrom(...CLIENTS),
-      data: fc.array(fc.record({ key, nbytes, workers: fc.subarray(NAMES, { maxLength: 3 }), existing: fc.option(fc.boolean(), { nil: undefined }) }), { maxLength: 3 }),
+      data: fc.array(
+        fc.record({
+          key: dataKey,
+          nbytes,
+          // Honest workers too: data they were never given (a client that lies, or one whose put-data went to an earlier incarnation).
+          workers: fc.oneof(fc.subarray(NAMES, { maxLength: 3 }), fc.constantFrom(["a"], ["b"], ["a", "f1"])),
+          existing: fc.option(fc.boolean(), { nil: undefined, freq: 4 }),
+        }),
+        { minLength: 1, maxLength: 2 },
+      ),
     }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("client-join"), client: fc.constantFrom(...CLIENTS) }) },
@@ -119,7 +148,9 @@ const clientOp = fc.oneof(
 /** Mostly the subject of the op's own role; sometimes another one (refused), or the wrong tree. */
 const subject = fc.constantFrom(0, 0, 0, 0, 0, 0, 1, 2, 3, 4);
 
-export const moveArb: fc.Arbitrary<Move> = fc.oneof(
+const registerMove = fc.record({ kind: fc.constant("worker" as const), op: registerOp, subject: fc.constant(0), request: fc.boolean() });
+
+const anyMove: fc.Arbitrary<Move> = fc.oneof(
   { weight: 12, arbitrary: fc.record({ kind: fc.constant("worker" as const), op: workerOp, subject, request: fc.boolean() }) },
   { weight: 8, arbitrary: fc.record({ kind: fc.constant("client" as const), op: clientOp, subject, request: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("garbage" as const), body: fc.jsonValue({ maxDepth: 3 }), subject, request: fc.boolean() }) },
@@ -135,7 +166,14 @@ export const moveArb: fc.Arbitrary<Move> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("honest-submit" as const), key: fc.nat({ max: HONEST_KEYS.length - 1 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("honest-release" as const), which: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("tick" as const), seconds: fc.constantFrom(0.001, 0.05, 1) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("progress" as const) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("balance" as const) }) },
 );
+
+/** A run of moves: the adversary's workers register first (most of its ops need one), then anything. */
+export const movesArb: fc.Arbitrary<Move[]> = fc
+  .tuple(fc.array(registerMove, { minLength: 1, maxLength: 2 }), fc.array(anyMove, { minLength: 10, maxLength: 60 }))
+  .map(([first, rest]) => [...first, ...rest]);
 
 /** A message to send: on `subject`, as a request or not. */
 export interface Message {
@@ -167,11 +205,19 @@ export function resolve(move: Extract<Move, { kind: "worker" | "client" | "garba
   }
   if (op.op === "update-graph") {
     const specs: TaskSpec[] = [];
+    const asIs = op[AS_IS] === true;
+    delete op[AS_IS];
     for (const spec of op.tasks as TaskSpec[]) {
-      if (!(HONEST_KEYS as readonly string[]).includes(spec.key)) specs.push(dropUndefined(spec));
-      else if (core.tasks.has(spec.key)) specs.push(honestSpec(spec.key));
+      if ((HONEST_KEYS as readonly string[]).includes(spec.key)) {
+        if (core.tasks.has(spec.key)) specs.push(honestSpec(spec.key));
+        continue;
+      }
+      const deps = asIs ? spec.deps : spec.deps.filter((d) => d !== spec.key && (core.tasks.has(d) || specs.some((s) => s.key === d)));
+      specs.push(dropUndefined({ ...spec, deps, args: deps.map((d) => ({ $key: d })) }));
     }
     op.tasks = specs;
+    // Its own tasks wanted, mostly (an unwanted task is forgotten at once).
+    if (!asIs) op.wants = [...new Set([...(op.wants as string[]), ...specs.map((spec) => spec.key)])];
   }
   if (op.op === "update-data") {
     // Over keys the scheduler has, and its own: never creating an honest key (see above).
