@@ -18,8 +18,10 @@ import type { Msg, Payload, Subscription, Transport } from "../transport/types.j
 import { encodeArgs } from "./args.js";
 import { fetchData, type FetchedData } from "./data-plane/fetch.js";
 import { graphToSpecs, type Graph } from "./graph-spec.js";
+import { isAnnouncement, refuseRequest } from "./publish-only.js";
 import { scatterByContent, scatterExplicit, type ScatterHost } from "./scatter.js";
 import { checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
+import { clientReportProblem, envelopeProblem } from "./validate-ops.js";
 import { errorFromInfo, taskError } from "./wire-errors.js";
 
 export type { SubmitOptions };
@@ -213,7 +215,10 @@ export class Client {
     if (this.subscription !== null) return this;
     this.subscription = this.opts.transport.subscribe(this.subjects.client(this.id), (msg) => this.receive(msg));
     // A scheduler that starts a new run (restarted without a log to resume from) knows nothing of this client.
-    this.announcements = this.opts.transport.subscribe(this.subjects.announce, () => this.scheduleReconcile());
+    this.announcements = this.opts.transport.subscribe(this.subjects.announce, (msg) => {
+      if (refuseRequest(this.opts.transport, msg, "announcements of a scheduler's new run")) return;
+      if (isAnnouncement(msg.data, "scheduler-started")) this.scheduleReconcile();
+    });
     // It announces the new run three times in 5 s; a client whose connection was down all
     // that time asks when it is back, and reconciles if the run is not the one it knew.
     this.stopWatchingReconnects = this.opts.transport.onReconnect?.(() => this.scheduleReconcile(true)) ?? null;
@@ -750,7 +755,7 @@ export class Client {
       // so with key-cancelled). Reports sent while the connection was down are lost: take them
       // again, for the keys still waiting for one.
       if (Array.isArray(answer.reports)) {
-        this.applyReports((answer.reports as SchedulerToClient[]).filter((op) => typeof op?.key === "string" && this.keys.get(op.key)?.status === "pending"));
+        this.applyReports((answer.reports as SchedulerToClient[]).filter((op) => clientReportProblem(op) === undefined && this.keys.get(op.key)?.status === "pending"));
       }
       return;
     }
@@ -908,14 +913,27 @@ export class Client {
     }
   }
 
-  /** The scheduler's reports, published; a malformed request here is answered with what is wrong. */
+  /**
+   * The scheduler's reports, published. Each op is checked first (an op that is not a report
+   * is dropped: it must not settle a future). A request (the scheduler never sends one) is
+   * answered as the scheduler answers its own: `{replies}`, one per op, or `{replies: [], error}`.
+   */
   private receive(msg: Msg): void {
     const envelope = msg.data as Envelope<SchedulerToClient>;
-    if (msg.problem !== undefined || typeof envelope !== "object" || envelope === null || !Array.isArray(envelope.ops)) {
-      if (msg.reply !== undefined) this.opts.transport.publish(msg.reply, { replies: [], error: `malformed envelope: ${msg.problem ?? "an envelope needs an `ops` array"}` });
+    const malformed = msg.problem ?? envelopeProblem(envelope);
+    if (malformed !== undefined) {
+      if (msg.reply !== undefined) this.opts.transport.publish(msg.reply, { replies: [], error: `malformed envelope: ${malformed}` });
       return;
     }
-    this.applyReports(envelope.ops);
+    const reports: SchedulerToClient[] = [];
+    const replies: SchedulerReply[] | null = msg.reply !== undefined ? [] : null;
+    for (const op of envelope.ops) {
+      const problem = clientReportProblem(op);
+      if (problem === undefined) reports.push(op);
+      replies?.push(problem === undefined ? { ok: true } : { ok: false, error: { name: "ProtocolError", message: problem, code: "PROTOCOL" } });
+    }
+    this.applyReports(reports);
+    if (msg.reply !== undefined) this.opts.transport.publish(msg.reply, { replies });
   }
 
   private applyReports(ops: readonly SchedulerToClient[]): void {
