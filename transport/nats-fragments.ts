@@ -51,6 +51,8 @@ const MAX_DROPPED_IDS = 1024;
 export class Reassembler {
   private readonly partial = new Map<string, Partial>();
   private readonly dropped = new Set<string>();
+  /** Bytes of every message being put together. */
+  private held = 0;
 
   /** `onDrop` hears of each message given up, with its subject and, for a request, its reply subject. */
   constructor(
@@ -63,6 +65,13 @@ export class Reassembler {
     if (this.dropped.has(info.id)) return undefined;
     let p = this.partial.get(info.id);
     if (p === undefined) {
+      // Every fragment carries at least a byte: more of them than maxBytes is a message too large
+      // (and a header's word, which must not size an array before a byte of it arrived).
+      if (info.count > this.maxBytes) {
+        this.forget(info.id);
+        this.onDrop(`message ${info.id} of ${info.count} fragments exceeds ${this.maxBytes} bytes`, reply, subject);
+        return undefined;
+      }
       const timer = setTimeout(() => this.drop(info.id, `fragments of message ${info.id} incomplete after ${this.timeoutMs} ms`), this.timeoutMs);
       timer.unref();
       p = { subject, reply, parts: new Array<Uint8Array | undefined>(info.count), received: 0, bytes: 0, timer };
@@ -73,13 +82,21 @@ export class Reassembler {
     p.parts[info.index] = Buffer.from(body);
     p.received++;
     p.bytes += body.length;
+    this.held += body.length;
     if (p.bytes > this.maxBytes) {
       this.drop(info.id, `message ${info.id} exceeds ${this.maxBytes} bytes`);
+      return undefined;
+    }
+    // All messages being put together share the budget: many incomplete ones, each under the
+    // limit, would otherwise hold any amount for the fragment timeout.
+    if (this.held > this.maxBytes) {
+      this.drop(info.id, `messages being put together on ${subject} exceed ${this.maxBytes} bytes`);
       return undefined;
     }
     if (p.received < info.count) return undefined;
     clearTimeout(p.timer);
     this.partial.delete(info.id);
+    this.held -= p.bytes;
     return Buffer.concat(p.parts as Uint8Array[], p.bytes);
   }
 
@@ -87,6 +104,7 @@ export class Reassembler {
     for (const p of this.partial.values()) clearTimeout(p.timer);
     this.partial.clear();
     this.dropped.clear();
+    this.held = 0;
   }
 
   private drop(id: string, why: string): void {
@@ -94,8 +112,14 @@ export class Reassembler {
     if (p === undefined) return;
     clearTimeout(p.timer);
     this.partial.delete(id);
+    this.held -= p.bytes;
+    this.forget(id);
+    this.onDrop(why, p.reply, p.subject);
+  }
+
+  /** Later fragments of message `id` are ignored. */
+  private forget(id: string): void {
     if (this.dropped.size >= MAX_DROPPED_IDS) this.dropped.clear();
     this.dropped.add(id);
-    this.onDrop(why, p.reply, p.subject);
   }
 }
