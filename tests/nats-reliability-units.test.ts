@@ -66,9 +66,11 @@ describe("fragments", () => {
     const r = new Reassembler(500, 60_000, (why, reply) => drops.push({ why, reply }));
     expect(r.add({ id: "huge", index: 0, count: 2 ** 40 }, new Uint8Array(10), "_INBOX.1", "s")).toBeUndefined();
     expect(drops).toEqual([{ why: expect.stringMatching(/huge of 1099511627776 fragments exceeds 500 bytes/), reply: "_INBOX.1" }]);
-    // Its later fragments are ignored, not started over.
-    expect(r.add({ id: "huge", index: 1, count: 2 ** 40 }, new Uint8Array(10))).toBeUndefined();
+    // Its later fragments are ignored, not started over; one of another request is answered.
+    expect(r.add({ id: "huge", index: 1, count: 2 ** 40 }, new Uint8Array(10), "_INBOX.1")).toBeUndefined();
     expect(drops).toHaveLength(1);
+    expect(r.add({ id: "huge", index: 0, count: 2 ** 40 }, new Uint8Array(10), "_INBOX.2")).toBeUndefined();
+    expect(drops[1]).toEqual({ why: "fragment of message huge, which was dropped", reply: "_INBOX.2" });
   });
 
   it("holds at most its limit over every message being put together", () => {

@@ -50,7 +50,8 @@ const MAX_DROPPED_IDS = 1024;
 /** Collects one subscription's fragments; gives back a whole body once every fragment is in. */
 export class Reassembler {
   private readonly partial = new Map<string, Partial>();
-  private readonly dropped = new Set<string>();
+  /** Dropped message ids, each with the last reply subject told so. */
+  private readonly dropped = new Map<string, string | undefined>();
   /** Bytes of every message being put together. */
   private held = 0;
 
@@ -62,13 +63,20 @@ export class Reassembler {
   ) {}
 
   add(info: FragmentInfo, body: Uint8Array, reply?: string, subject = ""): Uint8Array | undefined {
-    if (this.dropped.has(info.id)) return undefined;
+    if (this.dropped.has(info.id)) {
+      // A request reusing a dropped message's id (natsched never does) is answered too.
+      if (reply !== undefined && this.dropped.get(info.id) !== reply) {
+        this.dropped.set(info.id, reply);
+        this.onDrop(`fragment of message ${info.id}, which was dropped`, reply, subject);
+      }
+      return undefined;
+    }
     let p = this.partial.get(info.id);
     if (p === undefined) {
       // Every fragment carries at least a byte: more of them than maxBytes is a message too large
       // (and a header's word, which must not size an array before a byte of it arrived).
       if (info.count > this.maxBytes) {
-        this.forget(info.id);
+        this.forget(info.id, reply);
         this.onDrop(`message ${info.id} of ${info.count} fragments exceeds ${this.maxBytes} bytes`, reply, subject);
         return undefined;
       }
@@ -113,13 +121,13 @@ export class Reassembler {
     clearTimeout(p.timer);
     this.partial.delete(id);
     this.held -= p.bytes;
-    this.forget(id);
+    this.forget(id, p.reply);
     this.onDrop(why, p.reply, p.subject);
   }
 
-  /** Later fragments of message `id` are ignored. */
-  private forget(id: string): void {
+  /** Later fragments of message `id` are ignored (`reply` was told why). */
+  private forget(id: string, reply: string | undefined): void {
     if (this.dropped.size >= MAX_DROPPED_IDS) this.dropped.clear();
-    this.dropped.add(id);
+    this.dropped.set(id, reply);
   }
 }

@@ -137,7 +137,7 @@ export class ReportJournal implements Transport {
 export function serveResync(transport: Transport, cluster: string, actor: WorkerActor, journal: ReportJournal): Subscription {
   return transport.subscribe(resyncSubject(cluster, actor.name), (msg) => {
     if (msg.reply === undefined) return;
-    transport.publish(msg.reply, journal.answer(actor));
+    transport.publish(msg.reply, msg.problem !== undefined ? { error: `malformed resync request: ${msg.problem}` } : journal.answer(actor));
   });
 }
 
