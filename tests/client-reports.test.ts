@@ -40,3 +40,23 @@ describe("reports on a client's subject", () => {
     await other.close();
   });
 });
+
+describe("data a client registers on a worker that does not have it", () => {
+  it("is lost at once (DATA_LOST), so nobody waits on a holder that cannot deliver", async () => {
+    cluster = await LocalCluster.start({ name: "phantom", workers: 1, functions: { inc: (x: number) => x + 1 }, log: false, configFile: false });
+    const raw = cluster.bus.connect("raw");
+    const reports: { op: string; key: string; error?: { code?: string } }[] = [];
+    raw.subscribe("natsched.phantom.client.c", (msg) => reports.push(...(msg.data as { ops: typeof reports }).ops));
+    // update-data without the put-data it stands for: worker-0 never got "ph".
+    const reply = await raw.request("natsched.phantom.scheduler.client.c", { v: 1, from: "c", ops: [{ op: "update-data", client: "c", data: [{ key: "ph", nbytes: 8, workers: ["worker-0"] }] }] });
+    expect(reply).toEqual({ replies: [{ ok: true }] });
+    await expect.poll(() => reports.map((r) => `${r.op} ${r.key} ${r.error?.code ?? ""}`.trim())).toEqual(["key-in-memory ph", "key-erred ph DATA_LOST"]);
+    expect(cluster.scheduler.core.taskState("ph")).toBe("erred");
+    // Data it was really given is confirmed, and stays.
+    const client = cluster.client();
+    const [d] = await client.scatter([41], { workers: ["worker-0"] });
+    expect(await client.submit("inc", [d]).result()).toBe(42);
+    expect(cluster.workers.get("worker-0")!.core.tasks.get(d!.key)?.scattered).toBe(false);
+    await raw.close();
+  });
+});

@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import { KeyExistsError, NatschedError, UnknownFunctionError } from "../errors.js";
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess, sortByPriority } from "../priority.js";
-import type { ComputeTaskOp, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
+import type { ComputeTaskOp, DepInfo, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
@@ -380,6 +380,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     }
     const clientTasks = this.clientSet(op.client);
     const created = new Set<TaskRec>();
+    const confirm = new Map<string, DepInfo[]>();
     for (const { key, nbytes, workers } of op.data) {
       let ts = this.tasks.get(key);
       const shared = ts !== undefined && !created.has(ts);
@@ -397,11 +398,22 @@ export class SchedulerCore implements PlacementContext, StealHost {
       }
       ts.nbytes = nbytes;
       const holders = workers.map((w) => this.workers.get(w)).filter((ws): ws is WorkerRec => ws !== undefined);
-      for (const ws of holders) this.addReplica(ts, ws);
+      for (const ws of holders) {
+        this.addReplica(ts, ws);
+        let keys = confirm.get(ws.name);
+        if (keys === undefined) confirm.set(ws.name, (keys = []));
+        keys.push({ key, nbytes, holders: [ws.name] });
+      }
       this.settle(ts);
       this.move(ts, "DATA", { rule: "scatter" });
       this.dataArrived(ts);
     }
+    // Each worker named is asked to confirm what it is now counted for: an acquire-replicas
+    // naming itself as the holder confirms its copy (add-keys), or, when it has none (the
+    // client never stored it there, or stored it on an earlier incarnation of that name), it
+    // says missing-data and the key is lost at once, instead of a client's gather asking a
+    // holder that will never deliver.
+    for (const [worker, keys] of confirm) this.fx.toWorker(worker, { op: "acquire-replicas", keys });
     return OK;
   }
 

@@ -185,9 +185,10 @@ export interface Message {
 /**
  * The message a move stands for now. Worker ids become `<name>-<incarnation>`; assignment
  * numbers and steal request ids the scheduler's current ones for the op's key. Specs of the
- * honest client's keys are the honest specs (`honestSpec`), and only over keys the scheduler
- * has: a client that defines a key first decides what it computes (clients share the key
- * namespace, docs/nats.md "The trust model"), which is not what this test is about.
+ * honest client's keys in a graph are the honest specs (`honestSpec`), and only over keys the
+ * scheduler has: a client that defines a task first decides what it computes, restrictions
+ * nobody meets included (clients share the key namespace, docs/nats.md "The trust model"),
+ * which is not what this test is about.
  */
 export function resolve(move: Extract<Move, { kind: "worker" | "client" | "garbage" }>, cluster: string, core: SchedulerCore, honestSpec: (key: string) => TaskSpec): Message {
   const base = `natsched.${cluster}.scheduler`;
@@ -219,10 +220,9 @@ export function resolve(move: Extract<Move, { kind: "worker" | "client" | "garba
     // Its own tasks wanted, mostly (an unwanted task is forgotten at once).
     if (!asIs) op.wants = [...new Set([...(op.wants as string[]), ...specs.map((spec) => spec.key)])];
   }
-  if (op.op === "update-data") {
-    // Over keys the scheduler has, and its own: never creating an honest key (see above).
-    op.data = (op.data as { key: string }[]).filter((d) => !(HONEST_KEYS as readonly string[]).includes(d.key) || core.tasks.has(d.key)).map(dropUndefined);
-  }
+  // update-data may create an honest key: data the scheduler cannot confirm on the workers named
+  // is lost at once (DATA_LOST), and a client that submits that key later shares the failure.
+  if (op.op === "update-data") op.data = (op.data as Record<string, unknown>[]).map(dropUndefined);
   const client = String(op.client);
   const own = move.subject % 2 === 0 ? `${base}.client.${client}` : base;
   return { subject: move.subject <= 1 ? own : otherSubject(base, move.subject), body: envelope(client, dropUndefined(op)), request: move.request };
