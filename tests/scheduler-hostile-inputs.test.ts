@@ -9,6 +9,7 @@ import { resolveConfig } from "../machines/config.js";
 import type { RegisterWorkerOp, SchedulerToClient, SchedulerToWorker } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
+import { answerQuery } from "../actors/scheduler-queries.js";
 import { checkSchedulerBookkeeping } from "../verify/scheduler-bookkeeping.js";
 
 type Op = SchedulerInput extends infer I ? (I extends unknown ? Omit<I, "t"> : never) : never;
@@ -120,5 +121,14 @@ describe("update-data", () => {
     expect(s.handle({ op: "update-data", client: "c1", data: [{ key: "d", nbytes: 8, workers: ["gone", "a"] }] })).toEqual({ ok: true });
     expect([...s.core.tasks.get("d")!.whoHas].map((ws) => ws.name)).toEqual(["a"]);
     expect(s.toClients).toEqual([{ client: "c1", op: { op: "key-in-memory", key: "d", nbytes: 8, workers: ["a"] } }]);
+  });
+});
+
+describe("the who-has query", () => {
+  it("answers every key asked for as its own property, \"__proto__\" included", () => {
+    const s = new Scheduler(["a"]);
+    const answer = answerQuery(s.core, { op: "who-has", keys: ["__proto__", "x"] }) as { whoHas: Record<string, string[]> };
+    expect(JSON.parse(JSON.stringify(answer))).toEqual({ whoHas: JSON.parse('{"__proto__": [], "x": []}') });
+    expect(Object.keys(answer.whoHas)).toEqual(["__proto__", "x"]);
   });
 });
