@@ -132,6 +132,12 @@ describe("bytes nobody should send, on every natsched subject", () => {
       }
     }
     expect(unanswered).toEqual([]);
+    // Well-formed, on subjects natsched only publishes on: answered all the same.
+    const c = `natsched.${CLUSTER}`;
+    const ask = async (subject: string, body: unknown) => (await nc.request(subject, JSON.stringify(body), { timeout: 5000 })).json<unknown>();
+    expect(await ask(`${c}.client.${client.id}`, { v: 1, from: "scheduler", ops: [{ op: "key-cancelled", key: "nobody-wants-it", reason: "fuzz" }] })).toEqual({ replies: [{ ok: true }] });
+    expect(await ask(`${c}.announce.scheduler`, { v: 1, op: "scheduler-started" })).toEqual({ error: expect.stringMatching(/takes announcements of a scheduler's new run, published, not requests: nothing was done/) });
+    expect(await ask(`${c}.announce.missing.w`, { v: 1, op: "worker-missing", name: "w", id: worker.actor.id })).toEqual({ error: expect.stringMatching(/not requests: nothing was done/) });
     expect(errors.join("\n")).toMatch(/nests arrays and objects deeper than 512 levels/);
     expect(scheduler.actor.core.state).toBe("running");
     expect(worker.actor.core.state).toBe("running");
