@@ -16,7 +16,7 @@ import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Payload, Subscription, Transport } from "../transport/types.js";
 import { encodeArgs } from "./args.js";
-import { fetchData, type FetchedData } from "./data-plane/fetch.js";
+import { fetchData, HolderRefusedError, type FetchedData } from "./data-plane/fetch.js";
 import { graphToSpecs, type Graph } from "./graph-spec.js";
 import { isAnnouncement, refuseRequest } from "./publish-only.js";
 import { scatterByContent, scatterExplicit, type ScatterHost } from "./scatter.js";
@@ -450,6 +450,8 @@ export class Client {
     const unique = [...new Set(keys)];
     const deadline = timeout === undefined ? undefined : Date.now() + timeout;
     const out = new Map<string, unknown>();
+    // Per key, the holders that refused to send it (HolderRefusedError), and why.
+    const refusals = new Map<string, { by: Set<string>; error: Error }>();
     let remaining = unique;
     for (let attempt = 0; remaining.length > 0; attempt++) {
       await this.waitForAll(remaining, deadline === undefined ? undefined : deadline - Date.now());
@@ -473,8 +475,14 @@ export class Client {
           let reply: FetchedData;
           try {
             reply = await fetchData(this.opts.transport, this.subjects.workerData(holder), hk, this.id, this.requestTimeout);
-          } catch {
-            for (const key of hk) failed.push({ key, holder });
+          } catch (error) {
+            for (const key of hk) {
+              failed.push({ key, holder });
+              if (!(error instanceof HolderRefusedError)) continue;
+              const refused = refusals.get(key) ?? { by: new Set<string>(), error };
+              refused.by.add(holder);
+              refusals.set(key, refused);
+            }
             return;
           }
           const { values, nbytes } = reply;
@@ -486,6 +494,12 @@ export class Client {
       );
       remaining = [...holderless, ...(await this.dropFailedHolders(failed))];
       if (remaining.length === 0) break;
+      // Every holder the scheduler names refused to send it: asking again would get the same.
+      for (const key of remaining) {
+        const refused = refusals.get(key);
+        const holders = this.keys.get(key)?.holders ?? [];
+        if (refused !== undefined && holders.length > 0 && holders.every((h) => refused.by.has(h))) throw refused.error;
+      }
       // Holders that keep failing to deliver must not outlast the caller's timeout.
       const backoff = Math.min(50 * 2 ** attempt, 1000);
       if (deadline !== undefined && Date.now() + backoff >= deadline) {

@@ -34,7 +34,8 @@ const onError = (e: unknown) => void errors.push(String((e as Error)?.message ??
 beforeAll(async () => {
   server = await NatsServer.start();
   scheduler = await SchedulerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, log: logPath, configFile: false, onError });
-  worker = await WorkerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, name: "w", nthreads: 2, functions: tasks.default, configFile: false, onError });
+  const functions = { ...tasks.default, unsendable: () => ({ call: () => 1 }) };
+  worker = await WorkerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, name: "w", nthreads: 2, functions, configFile: false, onError });
   client = await connectClient({ servers: server.url, cluster: CLUSTER, onError });
   nc = await connect({ servers: server.url });
 });
@@ -141,6 +142,8 @@ describe("bytes nobody should send, on every natsched subject", () => {
     expect(errors.join("\n")).toMatch(/nests arrays and objects deeper than 512 levels/);
     expect(scheduler.actor.core.state).toBe("running");
     expect(worker.actor.core.state).toBe("running");
+    // A result no encoding can carry fails its gather with the holder's reason, instead of asking again for ever.
+    await expect(client.submit("unsendable", []).result({ timeout: 20_000 })).rejects.toMatchObject({ code: "PROTOCOL", message: expect.stringMatching(/cannot serialize/) });
     const xs = Array.from({ length: 20 }, (_, i) => client.submit<number>("inc", [i]));
     expect(await client.submit<number>("add", xs).result()).toBe(210);
     await scheduler.close();
