@@ -96,8 +96,9 @@ async function run(moves: Move[]): Promise<Outcome> {
     log,
     clock,
     configFile: false,
-    // No periodic stealing pass (it runs on the wall clock): every input comes from a message.
-    config: { workStealingInterval: 3600, allowedFailures: 1 },
+    // Nothing on the wall clock (stealing passes, heartbeats and their metrics): every input
+    // comes from a move, so a seed replays the same run.
+    config: { workStealingInterval: 3600, heartbeatInterval: 600, clientReleaseGrace: 3600, workerTtl: 3600, allowedFailures: 1 },
     onError: (error) => {
       if (!(error instanceof NatschedError && REFUSALS.has(error.name))) problems.push(`reported: ${String((error as Error)?.stack ?? error)}`);
     },
