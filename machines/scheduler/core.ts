@@ -399,6 +399,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
       ts.nbytes = nbytes;
       const holders = workers.map((w) => this.workers.get(w)).filter((ws): ws is WorkerRec => ws !== undefined);
       for (const ws of holders) {
+        if (ts.whoHas.has(ws)) continue; // named twice
         this.addReplica(ts, ws);
         let keys = confirm.get(ws.name);
         if (keys === undefined) confirm.set(ws.name, (keys = []));
