@@ -8,6 +8,8 @@
  * throws. Then the adversary's workers go (as liveness would remove them) and every future
  * the honest client still holds settles, with the right value or a typed error; and the
  * scheduler's log replays exactly.
+ *
+ * 50 runs from seed 1 by default (a few seconds); FUZZ_RUNS=<n> FUZZ_SEED=<n> search longer or elsewhere.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
