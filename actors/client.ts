@@ -16,10 +16,12 @@ import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Payload, Subscription, Transport } from "../transport/types.js";
 import { encodeArgs } from "./args.js";
-import { fetchData, type FetchedData } from "./data-plane/fetch.js";
+import { fetchData, HolderRefusedError, type FetchedData } from "./data-plane/fetch.js";
 import { graphToSpecs, type Graph } from "./graph-spec.js";
+import { isAnnouncement, refuseRequest } from "./publish-only.js";
 import { scatterByContent, scatterExplicit, type ScatterHost } from "./scatter.js";
 import { checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
+import { clientReportProblem, envelopeProblem } from "./validate-ops.js";
 import { errorFromInfo, taskError } from "./wire-errors.js";
 import { RESUMING_EVERY_MS, RESUMING_MISSED, resumingSubject, type ResumingAnnouncement } from "./resuming.js";
 
@@ -231,8 +233,14 @@ export class Client {
     if (this.subscription !== null) return this;
     this.subscription = this.opts.transport.subscribe(this.subjects.client(this.id), (msg) => this.receive(msg));
     // A scheduler that starts a new run (restarted without a log to resume from) knows nothing of this client.
-    this.announcements = this.opts.transport.subscribe(this.subjects.announce, () => this.scheduleReconcile());
-    this.resumingAnnouncements = this.opts.transport.subscribe(resumingSubject(this.opts.cluster), (msg) => this.heardResuming(msg.data));
+    this.announcements = this.opts.transport.subscribe(this.subjects.announce, (msg) => {
+      if (refuseRequest(this.opts.transport, msg, "announcements of a scheduler's new run")) return;
+      if (isAnnouncement(msg.data, "scheduler-started")) this.scheduleReconcile();
+    });
+    this.resumingAnnouncements = this.opts.transport.subscribe(resumingSubject(this.opts.cluster), (msg) => {
+      if (refuseRequest(this.opts.transport, msg, "announcements of a resuming scheduler")) return;
+      this.heardResuming(msg.data);
+    });
     this.listeningSince = Date.now();
     // It announces the new run three times in 5 s; a client whose connection was down all
     // that time asks when it is back, and reconciles if the run is not the one it knew.
@@ -465,6 +473,8 @@ export class Client {
     const unique = [...new Set(keys)];
     const deadline = timeout === undefined ? undefined : Date.now() + timeout;
     const out = new Map<string, unknown>();
+    // Per key, the holders that refused to send it (HolderRefusedError), and why.
+    const refusals = new Map<string, { by: Set<string>; error: Error }>();
     let remaining = unique;
     for (let attempt = 0; remaining.length > 0; attempt++) {
       await this.waitForAll(remaining, deadline === undefined ? undefined : deadline - Date.now());
@@ -488,8 +498,14 @@ export class Client {
           let reply: FetchedData;
           try {
             reply = await fetchData(this.opts.transport, this.subjects.workerData(holder), hk, this.id, this.requestTimeout);
-          } catch {
-            for (const key of hk) failed.push({ key, holder });
+          } catch (error) {
+            for (const key of hk) {
+              failed.push({ key, holder });
+              if (!(error instanceof HolderRefusedError)) continue;
+              const refused = refusals.get(key) ?? { by: new Set<string>(), error };
+              refused.by.add(holder);
+              refusals.set(key, refused);
+            }
             return;
           }
           const { values, nbytes } = reply;
@@ -501,6 +517,12 @@ export class Client {
       );
       remaining = [...holderless, ...(await this.dropFailedHolders(failed))];
       if (remaining.length === 0) break;
+      // Every holder the scheduler names refused to send it: asking again would get the same.
+      for (const key of remaining) {
+        const refused = refusals.get(key);
+        const holders = this.keys.get(key)?.holders ?? [];
+        if (refused !== undefined && holders.length > 0 && holders.every((h) => refused.by.has(h))) throw refused.error;
+      }
       // Holders that keep failing to deliver must not outlast the caller's timeout.
       const backoff = Math.min(50 * 2 ** attempt, 1000);
       if (deadline !== undefined && Date.now() + backoff >= deadline) {
@@ -770,7 +792,7 @@ export class Client {
       // so with key-cancelled). Reports sent while the connection was down are lost: take them
       // again, for the keys still waiting for one.
       if (Array.isArray(answer.reports)) {
-        this.applyReports((answer.reports as SchedulerToClient[]).filter((op) => typeof op?.key === "string" && this.keys.get(op.key)?.status === "pending"));
+        this.applyReports((answer.reports as SchedulerToClient[]).filter((op) => clientReportProblem(op) === undefined && this.keys.get(op.key)?.status === "pending"));
       }
       return;
     }
@@ -969,14 +991,27 @@ export class Client {
     });
   }
 
-  /** The scheduler's reports, published; a malformed request here is answered with what is wrong. */
+  /**
+   * The scheduler's reports, published. Each op is checked first (an op that is not a report
+   * is dropped: it must not settle a future). A request (the scheduler never sends one) is
+   * answered as the scheduler answers its own: `{replies}`, one per op, or `{replies: [], error}`.
+   */
   private receive(msg: Msg): void {
     const envelope = msg.data as Envelope<SchedulerToClient>;
-    if (msg.problem !== undefined || typeof envelope !== "object" || envelope === null || !Array.isArray(envelope.ops)) {
-      if (msg.reply !== undefined) this.opts.transport.publish(msg.reply, { replies: [], error: `malformed envelope: ${msg.problem ?? "an envelope needs an `ops` array"}` });
+    const malformed = msg.problem ?? envelopeProblem(envelope);
+    if (malformed !== undefined) {
+      if (msg.reply !== undefined) this.opts.transport.publish(msg.reply, { replies: [], error: `malformed envelope: ${malformed}` });
       return;
     }
-    this.applyReports(envelope.ops);
+    const reports: SchedulerToClient[] = [];
+    const replies: SchedulerReply[] | null = msg.reply !== undefined ? [] : null;
+    for (const op of envelope.ops) {
+      const problem = clientReportProblem(op);
+      if (problem === undefined) reports.push(op);
+      replies?.push(problem === undefined ? { ok: true } : { ok: false, error: { name: "ProtocolError", message: problem, code: "PROTOCOL" } });
+    }
+    this.applyReports(reports);
+    if (msg.reply !== undefined) this.opts.transport.publish(msg.reply, { replies });
   }
 
   private applyReports(ops: readonly SchedulerToClient[]): void {

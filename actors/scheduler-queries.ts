@@ -33,7 +33,8 @@ export function answerQuery(core: SchedulerCore, q: { op?: string; keys?: unknow
       return { workers: workerSummaries(core) };
     case "who-has": {
       const keys = Array.isArray(q.keys) ? q.keys.filter((k): k is string => typeof k === "string") : [];
-      const out: Record<string, string[]> = {};
+      // No prototype: a key such as "__proto__" is a property like any other, not a setter.
+      const out: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
       for (const key of keys) out[key] = [...(core.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.name);
       return { whoHas: out };
     }

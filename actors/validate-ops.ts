@@ -97,8 +97,38 @@ const WORKER_OPS: Readonly<Record<string, OpShape>> = {
   "close-worker": { reason: str },
 };
 
+/** The scheduler's reports to a client (natsched.<cluster>.client.<id>). */
+const REPORT_OPS: Readonly<Record<string, OpShape>> = {
+  "key-in-memory": { key: str, nbytes: num, workers: strings },
+  "key-erred": { key: str, failedKey: str, error: shape({ name: str, message: str, code: optional(str) }) },
+  "key-cancelled": { key: str, reason: str },
+};
+
+/**
+ * Checks across an op's fields, once each field has its shape: what no scheduler sends and a
+ * core is not built to take. A compute-task's inputs are distinct keys other than its own (the
+ * scheduler's graph has no cycles, and it lists each input once): a task waiting on itself, or
+ * counting one input twice, would wait for ever.
+ */
+const WORKER_OP_CHECKS: ReadonlyMap<string, (op: Record<string, unknown>) => string | undefined> = new Map([
+  [
+    "compute-task",
+    (op: Record<string, unknown>) => {
+      const deps = op.deps as { key: string }[];
+      const seen = new Set<string>();
+      for (const { key } of deps) {
+        if (key === op.key) return `compute-task: ${JSON.stringify(key)} names itself as an input`;
+        if (seen.has(key)) return `compute-task: input ${JSON.stringify(key)} is named twice`;
+        seen.add(key);
+      }
+      return undefined;
+    },
+  ],
+]);
+
 const SCHEDULER_FIELDS = compile(SCHEDULER_OPS);
 const WORKER_FIELDS = compile(WORKER_OPS);
+const REPORT_FIELDS = compile(REPORT_OPS);
 
 /** Why `value` is not a version-1 envelope (docs/schemas/envelope.schema.json); undefined if it is. */
 export function envelopeProblem(value: unknown): string | undefined {
@@ -116,7 +146,12 @@ export function schedulerOpProblem(op: unknown): string | undefined {
 
 /** Why `op` is not something the scheduler may send a worker; undefined if it is. */
 export function workerOpProblem(op: unknown): string | undefined {
-  return problem(op, WORKER_FIELDS, "worker");
+  return problem(op, WORKER_FIELDS, "worker") ?? WORKER_OP_CHECKS.get((op as { op: string }).op)?.(op as Record<string, unknown>);
+}
+
+/** Why `op` is not a report the scheduler may send a client; undefined if it is. */
+export function clientReportProblem(op: unknown): string | undefined {
+  return problem(op, REPORT_FIELDS, "client");
 }
 
 function problem(op: unknown, shapes: ReadonlyMap<string, Fields>, to: string): string | undefined {

@@ -335,9 +335,10 @@ export class WorkerActor {
 
   /** Runs a task; a function that returns a promise finishes when it settles (no promise is made for the others). */
   private execute(key: string, func: string, encodedArgs: unknown[]): void {
-    const fn = this.functions[func];
+    // Own properties only: "constructor" or "toString" name no task function.
+    const fn = Object.hasOwn(this.functions, func) ? this.functions[func] : undefined;
     const start = this.opts.clock.now();
-    if (fn === undefined) {
+    if (typeof fn !== "function") {
       this.finish({ op: "execute-failed", key, error: errorInfo(new UnknownFunctionError(func, key)), start, stop: start, t: start });
       return;
     }

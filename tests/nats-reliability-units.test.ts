@@ -61,6 +61,29 @@ describe("fragments", () => {
     }
   });
 
+  it("refuses at once a message of more fragments than it may have bytes, sizing nothing by the header", () => {
+    const drops: { why: string; reply: string | undefined }[] = [];
+    const r = new Reassembler(500, 60_000, (why, reply) => drops.push({ why, reply }));
+    expect(r.add({ id: "huge", index: 0, count: 2 ** 40 }, new Uint8Array(10), "_INBOX.1", "s")).toBeUndefined();
+    expect(drops).toEqual([{ why: expect.stringMatching(/huge of 1099511627776 fragments exceeds 500 bytes/), reply: "_INBOX.1" }]);
+    // Its later fragments are ignored, not started over; one of another request is answered.
+    expect(r.add({ id: "huge", index: 1, count: 2 ** 40 }, new Uint8Array(10), "_INBOX.1")).toBeUndefined();
+    expect(drops).toHaveLength(1);
+    expect(r.add({ id: "huge", index: 0, count: 2 ** 40 }, new Uint8Array(10), "_INBOX.2")).toBeUndefined();
+    expect(drops[1]).toEqual({ why: "fragment of message huge, which was dropped", reply: "_INBOX.2" });
+  });
+
+  it("holds at most its limit over every message being put together", () => {
+    const drops: string[] = [];
+    const r = new Reassembler(500, 60_000, (why) => drops.push(why));
+    for (let i = 0; i < 3; i++) r.add({ id: `m${i}`, index: 0, count: 2 }, new Uint8Array(200), undefined, "s");
+    expect(drops).toEqual([expect.stringMatching(/messages being put together on s exceed 500 bytes/)]);
+    // What is dropped frees its share: a complete message still goes through.
+    const whole = r.add({ id: "m0", index: 1, count: 2 }, new Uint8Array(50));
+    expect(whole?.length).toBe(250);
+    r.clear();
+  });
+
   it("parses only well-formed headers", () => {
     expect(parseFragmentHeader("abc.1/2/5")).toEqual({ id: "abc.1", index: 2, count: 5 });
     for (const bad of ["", "a/1", "a/5/5", "a/-1/2", "/0/1", "a/x/2"]) expect(parseFragmentHeader(bad)).toBeUndefined();

@@ -110,13 +110,14 @@ describe("a bare NATS connection on the data plane", () => {
 });
 
 describe("a resync (a scheduler restarted or reconnected)", () => {
-  it("keeps scattered data the scheduler counts on a worker that has not confirmed it yet, and adds no copy it does not count", async () => {
-    // Registered on w1, not yet confirmed there (no task used it; the lease is later).
+  it("keeps scattered data the scheduler counts, and adds no copy it does not count", async () => {
+    // Registered on w1, and confirmed there at once (the scheduler's acquire-replicas naming w1).
     const [d] = await owner.scatter([77], { keys: ["resync-d"], workers: ["w1"] });
     expect(await d!.result({ timeout: 10_000 })).toBe(77);
     // Seeded on w2, never registered: a copy the scheduler does not count.
     expect(await putData("w2", { "resync-d": 999 })).toMatchObject({ ok: true });
-    expect(workers[0]!.actor.core.tasks.get("resync-d")!.scattered).toBe(true);
+    await expect.poll(() => workers[0]!.actor.core.tasks.get("resync-d")!.scattered).toBe(false);
+    expect(workers[1]!.actor.core.tasks.get("resync-d")!.scattered).toBe(true);
     const report = await resyncAfterRestart({ cluster: CLUSTER, transport: scheduler.transport, actor: scheduler.actor, clock: realClock, workerTtl: 5 });
     expect(report.answered.sort()).toEqual(["w1", "w2"]);
     expect([...scheduler.actor.core.tasks.get("resync-d")!.whoHas].map((ws) => ws.name)).toEqual(["w1"]);

@@ -4,6 +4,7 @@
  * header, so any NATS client can read and write natsched's control messages.
  */
 import { ProtocolError } from "../machines/errors.js";
+import { MAX_JSON_NESTING, nestsDeeperThan } from "./json-nesting.js";
 import type { Payload } from "./types.js";
 
 export const ENCODING_HEADER = "Natsched-Encoding";
@@ -28,11 +29,12 @@ export function encodePayload(subject: string, data: Payload): EncodedPayload {
   return { bytes: json === undefined ? EMPTY : Buffer.from(json, "utf8"), binary: false };
 }
 
-/** The payload of a received body. Throws ProtocolError on a body that is not JSON. */
+/** The payload of a received body. Throws ProtocolError on a body that is not JSON, or nests too deep (json-nesting.ts). */
 export function decodePayload(subject: string, body: Uint8Array, binary: boolean): Payload {
   // The client hands out views into its read buffer: bytes kept beyond the callback are copied.
   if (binary) return Buffer.from(body);
   if (body.length === 0) return undefined;
+  if (nestsDeeperThan(body)) throw new ProtocolError(`message on ${subject} nests arrays and objects deeper than ${MAX_JSON_NESTING} levels (${body.length} bytes)`);
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
   try {
     return JSON.parse(text) as Payload;

@@ -50,7 +50,10 @@ const MAX_DROPPED_IDS = 1024;
 /** Collects one subscription's fragments; gives back a whole body once every fragment is in. */
 export class Reassembler {
   private readonly partial = new Map<string, Partial>();
-  private readonly dropped = new Set<string>();
+  /** Dropped message ids, each with the last reply subject told so. */
+  private readonly dropped = new Map<string, string | undefined>();
+  /** Bytes of every message being put together. */
+  private held = 0;
 
   /** `onDrop` hears of each message given up, with its subject and, for a request, its reply subject. */
   constructor(
@@ -60,9 +63,23 @@ export class Reassembler {
   ) {}
 
   add(info: FragmentInfo, body: Uint8Array, reply?: string, subject = ""): Uint8Array | undefined {
-    if (this.dropped.has(info.id)) return undefined;
+    if (this.dropped.has(info.id)) {
+      // A request reusing a dropped message's id (natsched never does) is answered too.
+      if (reply !== undefined && this.dropped.get(info.id) !== reply) {
+        this.dropped.set(info.id, reply);
+        this.onDrop(`fragment of message ${info.id}, which was dropped`, reply, subject);
+      }
+      return undefined;
+    }
     let p = this.partial.get(info.id);
     if (p === undefined) {
+      // Every fragment carries at least a byte: more of them than maxBytes is a message too large
+      // (and a header's word, which must not size an array before a byte of it arrived).
+      if (info.count > this.maxBytes) {
+        this.forget(info.id, reply);
+        this.onDrop(`message ${info.id} of ${info.count} fragments exceeds ${this.maxBytes} bytes`, reply, subject);
+        return undefined;
+      }
       const timer = setTimeout(() => this.drop(info.id, `fragments of message ${info.id} incomplete after ${this.timeoutMs} ms`), this.timeoutMs);
       timer.unref();
       p = { subject, reply, parts: new Array<Uint8Array | undefined>(info.count), received: 0, bytes: 0, timer };
@@ -73,13 +90,21 @@ export class Reassembler {
     p.parts[info.index] = Buffer.from(body);
     p.received++;
     p.bytes += body.length;
+    this.held += body.length;
     if (p.bytes > this.maxBytes) {
       this.drop(info.id, `message ${info.id} exceeds ${this.maxBytes} bytes`);
+      return undefined;
+    }
+    // All messages being put together share the budget: many incomplete ones, each under the
+    // limit, would otherwise hold any amount for the fragment timeout.
+    if (this.held > this.maxBytes) {
+      this.drop(info.id, `messages being put together on ${subject} exceed ${this.maxBytes} bytes`);
       return undefined;
     }
     if (p.received < info.count) return undefined;
     clearTimeout(p.timer);
     this.partial.delete(info.id);
+    this.held -= p.bytes;
     return Buffer.concat(p.parts as Uint8Array[], p.bytes);
   }
 
@@ -87,6 +112,7 @@ export class Reassembler {
     for (const p of this.partial.values()) clearTimeout(p.timer);
     this.partial.clear();
     this.dropped.clear();
+    this.held = 0;
   }
 
   private drop(id: string, why: string): void {
@@ -94,8 +120,14 @@ export class Reassembler {
     if (p === undefined) return;
     clearTimeout(p.timer);
     this.partial.delete(id);
-    if (this.dropped.size >= MAX_DROPPED_IDS) this.dropped.clear();
-    this.dropped.add(id);
+    this.held -= p.bytes;
+    this.forget(id, p.reply);
     this.onDrop(why, p.reply, p.subject);
+  }
+
+  /** Later fragments of message `id` are ignored (`reply` was told why). */
+  private forget(id: string, reply: string | undefined): void {
+    if (this.dropped.size >= MAX_DROPPED_IDS) this.dropped.clear();
+    this.dropped.set(id, reply);
   }
 }

@@ -144,8 +144,17 @@ export class NatsTransport implements Transport {
     const sub = this.nc.subscribe(subject, {
       ...(queue !== undefined ? { queue } : {}),
       callback: (error, msg) => {
-        if (error !== null) this.#report(fromNatsError(error, `subscription ${subject}`));
-        else inbound.push(msg);
+        if (error !== null) {
+          this.#report(fromNatsError(error, `subscription ${subject}`));
+          return;
+        }
+        // An exception leaving this callback closes the connection's reader (nats.js): one bad
+        // message would cut the process off NATS. Whatever goes wrong here is reported instead.
+        try {
+          inbound.push(msg);
+        } catch (failure) {
+          this.#report(failure);
+        }
       },
     });
     const wrapped = new NatsSubscription(subject, sub, (s) => {
@@ -309,7 +318,12 @@ export class NatsTransport implements Transport {
           if (!this.#resend?.recovering) this.#settle(token, new ProtocolError(`no responders for request on ${pending.subject}`));
           return;
         }
-        inbound.push(msg, hdrs);
+        // As in subscribe: nothing may leave the callback and close the connection's reader.
+        try {
+          inbound.push(msg, hdrs);
+        } catch (failure) {
+          this.#settle(token, failure);
+        }
       },
     });
   }

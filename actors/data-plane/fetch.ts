@@ -9,6 +9,12 @@ import { TransferStore } from "./transfers.js";
 import { decodeValues, encodeValues } from "./value-codec.js";
 import { HEADROOM_BYTES, isTransferManifest, type GetChunkRequest, type GetDataWireRequest, type PutDataReply, type PutDataWireRequest } from "./wire.js";
 
+/**
+ * A holder answered a get-data with an error: it has the keys but says why it will not send
+ * them (a value no encoding can carry), so asking it again gets the same answer.
+ */
+export class HolderRefusedError extends ProtocolError {}
+
 /** What a worker answered about each key asked for, by position in the request's keys. */
 export interface FetchedData {
   /** The value of keys[i] (meaningless where nbytes[i] is -1). */
@@ -88,7 +94,8 @@ export function serveChunk(transport: Transport, transfers: TransferStore, msg: 
 function checkReply(reply: unknown, keys: readonly string[], subject: string): FetchedData {
   const r = reply as Partial<GetDataListReply> & Partial<GetDataReply> & { error?: unknown };
   const bad = (why: string): never => {
-    throw new ProtocolError(`get-data from ${subject}: ${typeof r?.error === "string" ? r.error : why}`);
+    if (typeof r?.error === "string") throw new HolderRefusedError(`get-data from ${subject}: ${r.error}`);
+    throw new ProtocolError(`get-data from ${subject}: ${why}`);
   };
   if (typeof r !== "object" || r === null || !Array.isArray(r.missing)) return bad("malformed reply");
   if (Array.isArray(r.values)) {

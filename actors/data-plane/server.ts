@@ -67,7 +67,14 @@ export class DataServer {
       return;
     }
     const encoding = request.encoding === "v8" ? "v8" : "json";
-    const bytes = encodeValues(reply, encoding);
+    let bytes: Uint8Array;
+    try {
+      bytes = encodeValues(reply, encoding);
+    } catch (error) {
+      // A value this encoding cannot carry (too deep, or not serializable): said, not left to time out.
+      transport.publish(replyTo, { error: `get-data: ${(error as Error)?.message ?? String(error)}` });
+      return;
+    }
     const room = transport.wire.maxPayload - HEADROOM_BYTES;
     if (bytes.length <= room) {
       transport.publish(replyTo, bytes);

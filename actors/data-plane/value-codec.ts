@@ -6,6 +6,7 @@
  */
 import { deserialize, serialize } from "node:v8";
 import { ProtocolError } from "../../machines/errors.js";
+import { MAX_JSON_NESTING, nestsDeeperThan } from "../../transport/json-nesting.js";
 import type { ValueEncoding } from "./wire.js";
 
 export function encodeValues(value: unknown, encoding: ValueEncoding): Uint8Array {
@@ -16,10 +17,15 @@ export function encodeValues(value: unknown, encoding: ValueEncoding): Uint8Arra
       throw new ProtocolError(`cannot serialize a value for transfer: ${(error as Error).message}`);
     }
   }
-  return Buffer.from(JSON.stringify(value, jsonSafe), "utf8");
+  try {
+    return Buffer.from(JSON.stringify(value, jsonSafe), "utf8");
+  } catch (error) {
+    throw new ProtocolError(`cannot write a value as JSON for transfer: ${(error as Error).message}`);
+  }
 }
 
 export function decodeValues(bytes: Uint8Array, encoding: ValueEncoding): unknown {
+  if (encoding === "json" && nestsDeeperThan(bytes)) throw new ProtocolError(`cannot decode transferred data (json, ${bytes.length} bytes): it nests deeper than ${MAX_JSON_NESTING} levels`);
   try {
     if (encoding === "v8") return deserialize(bytes);
     return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"));

@@ -21,6 +21,7 @@ import { ProtocolError } from "../../machines/errors.js";
 import { PROTOCOL_VERSION, type Envelope, type RegisterWorkerOp, type TaskErredOp, type TaskFinishedOp, type WorkerInfo, type WorkerMissingOp } from "../../machines/protocol.js";
 import { subjects } from "../../transport/subjects.js";
 import type { MsgHandler, Payload, RequestOptions, SubscribeOptions, Subscription, Transport, WireInfo } from "../../transport/types.js";
+import { isAnnouncement, refuseRequest } from "../publish-only.js";
 import type { WorkerActor } from "../worker-actor.js";
 
 export type TaskReport = TaskFinishedOp | TaskErredOp;
@@ -136,7 +137,7 @@ export class ReportJournal implements Transport {
 export function serveResync(transport: Transport, cluster: string, actor: WorkerActor, journal: ReportJournal): Subscription {
   return transport.subscribe(resyncSubject(cluster, actor.name), (msg) => {
     if (msg.reply === undefined) return;
-    transport.publish(msg.reply, journal.answer(actor));
+    transport.publish(msg.reply, msg.problem !== undefined ? { error: `malformed resync request: ${msg.problem}` } : journal.answer(actor));
   });
 }
 
@@ -190,8 +191,13 @@ export function announceReturns(rejoin: Rejoin): Subscription {
 export function answerMissing(rejoin: Rejoin): Subscription {
   const { transport, cluster, actor } = rejoin;
   return transport.subscribe(subjects(cluster).workerMissing(actor.name), (msg) => {
-    const op = msg.data as Partial<WorkerMissingOp> | null;
-    if (typeof op !== "object" || op === null || op.op !== "worker-missing" || op.id !== actor.id || transport.closed) return;
+    if (refuseRequest(transport, msg, "the scheduler's worker-missing notices")) return;
+    if (!isAnnouncement(msg.data, "worker-missing", ["name", "id"])) {
+      rejoin.onError(new ProtocolError(`worker ${actor.name}: dropped a message on ${msg.subject} that is not a worker-missing notice: ${msg.problem ?? JSON.stringify(msg.data)?.slice(0, 80)}`));
+      return;
+    }
+    const op = msg.data as WorkerMissingOp;
+    if (op.id !== actor.id || transport.closed) return;
     // A worker closing or retiring (its unregister may cross a last heartbeat) stays gone.
     if (actor.core.state !== "running") return;
     registerAgain(rejoin);
@@ -222,7 +228,12 @@ export function announceNewRun(transport: Transport, cluster: string, onError?: 
  * incarnation) just says ok, so a repeated announcement does no harm.
  */
 export function followNewRuns(rejoin: Rejoin): Subscription {
-  return rejoin.transport.subscribe(announceSubject(rejoin.cluster), () => {
+  return rejoin.transport.subscribe(announceSubject(rejoin.cluster), (msg) => {
+    if (refuseRequest(rejoin.transport, msg, "announcements of a scheduler's new run")) return;
+    if (!isAnnouncement(msg.data, "scheduler-started")) {
+      rejoin.onError(new ProtocolError(`worker ${rejoin.actor.name}: dropped a message on ${msg.subject} that is not a scheduler-started announcement: ${msg.problem ?? JSON.stringify(msg.data)?.slice(0, 80)}`));
+      return;
+    }
     if (!rejoin.transport.closed) registerAgain(rejoin);
   });
 }

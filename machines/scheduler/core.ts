@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import { KeyExistsError, NatschedError, UnknownFunctionError } from "../errors.js";
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess, sortByPriority } from "../priority.js";
-import type { ComputeTaskOp, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
+import type { ComputeTaskOp, DepInfo, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
@@ -28,6 +28,16 @@ import type { SchedulerEffects, SchedulerInput, SchedulerReply, WorkerLostOp } f
 type Target = "runnable" | "released" | "forgotten";
 
 const OK: SchedulerReply = Object.freeze({ ok: true });
+
+/**
+ * States of a task whose key a registering worker may bring along (register-worker's
+ * `holding`): in memory elsewhere (one more replica), or not assigned to any worker yet (its
+ * result, taken instead of computing it). Any other key is freed on that worker: a task
+ * processing on another worker is that worker's to finish (a worker cannot finish a task
+ * assigned elsewhere, docs/nats.md "The trust model"), an erred one has failed for its
+ * clients, and one the scheduler does not have is nobody's.
+ */
+const HELD_KEY_TAKEN: ReadonlySet<TaskStateName> = new Set<TaskStateName>(["memory", "released", "waiting", "queued", "no-worker"]);
 
 /**
  * The scheduler's state and policies, sans I/O (after Dask's SchedulerState): stimuli in
@@ -352,18 +362,25 @@ export class SchedulerCore implements PlacementContext, StealHost {
    * else is refused. An `existing` entry (the worker already had the key, so the client stored
    * nothing there) never creates a key. All or nothing: one refused entry refuses the op
    * (KeyExistsError naming the keys), nothing changes, and the copies the op says were just
-   * stored are freed where nothing here accounts for them.
+   * stored are freed where nothing here accounts for them. A new key must name at least one
+   * worker this scheduler has (the one it was stored on left meanwhile, or the client made it
+   * up): in memory nowhere, its futures would wait for ever; the op is refused with NO_WORKERS.
    */
   private updateData(op: UpdateDataOp): SchedulerReply {
     const refused: string[] = [];
-    for (const entry of op.data) if (!this.scatterAccepted(entry)) refused.push(entry.key);
-    if (refused.length > 0) {
+    const homeless: string[] = [];
+    for (const entry of op.data) {
+      if (!this.scatterAccepted(entry)) refused.push(entry.key);
+      else if (!this.tasks.has(entry.key) && !entry.workers.some((name) => this.workers.has(name))) homeless.push(entry.key);
+    }
+    if (refused.length > 0 || homeless.length > 0) {
       this.freeRefusedScatter(op);
-      const error = new KeyExistsError([...new Set(refused)], "update-data");
+      const error = homeless.length > 0 ? noHolderError([...new Set(homeless)]) : new KeyExistsError([...new Set(refused)], "update-data");
       return { ok: false, error: { name: error.name, message: error.message, code: error.code, keys: error.keys } };
     }
     const clientTasks = this.clientSet(op.client);
     const created = new Set<TaskRec>();
+    const confirm = new Map<string, DepInfo[]>();
     for (const { key, nbytes, workers } of op.data) {
       let ts = this.tasks.get(key);
       const shared = ts !== undefined && !created.has(ts);
@@ -381,11 +398,23 @@ export class SchedulerCore implements PlacementContext, StealHost {
       }
       ts.nbytes = nbytes;
       const holders = workers.map((w) => this.workers.get(w)).filter((ws): ws is WorkerRec => ws !== undefined);
-      for (const ws of holders) this.addReplica(ts, ws);
+      for (const ws of holders) {
+        if (ts.whoHas.has(ws)) continue; // named twice
+        this.addReplica(ts, ws);
+        let keys = confirm.get(ws.name);
+        if (keys === undefined) confirm.set(ws.name, (keys = []));
+        keys.push({ key, nbytes, holders: [ws.name] });
+      }
       this.settle(ts);
       this.move(ts, "DATA", { rule: "scatter" });
       this.dataArrived(ts);
     }
+    // Each worker named is asked to confirm what it is now counted for: an acquire-replicas
+    // naming itself as the holder confirms its copy (add-keys), or, when it has none (the
+    // client never stored it there, or stored it on an earlier incarnation of that name), it
+    // says missing-data and the key is lost at once, instead of a client's gather asking a
+    // holder that will never deliver.
+    for (const [worker, keys] of confirm) this.fx.toWorker(worker, { op: "acquire-replicas", keys });
     return OK;
   }
 
@@ -439,20 +468,24 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.workerLifecycle(ws, "START");
     this.running.push(ws);
     this.totalNthreads += ws.nthreads;
+    const refused: string[] = [];
     for (const { key, nbytes } of op.holding ?? []) {
       const ts = this.tasks.get(key);
-      if (ts !== undefined && (ts.state === "memory" || ts.whoHas.size === 0)) {
-        ts.nbytes = nbytes;
-        this.addReplica(ts, ws);
-        if (ts.state !== "memory") {
-          this.settle(ts);
-          this.move(ts, "DATA", { rule: "held-by-joining-worker" });
-          this.dataArrived(ts);
-        }
-      } else {
-        this.freeKeys(ws.name, [key]);
+      if (ts === undefined || !HELD_KEY_TAKEN.has(ts.state)) {
+        if (!refused.includes(key)) refused.push(key);
+        continue;
       }
+      if (ts.state === "memory") {
+        this.addReplica(ts, ws);
+        continue;
+      }
+      ts.nbytes = nbytes;
+      this.settle(ts);
+      this.addReplica(ts, ws);
+      this.move(ts, "DATA", { rule: "held-by-joining-worker", worker: ws.name });
+      this.dataArrived(ts);
     }
+    if (refused.length > 0) this.freeKeys(ws.name, refused);
     for (const other of this.running) this.checkIdleSaturated(other);
     const unrunnable = [...this.unrunnable];
     sortByPriority(unrunnable);
@@ -1126,6 +1159,13 @@ function names(workers: Iterable<WorkerRec>): string[] {
 
 
 export type { WorkerLostOp };
+
+/** An update-data entry creating a key on no worker the scheduler has. */
+function noHolderError(keys: string[]): NatschedError & { keys: string[] } {
+  const shown = keys.slice(0, 5).map((k) => JSON.stringify(k)).join(", ") + (keys.length > 5 ? ` and ${keys.length - 5} more` : "");
+  const error = new NatschedError("NO_WORKERS", `update-data: ${shown} would be stored on no worker of this scheduler (each entry must name a worker it was put on, and that worker may have left): nothing was registered`);
+  return Object.assign(error, { keys });
+}
 
 function dataLostError(key: string): ErrorInfo {
   return {

@@ -360,10 +360,7 @@ export class WorkerCore {
       if (dts.state === "memory" && dts.scattered) this.scatterNamed(dts, dep.holders, "compute-task");
       if (dts.state === "memory") continue;
       ts.missing += 1;
-      for (const holder of dep.holders) {
-        if (holder === this.name) continue;
-        dts.setHolder(holder, this.inputs);
-      }
+      this.setHolders(dts, dep.holders);
       if (dep.nbytes >= 0) dts.nbytes = dep.nbytes;
       // A failure of it here is stale: the scheduler has it in memory on a peer now.
       if (dts.state === "error") this.dropError(dts, "input-in-memory-elsewhere");
@@ -393,10 +390,7 @@ export class WorkerCore {
         here.push({ key: ts.key, nbytes: ts.nbytes });
         continue;
       }
-      for (const holder of dep.holders) {
-        if (holder === this.name) continue;
-        ts.setHolder(holder, this.inputs);
-      }
+      this.setHolders(ts, dep.holders);
       if (dep.nbytes >= 0) ts.nbytes = dep.nbytes;
       // A failure of it here is stale: the scheduler has it in memory on a peer now.
       if (ts.state === "error") this.dropError(ts, "replica-in-memory-elsewhere");
@@ -419,10 +413,20 @@ export class WorkerCore {
     for (const dep of op.deps) {
       const dts = this.tasks.get(dep.key);
       if (dts === undefined || dts.state === "memory") continue;
-      for (const holder of dep.holders) {
-        if (holder === this.name) continue;
-        dts.setHolder(holder, this.inputs);
-      }
+      this.setHolders(dts, dep.holders);
+    }
+  }
+
+  /**
+   * The peers the scheduler names as holders of `ts`, which is not in memory here. If it
+   * names this worker too, it counts a copy that is not here (data registered by a client
+   * that never stored it here, or a copy dropped since): said with missing-data, as of a
+   * peer that lacked it, or the task needing it would wait for a transfer nobody can make.
+   */
+  private setHolders(ts: WTask, holders: readonly string[]): void {
+    for (const holder of holders) {
+      if (holder !== this.name) ts.setHolder(holder, this.inputs);
+      else this.send({ op: "missing-data", worker: this.name, id: this.init.id, key: ts.key, holder });
     }
   }
 

@@ -1,0 +1,36 @@
+/**
+ * A worker's bookkeeping agrees with itself and with its data store, for the worker fuzz test
+ * (tests/fuzz-worker.test.ts): every task record in a state of the wtask machine, dependencies
+ * and dependents mirrored, the executions counted once, and the data store holding exactly
+ * the keys its core has in memory.
+ */
+import type { WorkerCore } from "../../machines/worker/core.js";
+import { WORKER_TASK } from "../../machines/tables.js";
+
+/** `store`: the host's data store, or null not to compare with one. */
+export function workerBookkeepingProblems(core: WorkerCore, store: ReadonlyMap<string, unknown> | null): string[] {
+  const problems: string[] = [];
+  const states = new Set(WORKER_TASK.states);
+  let executing = 0;
+  for (const [key, ts] of core.tasks) {
+    if (ts.key !== key) problems.push(`task record ${ts.key} is filed under ${key}`);
+    if (!states.has(ts.state)) problems.push(`${key} is in ${ts.state}, no state of the wtask machine`);
+    if (ts.state === "executing") executing++;
+    for (const dts of ts.dependencies) {
+      if (core.tasks.get(dts.key) !== dts) problems.push(`${key} depends on ${dts.key}, which the worker no longer tracks`);
+      if (!dts.dependents.has(ts)) problems.push(`${key} depends on ${dts.key}, whose dependents do not list it`);
+    }
+    for (const d of ts.dependents) {
+      if (core.tasks.get(d.key) !== d) problems.push(`${key} is an input of ${d.key}, which the worker no longer tracks`);
+      if (!d.dependencies.includes(ts)) problems.push(`${key} lists dependent ${d.key}, which does not depend on it`);
+    }
+    if (ts.state === "memory" && store !== null && !store.has(key)) problems.push(`${key} is in memory with nothing in the data store`);
+  }
+  for (const key of store?.keys() ?? []) {
+    if (core.tasks.get(key)?.state !== "memory") problems.push(`the data store holds ${key}, which the core has ${core.tasks.get(key)?.state ?? "not at all"}`);
+  }
+  if (core.executing !== core.runningCount) problems.push(`${core.executing} executions counted, ${core.runningCount} running`);
+  if (core.executing > core.init.nthreads) problems.push(`${core.executing} executions on ${core.init.nthreads} threads`);
+  if (executing > core.executing) problems.push(`${executing} tasks executing, ${core.executing} counted`);
+  return problems;
+}
