@@ -54,7 +54,9 @@ export function orderedLogConsumer(
 ): Promise<Consumer> {
   const start = opts.afterSeq === undefined || opts.afterSeq <= 0 ? {} : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: opts.afterSeq + 1 };
   const config = { filter_subjects: subject, ...start, ...(opts.headersOnly ? { headers_only: true } : {}) };
-  return waitingOutElections((timeout) => jetstream(nc, { timeout }).consumers.get(stream, config), opts);
+  // A copy per attempt: the client writes the consumer's name into the options it is given,
+  // and an attempt under a name already asked for is the same consumer, on the same peer.
+  return waitingOutElections((timeout) => jetstream(nc, { timeout }).consumers.get(stream, { ...config }), opts);
 }
 
 /** JetStream's answer while its cluster has no leader for the request. */
