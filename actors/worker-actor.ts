@@ -86,7 +86,8 @@ export class WorkerActor {
   /** Scattered keys waiting for their lease check -> the put-data that stored them (its number). */
   private readonly leased = new Map<string, number>();
   private puts = 0;
-  private readonly leaseTimers = new Set<ReturnType<typeof setTimeout>>();
+  /** Each put-data's lease: its keys still unconfirmed, and the timer of their check. */
+  private readonly leases = new Map<number, { keys: Set<string>; timer: ReturnType<typeof setTimeout> }>();
   private closed = false;
   private readonly onClosed: (() => void)[] = [];
 
@@ -112,6 +113,8 @@ export class WorkerActor {
           if (machine === "wtask") {
             if (event === "DONE" && to === "memory") this.totals.tasksCompleted++;
             else if (event === "FAIL" && to === "error") this.totals.tasksErred++;
+            // Confirmed or gone: nothing left to check with the scheduler for that key.
+            if (this.leased.size > 0 && (event === "CONFIRM" || to !== "memory")) this.unlease(id);
           }
           recorder.transition(machine, id, event, from, to, why);
         },
@@ -293,13 +296,29 @@ export class WorkerActor {
   private startLease(keys: string[], put = ++this.puts): void {
     const seconds = this.opts.scatterLease ?? 60;
     if (!Number.isFinite(seconds) || this.closed) return;
-    for (const key of keys) this.leased.set(key, put);
     const timer = setTimeout(() => {
-      this.leaseTimers.delete(timer);
-      void this.checkLease(keys, put);
+      const lease = this.leases.get(put);
+      this.leases.delete(put);
+      if (lease !== undefined) void this.checkLease([...lease.keys], put);
     }, seconds * 1000);
     timer.unref?.();
-    this.leaseTimers.add(timer);
+    const lease = this.leases.get(put);
+    if (lease !== undefined) clearTimeout(lease.timer);
+    this.leases.set(put, { keys: new Set(keys), timer });
+    for (const key of keys) this.leased.set(key, put);
+  }
+
+  /** `key` needs no lease check any more (confirmed, or no longer held as scattered data). */
+  private unlease(key: string): void {
+    const put = this.leased.get(key);
+    if (put === undefined) return;
+    this.leased.delete(key);
+    const lease = this.leases.get(put);
+    if (lease === undefined) return;
+    lease.keys.delete(key);
+    if (lease.keys.size > 0) return;
+    clearTimeout(lease.timer);
+    this.leases.delete(put);
   }
 
   /**
@@ -423,8 +442,9 @@ export class WorkerActor {
     }
     this.closed = true;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
-    for (const timer of this.leaseTimers) clearTimeout(timer);
-    this.leaseTimers.clear();
+    for (const { timer } of this.leases.values()) clearTimeout(timer);
+    this.leases.clear();
+    this.leased.clear();
     for (const sub of this.subscriptions) sub.unsubscribe();
     this.subscriptions.length = 0;
     this.store.clear();

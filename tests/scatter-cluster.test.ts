@@ -125,6 +125,17 @@ describe("natsched's client", () => {
     expect(await two.submit<number>("inc", [elsewhere]).result({ timeout: 5000 })).toBe(42);
   });
 
+  it("a scatter the scheduler confirms leaves no lease behind on its worker", async () => {
+    const cluster = await start();
+    const client = cluster.client();
+    for (let i = 0; i < 20; i++) await client.scatter([`value-${i}`, i], { workers: ["a"] });
+    const a = cluster.workers.get("a")!;
+    await until("every copy confirmed", () => [...a.core.tasks.values()].every((ts) => ts.scattered === false));
+    // White-box: the worker's lease tables (each put-data used to keep its entries and timer until its lease ran out).
+    const tables = a as unknown as { leased: Map<string, number>; leases: Map<number, unknown> };
+    expect([tables.leased.size, tables.leases.size]).toEqual([0, 0]);
+  });
+
   it("stores a value elsewhere when its content key was seeded on its worker by someone who never registered it", async () => {
     const cluster = await start();
     const raw = cluster.bus.connect("raw");
