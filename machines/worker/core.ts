@@ -172,12 +172,6 @@ export class WorkerCore {
       case "registered":
         this.lifecycle("START");
         break;
-      case "pause":
-        this.lifecycle("PAUSE");
-        break;
-      case "resume":
-        this.lifecycle("RESUME");
-        break;
       case "close":
       case "close-worker":
         this.lifecycle("CLOSE");
@@ -821,7 +815,7 @@ export class WorkerCore {
   }
 
   private ensureCommunicating(): void {
-    if (this.state !== "running" && this.state !== "paused") return;
+    if (this.state !== "running") return;
     const limit = this.init.transferIncomingCountLimit;
     const skipped: WTask[] = [];
     while (this.inFlightFrom.size < limit && this.fetchQueue.size > 0) {

@@ -15,8 +15,6 @@ export interface WorkerInit {
 /** Stimuli from the worker's own host: lifecycle, finished transfers and executions. */
 export type WorkerLocalOp =
   | { op: "registered" }
-  | { op: "pause" }
-  | { op: "resume" }
   | { op: "close" }
   /** Data handed to this worker directly (scatter); the host stores it only if WorkerCore.putDataRefusal allows. */
   | { op: "put-data"; keys: { key: string; nbytes: number }[] }
