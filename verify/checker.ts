@@ -73,6 +73,13 @@ export interface CheckStats {
   releases: number;
   /** Failures workers dropped when freed (wtask error -FREE-> released). */
   failuresFreed: number;
+  /** Workers that closed (retired, or closed when their retirement timed out). */
+  workersClosed: number;
+  /** Workers the scheduler lost while they lived on (lose-worker), and registrations of them again. */
+  workersLost: number;
+  reregistrations: number;
+  /** Scatters of data again by clients (update-data after the start), shared or stored. */
+  scatters: number;
 }
 
 export class DstChecker {
@@ -98,6 +105,10 @@ export class DstChecker {
     graphs: 0,
     releases: 0,
     failuresFreed: 0,
+    workersClosed: 0,
+    workersLost: 0,
+    reregistrations: 0,
+    scatters: 0,
   };
   readonly observer: SimObserver;
   private readonly reference: Map<string, string>;
@@ -188,6 +199,11 @@ export class DstChecker {
         const track = this.tracks.get(r.actor);
         if (track === undefined) return;
         track.alive = false;
+        // A worker that closed (retired) ran nothing the scheduler did not place afresh.
+        if (r.reason !== "killed") {
+          this.stats.workersClosed += 1;
+          return;
+        }
         this.deaths.push(r.t);
         this.stats.deaths += 1;
         return;
@@ -195,8 +211,7 @@ export class DstChecker {
       case "input": {
         const track = this.tracks.get(r.actor);
         if (track !== undefined) this.workerInput(track, r.event, r.t);
-        else if (r.actor === "scheduler" && r.event.op === "update-graph") this.stats.graphs += 1;
-        else if (r.actor === "scheduler" && (r.event.op === "release-keys" || r.event.op === "client-leave")) this.stats.releases += 1;
+        else if (r.actor === "scheduler") this.schedulerInput(r.event);
         return;
       }
       case "transition": {
@@ -217,6 +232,33 @@ export class DstChecker {
           else if (r.event === "STEAL_CONFIRM") this.stats.stealsConfirmed += 1;
           else if (r.event === "STEAL_REJECT") this.stats.stealsRejected += 1;
         }
+        return;
+      }
+    }
+  }
+
+  private schedulerInput(event: { op: string; [k: string]: unknown }): void {
+    switch (event.op) {
+      case "update-graph":
+        this.stats.graphs += 1;
+        return;
+      case "release-keys":
+      case "client-leave":
+        this.stats.releases += 1;
+        return;
+      case "update-data":
+        if (event.t !== 0) this.stats.scatters += 1;
+        return;
+      case "register-worker":
+        if (event.holding !== undefined) this.stats.reregistrations += 1;
+        return;
+      case "worker-lost":
+      case "unregister-worker": {
+        // The scheduler is done with that incarnation: what it told it is no longer its word
+        // (a worker it lost while alive may go on running what it had).
+        const prefix = `${String(event.name)}\u0000`;
+        for (const key of this.instructions.keys()) if (key.startsWith(prefix)) this.instructions.delete(key);
+        if (event.op === "worker-lost" && this.tracks.get(`worker.${String(event.name)}`)?.alive === true) this.stats.workersLost += 1;
         return;
       }
     }

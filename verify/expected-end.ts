@@ -45,7 +45,9 @@ export function wantedAtEnd(scenario: Scenario): Map<string, Set<string>> {
 export function expectedEnd(scenario: Scenario): Map<string, Set<string>> | null {
   const alive = survivors(scenario);
   if (alive.length === 0) return null;
-  const killed = new Set((scenario.actions ?? []).flatMap((a) => (a.do === "kill-worker" ? [a.worker] : [])));
+  // Scattered data cannot be recomputed: data on a worker that was killed, retired (its
+  // handover may not finish) or lost (the scheduler gives the data up at once) may be gone.
+  const killed = new Set((scenario.actions ?? []).flatMap((a) => (a.do === "kill-worker" || a.do === "retire-worker" || a.do === "lose-worker" ? [a.worker] : [])));
   const lostForGood = new Set((scenario.data ?? []).filter((d) => d.on.some((w) => killed.has(w))).map((d) => d.key));
   const specs = new Map(scenario.tasks.map((t) => [t.key, t] as const));
   const stuck = new Set<string>();

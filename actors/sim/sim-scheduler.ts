@@ -134,9 +134,24 @@ export class SimScheduler {
 
   /** Feed one stimulus; a refusal is a simulator bug (scenarios are checked up front), so it throws. */
   feed(input: SchedulerInput): SchedulerReply {
+    const reply = this.handle(input);
+    if (!reply.ok) throw new Error(`simulator: the scheduler refused ${input.op}: ${reply.error.message}`);
+    return reply;
+  }
+
+  /**
+   * A client's request that may be refused (a scatter of a key that exists: the client gets
+   * KEY_EXISTS), answered, then an on-demand stealing pass if one is due, as `receive`.
+   */
+  request(input: SchedulerInput): SchedulerReply {
+    const reply = this.handle(input);
+    this.maybeBalance(false);
+    return reply;
+  }
+
+  private handle(input: SchedulerInput): SchedulerReply {
     this.recorder.input(input);
     const reply = this.core.handle(input);
-    if (!reply.ok) throw new Error(`simulator: the scheduler refused ${input.op}: ${reply.error.message}`);
     this.armTimer();
     return reply;
   }

@@ -1,5 +1,5 @@
 import { BadOptionError } from "../../machines/errors.js";
-import type { TaskSpec } from "../../machines/protocol.js";
+import type { TaskSpec, UpdateDataOp } from "../../machines/protocol.js";
 import type { WorkerCore } from "../../machines/worker/core.js";
 import { CompactLogSink } from "../../replay/compact-log.js";
 import { MemoryLogSink, NullLogSink } from "../../replay/memory-log.js";
@@ -76,6 +76,11 @@ class Simulation {
       observations: this.observations,
       peer: (name) => this.workers.get(name),
       transferIncomingCountLimit: plan.config.transferIncomingCountLimit,
+      closed: (worker) => {
+        if (this.workers.get(worker.name) === worker) this.workers.delete(worker.name);
+      },
+      scatterLease: plan.config.scatterLease,
+      whoHas: (key) => [...(this.scheduler.core.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.name),
     };
   }
 
@@ -117,7 +122,71 @@ class Simulation {
         this.joined.delete(event.client);
         this.scheduler.receive([{ op: "client-leave", client: event.client, t: this.kernel.now }]);
         return;
+      case "retire":
+        this.workers.get(event.worker)?.retire(event.timeout);
+        return;
+      case "lose":
+        return this.lose(event.worker, event.back);
+      case "scatter":
+        return this.scatter(event.client, event.data, event.on);
     }
+  }
+
+  /**
+   * The scheduler's liveness check removes a worker it has not heard from (SchedulerActor's
+   * tick feeds worker-lost), though the worker lives on; `back` seconds later the worker
+   * registers again with what it holds.
+   */
+  private lose(name: string, back: number): void {
+    const worker = this.workers.get(name);
+    if (worker === undefined) return;
+    const { kernel } = this;
+    this.scheduler.feed({ op: "worker-lost", name, id: worker.id, reason: "no heartbeat (lost)", t: kernel.now });
+    kernel.at(kernel.now + back, () => {
+      if (this.workers.get(name) === worker) worker.registerAgain();
+    });
+  }
+
+  /**
+   * Client.scatter by content, in one round: keys the scheduler holds in memory are shared
+   * where they are (an `existing` entry naming a holder); each other key is put on the first
+   * worker of `on` alive (one that already has the key refuses the put, as its data server
+   * does, and the entry names it as `existing`), then everything is registered with
+   * update-data. The client holds futures only if the scheduler accepts.
+   */
+  private scatter(client: string, data: { key: string; nbytes: number }[], on: string[]): void {
+    const t = this.kernel.now;
+    const target = on.map((name) => this.workers.get(name)).find((w) => w !== undefined);
+    const entries: UpdateDataOp["data"] = [];
+    const puts: { key: string; nbytes: number }[] = [];
+    for (const { key, nbytes } of data) {
+      const ts = this.scheduler.core.tasks.get(key);
+      const holder = ts === undefined ? undefined : ts.whoHas.values().next().value;
+      if (holder !== undefined) {
+        entries.push({ key, nbytes: 0, workers: [holder.name], existing: true });
+      } else if (target !== undefined) {
+        if (target.core.putDataRefusal([key]) === null) {
+          puts.push({ key, nbytes });
+          entries.push({ key, nbytes, workers: [target.name] });
+        } else {
+          entries.push({ key, nbytes: 0, workers: [target.name], existing: true });
+        }
+      }
+    }
+    // No worker to put data on: the client's scatter fails (NO_WORKERS), nothing is sent.
+    if (entries.length === 0) return;
+    if (puts.length > 0) target!.feed({ op: "put-data", keys: puts, t });
+    this.joinClient(client, t);
+    const reply = this.scheduler.request({ op: "update-data", client, data: entries, t });
+    // Refused (KEY_EXISTS): the client's scatter fails, and it holds no future for the keys.
+    if (reply.ok) this.clients.want(client, entries.map((e) => e.key));
+  }
+
+  /** The client's client-join, if the scheduler does not know the client (yet, or since it left). */
+  private joinClient(client: string, t: number): void {
+    if (this.joined.has(client)) return;
+    this.joined.add(client);
+    this.scheduler.receive([{ op: "client-join", client, t }]);
   }
 
   /** The scheduler registers the worker now; the worker hears back one latency later. */
@@ -158,10 +227,7 @@ class Simulation {
     const t = this.kernel.now;
     const tasks = submission.tasks.map(taskSpec);
     this.clients.want(client, wants);
-    if (!this.joined.has(client)) {
-      this.joined.add(client);
-      this.scheduler.receive([{ op: "client-join", client, t }]);
-    }
+    this.joinClient(client, t);
     this.scheduler.receive([{ op: "update-graph", client, tasks, wants, t }]);
   }
 

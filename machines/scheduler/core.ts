@@ -435,18 +435,31 @@ export class SchedulerCore implements PlacementContext, StealHost {
     else if (existing !== undefined) return OK;
     const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++, this.estimates);
     this.workers.set(ws.name, ws);
+    // Whatever this incarnation was told before, the scheduler does not have it now (it is
+    // new, or was removed while alive, or is from an earlier run): its assignments so far are
+    // void. Sent first, so it reaches the worker before any newer instruction.
+    this.fx.toWorker(ws.name, { op: "void-assignments", run: this.run, attempt: this.attempts });
     this.stealing?.addWorker(ws);
     this.workerLifecycle(ws, "START");
     this.running.push(ws);
     this.totalNthreads += ws.nthreads;
     for (const { key, nbytes } of op.holding ?? []) {
       const ts = this.tasks.get(key);
-      if (ts !== undefined && (ts.state === "memory" || ts.whoHas.size === 0)) {
+      // Data for a key in memory is a replica; for a key still to compute (or computing), its
+      // result. A failed key keeps its failure (its clients were told): the copy is freed.
+      if (ts !== undefined && (ts.state === "memory" || (ts.whoHas.size === 0 && ts.state !== "erred"))) {
         ts.nbytes = nbytes;
         this.addReplica(ts, ws);
         if (ts.state !== "memory") {
+          const computing = ts.processingOn;
           this.settle(ts);
-          this.move(ts, "DATA", { rule: "held-by-joining-worker" });
+          if (computing !== null) {
+            // The worker computing it must stop (Dask's cancel-compute): its assignment is void,
+            // and so is a result of it already on its way (numbered before this).
+            ts.attempt = ++this.attempts;
+            this.freeKeys(computing.name, [key]);
+          }
+          this.move(ts, "DATA", { rule: "held-by-joining-worker", ...(computing !== null ? { computing: computing.name } : {}) });
           this.dataArrived(ts);
         }
       } else {
@@ -550,7 +563,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
       this.freeKeys(ws.name, [key]);
       return;
     }
-    // The result of an assignment superseded since (a copy delivered late or twice): stale.
+    // The result of an assignment superseded since (a copy delivered late or twice, or a result
+    // of a worker removed while alive, which tells what it holds again: void-assignments): stale.
     if (attempt !== undefined && attempt !== ts.attempt) return;
     if (ts.state === "memory") {
       ts.nbytes = nbytes;

@@ -149,6 +149,11 @@ export class WorkerCore {
   readonly voided: Tombstones;
   /** The scheduler run the assignment numbers belong to (null: none seen yet). */
   run: number | null = null;
+  /**
+   * Every assignment of this run numbered up to this is void, whatever its key: the scheduler
+   * said so when it registered this worker afresh (void-assignments).
+   */
+  voidedUpTo = 0;
   private inputs = 0;
   executing = 0;
   now = 0;
@@ -175,6 +180,9 @@ export class WorkerCore {
       case "close":
       case "close-worker":
         this.lifecycle("CLOSE");
+        break;
+      case "void-assignments":
+        this.voidAssignments(input.run, input.attempt);
         break;
       case "acquire-replicas":
         this.acquireReplicas(input.keys);
@@ -269,7 +277,7 @@ export class WorkerCore {
     this.sameRun(op.run);
     const ts = this.tasks.get(op.key);
     const held = ts?.attempt ?? 0;
-    const voided = this.voided.get(op.key) ?? 0;
+    const voided = Math.max(this.voided.get(op.key) ?? 0, this.voidedUpTo);
     if (op.attempt <= held || op.attempt <= voided) {
       if (ts !== undefined && op.attempt === held && op.attempt > voided && ts.requested && ts.state === "waiting") {
         // Sent again with the current holders of its inputs: one it was told of may be gone.
@@ -435,6 +443,40 @@ export class WorkerCore {
     this.ready.push(ts);
   }
 
+  /**
+   * The scheduler registered this worker afresh (void-assignments): it does not have the
+   * incarnation it gave assignments up to `attempt` to (it removed this worker while it was
+   * alive, or it is a new run), so they are void. What is computed, fetched or kept as a
+   * failure for them is dropped (work under way is cancelled: its outcome is discarded), as a
+   * free-keys would; data in memory stays, and is told again (add-keys): the scheduler counts
+   * each key or frees it. Newer instructions (numbered above `attempt`, sent after the
+   * registration) are kept.
+   */
+  private voidAssignments(run: number, attempt: number): void {
+    this.sameRun(run);
+    if (attempt > this.voidedUpTo) this.voidedUpTo = attempt;
+    const stale: WTask[] = [];
+    for (const ts of this.tasks.values()) {
+      if (ts.attempt > attempt || ts.state === "memory" || ts.state === "released" || ts.state === "cancelled") continue;
+      ts.requested = false;
+      ts.acquire = false;
+      ts.computeInstead = null;
+      stale.push(ts);
+    }
+    for (const ts of stale) {
+      // Dropped meanwhile with a dependent released before it.
+      if (this.tasks.get(ts.key) !== ts) continue;
+      ts.freed = true;
+      if (this.neededLocally(ts)) continue;
+      this.release(ts, { rule: "void-assignments", attempt });
+    }
+    // What it holds, told again: the holding it registered with may be older than a result or
+    // a confirmation that came since. The scheduler counts each key or frees it.
+    const held: { key: string; nbytes: number }[] = [];
+    for (const ts of this.tasks.values()) if (ts.state === "memory" && !ts.scattered) held.push({ key: ts.key, nbytes: ts.nbytes });
+    if (held.length > 0) this.send({ op: "add-keys", worker: this.name, id: this.init.id, keys: held });
+  }
+
   private freeKeys(op: FreeKeysOp): void {
     if (op.attempt === undefined || op.run === undefined) {
       for (const key of op.keys) this.freeKey(key);
@@ -478,32 +520,32 @@ export class WorkerCore {
     return false;
   }
 
-  private release(ts: WTask): void {
+  private release(ts: WTask, why?: Record<string, unknown>): void {
     switch (ts.state) {
       case "memory":
         this.fx.freeData(ts.key);
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         break;
       case "ready":
         this.ready.remove(ts);
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         break;
       case "fetch":
         this.fetchQueue.remove(ts);
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         break;
       case "waiting":
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         break;
       case "error":
         ts.error = null;
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         break;
       case "executing":
       case "flight":
       case "resumed":
         // The work is under way and cannot be interrupted; its outcome will be dropped.
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         return;
       case "cancelled":
       case "released":
@@ -868,6 +910,7 @@ export class WorkerCore {
     this.run = run;
     if (first) return;
     this.voided.clear();
+    this.voidedUpTo = 0;
     const failed: WTask[] = [];
     for (const ts of this.tasks.values()) {
       ts.attempt = 0;
