@@ -761,7 +761,15 @@ export class WorkerCore {
       // Asked to compute it while it was on its way: the scheduler waits for this worker's
       // report, and the holders it fetched from may all be gone. Computed, as Dask does.
       if (computeInstead !== null) this.acceptCompute(computeInstead);
-      else this.fetchQueue.push(ts);
+      else if (ts.holders.size === 0 && !ts.requested && !this.neededLocally(ts)) {
+        // A copy only the scheduler asked for (acquire-replicas, a retiring worker's data) with
+        // nobody left to copy it from: the retiring worker left, and the scheduler re-plans its
+        // handovers on its own. Given up, rather than waited on for ever. (A task here that
+        // needs it keeps waiting: the scheduler names new holders, resendCompute.)
+        ts.acquire = false;
+        this.move(ts, "FREE", { rule: "no-holder-left" });
+        this.dropIfUnused(ts);
+      } else this.fetchQueue.push(ts);
     } else if (ts.state === "cancelled" || ts.state === "resumed") {
       const computeInstead = ts.state === "resumed" && ts.requested ? ts.computeInstead : null;
       ts.computeInstead = null;
