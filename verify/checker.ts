@@ -80,6 +80,8 @@ export interface CheckStats {
   reregistrations: number;
   /** Scatters of data again by clients (update-data after the start), shared or stored. */
   scatters: number;
+  /** Clean scheduler stops (scheduler-close), each followed by a new run. */
+  schedulerStops: number;
 }
 
 export class DstChecker {
@@ -109,6 +111,7 @@ export class DstChecker {
     workersLost: 0,
     reregistrations: 0,
     scatters: 0,
+    schedulerStops: 0,
   };
   readonly observer: SimObserver;
   private readonly reference: Map<string, string>;
@@ -251,6 +254,11 @@ export class DstChecker {
         return;
       case "register-worker":
         if (event.holding !== undefined) this.stats.reregistrations += 1;
+        return;
+      case "scheduler-close":
+        // The stopped scheduler's word is void: a new run knows nothing of it.
+        this.instructions.clear();
+        this.stats.schedulerStops += 1;
         return;
       case "worker-lost":
       case "unregister-worker": {

@@ -230,6 +230,8 @@ interface CaseDraw {
   bandwidth: number;
   faults: NetworkFaultSpec | null;
   restartAt: number | null;
+  /** A clean scheduler stop at `at`, and a new run `gap` seconds later. */
+  newRun: { at: number; gap: number } | null;
 }
 
 export function dstCaseArb(options: CaseOptions = DEFAULT_CASE_OPTIONS): fc.Arbitrary<DstCase> {
@@ -253,6 +255,7 @@ export function dstCaseArb(options: CaseOptions = DEFAULT_CASE_OPTIONS): fc.Arbi
     bandwidth: fc.constantFrom(1e6, 1e8, 1e9),
     faults: faultsDraw(options.faults),
     restartAt: fc.option(fc.constantFrom(0.1, 0.5, 1.3, 3, 8), { freq: 2 }),
+    newRun: sometimes(fc.record({ at: fc.constantFrom(0.05, 0.4, 1.1, 2.2, 4.5), gap: fc.constantFrom(0, 0.02, 0.6) }), 4),
   });
   return draw.map(buildCase);
 }
@@ -289,6 +292,23 @@ function buildCase(d: CaseDraw): DstCase {
   );
   // The scheduler restarts from its log at restartAt, for real: the rest of the run is the rebuilt one's.
   if (d.restartAt !== null) actions.push({ at: d.restartAt, do: "restart-scheduler" });
+  // A clean stop and a new run, unless something else would happen while the scheduler is down,
+  // or a graph submitted after it needs the scattered data (which the new run does not know).
+  if (d.newRun !== null) {
+    const from = d.newRun.at;
+    const to = from + d.newRun.gap;
+    const within = (at: number): boolean => at >= from && at <= to;
+    const busy = actions.some((a) => within(a.at)) || tasks.some((t) => within(t.submitAt ?? 0)) || workers.some((w) => within(w.joinAt ?? 0));
+    const needsData = needingData(tasks, data);
+    const lateData = tasks.some((t) => (t.submitAt ?? 0) > to && needsData.has(t.key));
+    if (!busy && !lateData) {
+      actions.push({ at: from, do: "stop-scheduler" }, { at: to, do: "start-scheduler" });
+      // Submit actions after it of keys that need the data would be refused: left out.
+      const kept = actions.filter((a) => !(a.do === "submit" && a.at > to && a.keys.some((k) => needsData.has(k))));
+      actions.length = 0;
+      actions.push(...kept);
+    }
+  }
   if (actions.length > 0) scenario.actions = actions;
   if (d.faults !== null) scenario.faults = d.faults;
   return d.restartAt === null ? { scenario } : { scenario, restartAt: d.restartAt };
@@ -458,6 +478,15 @@ function buildClientActions(steps: ClientStepDraw[], tasks: SimTaskSpec[], hasDa
     }
   }
   return actions;
+}
+
+/** Tasks that need scattered data, directly or through other tasks. */
+function needingData(tasks: SimTaskSpec[], data: SimDataSpec[]): Set<string> {
+  const out = new Set(data.map((d) => d.key));
+  // Tasks come after their dependencies (buildTasks draws dependencies among earlier keys).
+  for (const t of tasks) if ((t.deps ?? []).some((dep) => out.has(dep))) out.add(t.key);
+  for (const d of data) out.delete(d.key);
+  return out;
 }
 
 /** Workers alive when the run ends (after every kill and comeback). */

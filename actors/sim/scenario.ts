@@ -102,7 +102,21 @@ export type SimAction =
    * registered with update-data. A refused scatter (the key exists in another state) leaves
    * the client without futures for it.
    */
-  | { at: number; do: "scatter"; client?: string; keys: string[]; on: string[] };
+  | { at: number; do: "scatter"; client?: string; keys: string[]; on: string[] }
+  /**
+   * The scheduler stops cleanly (a scheduler process on SIGTERM: SchedulerActor.close): it
+   * records its close and its stop, and what is sent to it until it starts again is lost.
+   * Nothing else may happen until start-scheduler.
+   */
+  | { at: number; do: "stop-scheduler" }
+  /**
+   * A scheduler starts after a clean stop: a new run, which knows nothing (a log that ends
+   * with a stop is not resumed). It announces itself: each live worker registers again with
+   * what it holds, and each client reconciles (Client.reconcile): it resubmits the keys it
+   * holds futures for, and what they need, except those that need scattered data, which fail
+   * (SchedulerRestartedError); erred and cancelled futures keep their outcome.
+   */
+  | { at: number; do: "start-scheduler" };
 
 export interface NetworkSpec {
   /** Bytes per second between workers; default config.bandwidth. */

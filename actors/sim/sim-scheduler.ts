@@ -61,19 +61,45 @@ export class SimScheduler {
       },
     };
     this.core = new SchedulerCore(config, this.live);
+  }
+
+  /** The scheduler starts: it records its start and takes mail. */
+  start(): void {
+    const t = this.kernel.now;
+    this.recorder.start(t, "scheduler", { cluster: "sim", config: serializableConfig(this.config) });
+    this.feed({ op: "scheduler-start", t });
     // The sender's address stands for the subject it would send on, as on a real transport.
     const senders = new Map<string, SchedulerSender | undefined>();
-    kernel.open(SCHEDULER_ADDRESS, (from, ops) => {
+    this.kernel.open(SCHEDULER_ADDRESS, (from, ops) => {
       let sender = senders.get(from);
       if (sender === undefined && !senders.has(from)) senders.set(from, (sender = senderAt(from)));
       this.receiveFrom(sender, from, ops);
     });
   }
 
-  start(): void {
+  /** Whether the scheduler is up (not stopped by stop-scheduler). */
+  get up(): boolean {
+    return this.core.state === "running";
+  }
+
+  /**
+   * The scheduler stops cleanly, as SchedulerActor.close: it takes no more mail (what is sent
+   * to it while it is down is lost), records its close (scheduler-close) and its stop.
+   */
+  stop(): void {
     const t = this.kernel.now;
-    this.recorder.start(t, "scheduler", { cluster: "sim", config: serializableConfig(this.config) });
-    this.feed({ op: "scheduler-start", t });
+    this.kernel.close(SCHEDULER_ADDRESS);
+    this.feed({ op: "scheduler-close", t });
+    this.recorder.stop(t, "stopped");
+  }
+
+  /**
+   * A scheduler starts after a clean stop: a new run (a log that ends with a stop is not
+   * resumed, replay/jetstream-resume.ts), with a core that knows nothing yet.
+   */
+  startNewRun(): void {
+    this.core = new SchedulerCore(this.config, this.live);
+    this.start();
   }
 
   /**
@@ -106,7 +132,10 @@ export class SimScheduler {
    * host's and carry on. Throws if the log is not there or is not reproduced.
    */
   restart(records: readonly LogRecord[]): void {
-    const own = records.filter((r) => r.actor === this.recorder.actor);
+    let own = records.filter((r) => r.actor === this.recorder.actor);
+    // This run's records: from its start (an earlier run stopped cleanly is not resumed).
+    const lastStart = own.findLastIndex((r) => r.kind === "start");
+    if (lastStart > 0) own = own.slice(lastStart);
     if (own.length === 0 || own[0]!.kind !== "start") {
       throw new BadOptionError("actions", "restart-scheduler rebuilds the scheduler from its log: run with the log kept in memory (simulate()'s default)");
     }

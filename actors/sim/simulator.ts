@@ -15,7 +15,7 @@ import { SIM_CLIENT, SIM_FUNCTION, type Scenario, type SimObserver, type SimOpti
 import { readNumber } from "./scenario-fields.js";
 import { SimScheduler } from "./sim-scheduler.js";
 import { SimWorker, type SimWorkerContext } from "./sim-worker.js";
-import { planScenario } from "./validate-scenario.js";
+import { planScenario, withEarlierDeps } from "./validate-scenario.js";
 
 /**
  * Runs a scenario on the unchanged scheduler and worker cores, on a virtual clock, and
@@ -58,6 +58,7 @@ class Simulation {
   private readonly clients: SimClients;
   /** Clients the scheduler has taken a client-join from (and no client-leave since). */
   private readonly joined = new Set<string>();
+  private readonly computableKeys = new Map<string, boolean>();
 
   constructor(
     private readonly plan: Plan,
@@ -129,7 +130,53 @@ class Simulation {
         return this.lose(event.worker, event.back);
       case "scatter":
         return this.scatter(event.client, event.data, event.on);
+      case "stop-scheduler":
+        this.scheduler.stop();
+        // The next run knows no client.
+        this.joined.clear();
+        return;
+      case "start-scheduler":
+        return this.startNewRun();
     }
+  }
+
+  /**
+   * A scheduler starts a new run and announces itself (announceNewRun): each live worker hears
+   * it one latency later and registers again with what it holds (followNewRuns); each client
+   * hears it, asks which of its keys the new run holds (client-keys, a round trip), and
+   * resubmits the rest (Client.reconcile).
+   */
+  private startNewRun(): void {
+    this.scheduler.startNewRun();
+    const { kernel } = this;
+    for (const worker of this.workers.values()) {
+      kernel.at(kernel.now + kernel.latency, () => {
+        if (this.workers.get(worker.name) === worker) worker.registerAgain();
+      });
+    }
+    for (const client of this.clients.names()) kernel.at(kernel.now + 2 * kernel.latency, () => this.reconcile(client));
+  }
+
+  private reconcile(client: string): void {
+    if (!this.scheduler.up) return;
+    const t = this.kernel.now;
+    const wanted = new Set([...(this.scheduler.core.clients.get(client) ?? [])].map((ts) => ts.key));
+    const again = this.clients.reconcile(client, wanted, (key) => this.computable(key));
+    if (again.length === 0) return;
+    const tasks = withEarlierDeps(again.map((key) => this.plan.tasks.get(key)!), this.plan.tasks).map(taskSpec);
+    this.joinClient(client, t);
+    this.scheduler.receive([{ op: "update-graph", client, tasks, wants: again, t }]);
+  }
+
+  /** A task of the scenario whose inputs are all tasks too (scattered data cannot be made again). */
+  private computable(key: string): boolean {
+    let known = this.computableKeys.get(key);
+    if (known === undefined) {
+      const task = this.plan.tasks.get(key);
+      known = task !== undefined && task.deps.every((dep) => this.computable(dep));
+      this.computableKeys.set(key, known);
+    }
+    return known;
   }
 
   /**
@@ -226,9 +273,10 @@ class Simulation {
     const { client, wants } = submission;
     const t = this.kernel.now;
     const tasks = submission.tasks.map(taskSpec);
-    this.clients.want(client, wants);
     this.joinClient(client, t);
-    this.scheduler.receive([{ op: "update-graph", client, tasks, wants, t }]);
+    // Refused only after a new run, which knows no scattered data: a graph that needs it fails
+    // (the client's submit rejects), and the client holds no future for it.
+    if (this.scheduler.request({ op: "update-graph", client, tasks, wants, t }).ok) this.clients.want(client, wants);
   }
 
   private view(): SimView {

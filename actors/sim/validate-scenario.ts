@@ -27,7 +27,20 @@ const NETWORK_FIELDS = ["bandwidth", "latency"];
 const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
 const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error"];
-const ACTIONS = ["balance", "kill-worker", "add-worker", "restart-scheduler", "submit", "release", "client-leave", "retire-worker", "lose-worker", "scatter"];
+const ACTIONS = [
+  "balance",
+  "kill-worker",
+  "add-worker",
+  "restart-scheduler",
+  "submit",
+  "release",
+  "client-leave",
+  "retire-worker",
+  "lose-worker",
+  "scatter",
+  "stop-scheduler",
+  "start-scheduler",
+];
 /** Worker and client names: they name subjects on NATS. */
 const WORKER_NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -55,6 +68,7 @@ export function planScenario(scenario: unknown): Plan {
   if (data.length > 0) timeline.push({ at: 0, kind: "place-data", data: mergeDuplicateKeys(data) });
   for (const [at, submission] of submissions(tasks)) timeline.push({ at, kind: "submit", submission });
   for (const { event } of actions) timeline.push(event);
+  checkSchedulerDowntime(timeline, actions);
   return { seed, config, latency, bandwidth, tasks, timeline, faults: readFaults(raw.faults) };
 }
 
@@ -191,7 +205,7 @@ function submissions(tasks: Map<string, PlannedTask>): [number, PlannedSubmissio
  * (transitively, dependencies first): what a client sends so that the graph names no key
  * the scheduler may have forgotten. Data keys have no spec: the client holding them keeps them.
  */
-function withEarlierDeps(group: readonly PlannedTask[], tasks: ReadonlyMap<string, PlannedTask>): PlannedTask[] {
+export function withEarlierDeps(group: readonly PlannedTask[], tasks: ReadonlyMap<string, PlannedTask>): PlannedTask[] {
   const inGroup = new Set(group.map((t) => t.key));
   const added = new Set<string>();
   const out: PlannedTask[] = [];
@@ -209,7 +223,40 @@ function withEarlierDeps(group: readonly PlannedTask[], tasks: ReadonlyMap<strin
 
 interface ReadAction {
   index: number;
-  event: PlannedEvent & { kind: "join" | "kill" | "balance" | "restart-scheduler" | "submit" | "release" | "client-leave" | "retire" | "lose" | "scatter" };
+  event: PlannedEvent & {
+    kind: "join" | "kill" | "balance" | "restart-scheduler" | "submit" | "release" | "client-leave" | "retire" | "lose" | "scatter" | "stop-scheduler" | "start-scheduler";
+  };
+}
+
+/**
+ * stop-scheduler and start-scheduler alternate, a stop first; nothing else happens while the
+ * scheduler is down (from a stop to its start, both included): no worker joins or action, no
+ * graph, no client action. (What is sent to a stopped scheduler is lost; the simulator does
+ * not model clients waiting for it.)
+ */
+function checkSchedulerDowntime(timeline: PlannedEvent[], actions: ReadAction[]): void {
+  const path = new Map(actions.map(({ event, index }) => [event, `actions[${index}]`] as const));
+  const turns = actions.filter(({ event }) => event.kind === "stop-scheduler" || event.kind === "start-scheduler").sort((a, b) => a.event.at - b.event.at || a.index - b.index);
+  const windows: [number, number][] = [];
+  let stoppedAt: number | null = null;
+  for (const { event, index } of turns) {
+    if (event.kind === "stop-scheduler") {
+      if (stoppedAt !== null) throw new BadOptionError(`actions[${index}]`, `the scheduler is already stopped at t=${event.at} (since t=${stoppedAt})`);
+      stoppedAt = event.at;
+    } else {
+      if (stoppedAt === null) throw new BadOptionError(`actions[${index}]`, `start-scheduler at t=${event.at}: the scheduler is running (stop-scheduler first)`);
+      windows.push([stoppedAt, event.at]);
+      stoppedAt = null;
+    }
+  }
+  if (stoppedAt !== null) windows.push([stoppedAt, Infinity]);
+  for (const event of timeline) {
+    if (event.kind === "stop-scheduler" || event.kind === "start-scheduler") continue;
+    const window = windows.find(([from, to]) => event.at >= from && event.at <= to);
+    if (window === undefined) continue;
+    const where = path.get(event as ReadAction["event"]) ?? (event.kind === "join" ? `workers (${event.worker.name} joins at t=${event.at})` : event.kind === "submit" ? `tasks (a graph at t=${event.at})` : "scenario");
+    throw new BadOptionError(where, `the scheduler is stopped from t=${window[0]} to ${window[1] === Infinity ? "the end" : `t=${window[1]}`}: nothing else happens meanwhile`);
+  }
 }
 
 function readClient(value: unknown, path: string): string {
@@ -236,7 +283,7 @@ function readAction(value: unknown, index: number, tasks: ReadonlyMap<string, Pl
     readObject(value, path, ["at", "do", "worker"]);
     throw new BadOptionError(`${path}.do`, `must be one of ${ACTIONS.map((a) => JSON.stringify(a)).join(", ")}, got ${JSON.stringify(kind)}`);
   }
-  if (kind === "balance" || kind === "restart-scheduler") {
+  if (kind === "balance" || kind === "restart-scheduler" || kind === "stop-scheduler" || kind === "start-scheduler") {
     const raw = readObject(value, path, ["at", "do"]);
     return { index, event: { at: readNumber(raw.at, `${path}.at`, { min: 0 }), kind } };
   }

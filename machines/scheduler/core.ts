@@ -435,10 +435,6 @@ export class SchedulerCore implements PlacementContext, StealHost {
     else if (existing !== undefined) return OK;
     const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++, this.estimates);
     this.workers.set(ws.name, ws);
-    // Whatever this incarnation was told before, the scheduler does not have it now (it is
-    // new, or was removed while alive, or is from an earlier run): its assignments so far are
-    // void. Sent first, so it reaches the worker before any newer instruction.
-    this.fx.toWorker(ws.name, { op: "void-assignments", run: this.run, attempt: this.attempts });
     this.stealing?.addWorker(ws);
     this.workerLifecycle(ws, "START");
     this.running.push(ws);
@@ -466,6 +462,11 @@ export class SchedulerCore implements PlacementContext, StealHost {
         this.freeKeys(ws.name, [key]);
       }
     }
+    // Whatever this incarnation was told before, the scheduler does not have it now (it is new,
+    // or was removed while alive, or is from an earlier run): its assignments so far are void.
+    // Sent after the free-keys of its holding (so the worker tells what it holds after those)
+    // and before any assignment to it (numbered above, so kept).
+    this.fx.toWorker(ws.name, { op: "void-assignments", run: this.run, attempt: this.attempts });
     for (const other of this.running) this.checkIdleSaturated(other);
     const unrunnable = [...this.unrunnable];
     sortByPriority(unrunnable);
