@@ -49,6 +49,8 @@ export class SimScheduler {
     private readonly kernel: SimKernel,
     private readonly config: Config,
     log: LogSink,
+    /** Whether that incarnation of a worker was killed (its late registration is lost at once). */
+    private readonly isDead: (name: string, id: string) => boolean = () => false,
   ) {
     const recorder = (this.recorder = new ActorRecorder("scheduler", log));
     const steals = (this.steals = new SimSteals());
@@ -118,8 +120,17 @@ export class SimScheduler {
    */
   private receiveFrom(sender: SchedulerSender | undefined, from: string, ops: unknown[]): void {
     for (const op of ops) {
-      if (refusal(this.core, sender, op as { op: string }, from) !== undefined) this.refused++;
-      else this.feed(withTime(op as object, this.kernel.now) as SchedulerInput);
+      if (refusal(this.core, sender, op as { op: string }, from) !== undefined) {
+        this.refused++;
+        continue;
+      }
+      this.feed(withTime(op as object, this.kernel.now) as SchedulerInput);
+      // A registration sent before its worker was killed, delivered after: the host finds that
+      // incarnation gone at once, as it found out about the kill (kill-worker).
+      const { name, id } = op as { op: string; name: string; id: string };
+      if ((op as { op: string }).op === "register-worker" && this.isDead(name, id) && this.core.workers.get(name)?.id === id) {
+        this.feed({ op: "worker-lost", name, id, reason: "killed", t: this.kernel.now });
+      }
     }
     this.maybeBalance(false);
   }

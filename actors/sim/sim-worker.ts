@@ -138,12 +138,14 @@ export class SimWorker {
   }
 
   /**
-   * Register again with what it holds: the scheduler removed this incarnation while it was
-   * alive, and told it so (worker-missing) or its reconnect was answered known: false
-   * (actors/process/worker-resync.ts).
+   * Register again with what it holds (actors/process/worker-resync.ts): the scheduler removed
+   * this incarnation while it was alive, and told it so (worker-missing) or its reconnect was
+   * answered known: false; or a scheduler announced a new run (`run`), which the worker
+   * enters first.
    */
-  registerAgain(): void {
+  registerAgain(run?: number): void {
     if (!this.live) return;
+    if (run !== undefined) this.feed({ op: "new-run", run, t: this.ctx.kernel.now });
     this.ctx.kernel.send(workerAddress(this.name), SCHEDULER_ADDRESS, this.registration(true));
   }
 

@@ -59,6 +59,8 @@ class Simulation {
   /** Clients the scheduler has taken a client-join from (and no client-leave since). */
   private readonly joined = new Set<string>();
   private readonly computableKeys = new Map<string, boolean>();
+  /** Killed incarnations, as "name\0id". */
+  private readonly killed = new Set<string>();
 
   constructor(
     private readonly plan: Plan,
@@ -66,7 +68,7 @@ class Simulation {
   ) {
     this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed));
     this.prng = new Prng(plan.seed);
-    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log);
+    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log, (name, id) => this.killed.has(`${name}\u0000${id}`));
     this.clients = new SimClients(this.kernel);
     this.workerContext = {
       kernel: this.kernel,
@@ -149,9 +151,10 @@ class Simulation {
   private startNewRun(): void {
     this.scheduler.startNewRun();
     const { kernel } = this;
+    const run = this.scheduler.core.run;
     for (const worker of this.workers.values()) {
       kernel.at(kernel.now + kernel.latency, () => {
-        if (this.workers.get(worker.name) === worker) worker.registerAgain();
+        if (this.workers.get(worker.name) === worker) worker.registerAgain(run);
       });
     }
     for (const client of this.clients.names()) kernel.at(kernel.now + 2 * kernel.latency, () => this.reconcile(client));
@@ -197,13 +200,16 @@ class Simulation {
   /**
    * Client.scatter by content, in one round: keys the scheduler holds in memory are shared
    * where they are (an `existing` entry naming a holder); each other key is put on the first
-   * worker of `on` alive (one that already has the key refuses the put, as its data server
+   * worker of `on` the scheduler has running (one that already has the key refuses the put, as its data server
    * does, and the entry names it as `existing`), then everything is registered with
    * update-data. The client holds futures only if the scheduler accepts.
    */
   private scatter(client: string, data: { key: string; nbytes: number }[], on: string[]): void {
     const t = this.kernel.now;
-    const target = on.map((name) => this.workers.get(name)).find((w) => w !== undefined);
+    // The client stores on workers the scheduler lists (its running workers), as Client.scatter.
+    const target = on
+      .map((name) => this.workers.get(name))
+      .find((w) => w !== undefined && this.scheduler.core.workers.get(w.name)?.id === w.id && this.scheduler.core.workers.get(w.name)?.state === "running");
     const entries: UpdateDataOp["data"] = [];
     const puts: { key: string; nbytes: number }[] = [];
     for (const { key, nbytes } of data) {
@@ -242,12 +248,15 @@ class Simulation {
     this.workers.set(spec.name, worker);
     const { kernel } = this;
     this.scheduler.receive([{ ...worker.start(), t: kernel.now }]);
-    kernel.at(kernel.now + kernel.latency, () => worker.feed({ op: "registered", t: kernel.now }));
+    // The answer names the run the worker registered with.
+    const run = this.scheduler.core.run;
+    kernel.at(kernel.now + kernel.latency, () => worker.feed({ op: "registered", run, t: kernel.now }));
   }
 
   private kill(name: string): void {
     const worker = this.workers.get(name)!;
     this.workers.delete(name);
+    this.killed.add(`${name}\u0000${worker.id}`);
     worker.kill();
     this.scheduler.feed({ op: "worker-lost", name, id: worker.id, reason: "killed", t: this.kernel.now });
   }

@@ -431,8 +431,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   private registerWorker(op: RegisterWorkerOp): SchedulerReply {
     const existing = this.workers.get(op.name);
+    // The answer names the run, so the worker knows which run's instructions to take.
+    const registered: SchedulerReply = { ok: true, run: this.run };
     if (existing !== undefined && existing.id !== op.id) this.removeWorker(existing.name, existing.id, true, "replaced");
-    else if (existing !== undefined) return OK;
+    else if (existing !== undefined) return registered;
     const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++, this.estimates);
     this.workers.set(ws.name, ws);
     this.stealing?.addWorker(ws);
@@ -474,7 +476,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.drain();
     this.queueSlotsMaybeOpened();
     this.retirements.progress();
-    return OK;
+    return registered;
   }
 
   /** The worker under this name, if it is the incarnation `id`: anything else is stale. */

@@ -117,6 +117,9 @@ function numbered(ts: WTask): { attempt?: number } {
  */
 export const MAX_TOMBSTONES = 65_536;
 
+/** Scheduler runs a worker remembers having left (each a clean scheduler stop and a new run). */
+export const MAX_PAST_RUNS = 16;
+
 /**
  * A worker's state and policies, sans I/O (after Dask's WorkerState): it decides what to
  * run next (a heap by priority over `nthreads` slots), what to fetch from whom (at most
@@ -149,6 +152,8 @@ export class WorkerCore {
   readonly voided: Tombstones;
   /** The scheduler run the assignment numbers belong to (null: none seen yet). */
   run: number | null = null;
+  /** Runs this worker has left, the latest last: their late instructions are dropped. */
+  readonly pastRuns: number[] = [];
   /**
    * Every assignment of this run numbered up to this is void, whatever its key: the scheduler
    * said so when it registered this worker afresh (void-assignments).
@@ -175,6 +180,9 @@ export class WorkerCore {
     this.inputs += 1;
     switch (input.op) {
       case "registered":
+        // The run registered with: known before any of its instructions arrives, so a new run
+        // announced later makes it past even if none of them did.
+        if (input.run !== undefined && this.run === null && !this.pastRuns.includes(input.run)) this.run = input.run;
         this.lifecycle("START");
         break;
       case "close":
@@ -183,6 +191,9 @@ export class WorkerCore {
         break;
       case "void-assignments":
         this.voidAssignments(input.run, input.attempt);
+        break;
+      case "new-run":
+        this.newRun(input.run);
         break;
       case "acquire-replicas":
         this.acquireReplicas(input.keys);
@@ -274,7 +285,10 @@ export class WorkerCore {
       this.acceptCompute(op);
       return;
     }
-    this.sameRun(op.run);
+    if (!this.sameRun(op.run)) {
+      this.stale(op.key, { rule: "past-run", op: "compute-task", run: op.run, attempt: op.attempt });
+      return;
+    }
     const ts = this.tasks.get(op.key);
     const held = ts?.attempt ?? 0;
     const voided = Math.max(this.voided.get(op.key) ?? 0, this.voidedUpTo);
@@ -453,7 +467,7 @@ export class WorkerCore {
    * registration) are kept.
    */
   private voidAssignments(run: number, attempt: number): void {
-    this.sameRun(run);
+    if (!this.sameRun(run)) return;
     if (attempt > this.voidedUpTo) this.voidedUpTo = attempt;
     const stale: WTask[] = [];
     for (const ts of this.tasks.values()) {
@@ -482,7 +496,10 @@ export class WorkerCore {
       for (const key of op.keys) this.freeKey(key);
       return;
     }
-    this.sameRun(op.run);
+    if (!this.sameRun(op.run)) {
+      for (const key of op.keys) this.stale(key, { rule: "past-run", op: "free-keys", run: op.run, attempt: op.attempt });
+      return;
+    }
     let kept: { key: string; nbytes: number }[] | null = null;
     for (const key of op.keys) {
       // Every assignment of it up to op.attempt was sent before this free-keys: void.
@@ -587,7 +604,11 @@ export class WorkerCore {
    */
   private stealRequest(op: StealRequestOp): void {
     const { key, requestId, attempt } = op;
-    if (op.run !== undefined) this.sameRun(op.run);
+    // A request of a scheduler run this worker left: nobody waits for the answer.
+    if (op.run !== undefined && !this.sameRun(op.run)) {
+      this.stale(key, { rule: "past-run", op: "steal-request", run: op.run, attempt });
+      return;
+    }
     const ts = this.tasks.get(key);
     const numbered = attempt !== undefined && op.run !== undefined;
     let state: string = ts?.state ?? "released";
@@ -633,6 +654,9 @@ export class WorkerCore {
     for (const { key, nbytes } of keys) {
       const ts = this.ensureTask(key);
       ts.nbytes = nbytes;
+      // New data: a free-keys of the key's earlier life here (the record kept for a dependent
+      // whose outcome is still to come) does not apply to it.
+      ts.freed = false;
       this.move(ts, "DATA");
       // It wakes no task here: only a compute-task naming this worker as its holder makes it an input.
       ts.scattered = true;
@@ -912,11 +936,41 @@ export class WorkerCore {
    * (the last one stopped or died without a log to resume from) numbers afresh, so nothing
    * remembered under the previous run applies.
    */
-  private sameRun(run: number): void {
-    if (this.run === run) return;
+  private sameRun(run: number): boolean {
+    if (this.run === run) return true;
+    // A late instruction of a run this worker has left (a clean stop, then a new run): void.
+    if (this.pastRuns.includes(run)) return false;
     const first = this.run === null;
+    this.enterRun(run);
+    if (!first) this.runChanged(run);
+    return true;
+  }
+
+  /** `run` is now the run numbers belong to; the one before is past (at most MAX_PAST_RUNS kept). */
+  private enterRun(run: number): void {
+    if (this.run !== null) {
+      this.pastRuns.push(this.run);
+      if (this.pastRuns.length > MAX_PAST_RUNS) this.pastRuns.shift();
+    }
     this.run = run;
-    if (first) return;
+  }
+
+  /**
+   * The host heard a scheduler announce a new run (`run`) and registers with it again: from
+   * now on, instructions of the run before are void, even those still on their way (the
+   * registration's holding was taken after this; a late free-keys of the old run must not
+   * drop a key the new run counts). A repeated announcement of the run it is in changes
+   * nothing.
+   */
+  private newRun(run: number): void {
+    if (this.run === run || this.pastRuns.includes(run)) return;
+    const first = this.run === null;
+    this.enterRun(run);
+    if (!first) this.runChanged(run);
+  }
+
+  /** Numbers of the run before mean nothing now, nor do the failures it was told of. */
+  private runChanged(run: number): void {
     this.voided.clear();
     this.voidedUpTo = 0;
     const failed: WTask[] = [];

@@ -14,7 +14,13 @@ export interface WorkerInit {
 
 /** Stimuli from the worker's own host: lifecycle, finished transfers and executions. */
 export type WorkerLocalOp =
-  | { op: "registered" }
+  /** The scheduler answered the registration; `run`: the scheduler run it registered with. */
+  | { op: "registered"; run?: number }
+  /**
+   * A scheduler announced a new run (`run`: its scheduler-start time), with which the worker
+   * registers again: the run before is left, and its late instructions are void.
+   */
+  | { op: "new-run"; run: number }
   | { op: "close" }
   /** Data handed to this worker directly (scatter); the host stores it only if WorkerCore.putDataRefusal allows. */
   | { op: "put-data"; keys: { key: string; nbytes: number }[] }
