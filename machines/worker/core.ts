@@ -472,6 +472,10 @@ export class WorkerCore {
     const stale: WTask[] = [];
     for (const ts of this.tasks.values()) {
       if (ts.attempt > attempt || ts.state === "memory" || ts.state === "released" || ts.state === "cancelled") continue;
+      // A copy asked for by acquire-replicas carries no number: one that overtook this op is
+      // the new registration's (a retirement's handover) and must go on; an older one only
+      // ends in a replica the scheduler counts or frees.
+      if (ts.acquire && !ts.requested && ts.attempt === 0) continue;
       ts.requested = false;
       ts.acquire = false;
       ts.computeInstead = null;
