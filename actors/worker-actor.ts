@@ -180,6 +180,12 @@ export class WorkerActor {
     this.feed({ op: "new-run", run, t: this.opts.clock.now() });
   }
 
+  /** What this worker says it holds as it registers again (the keys are claimed until the scheduler answers). */
+  holdingToRegisterAgain(): { key: string; nbytes: number }[] {
+    this.feed({ op: "register-again", t: this.opts.clock.now() });
+    return this.core.holding();
+  }
+
   feed(input: WorkerInput): void {
     if (this.closed) return;
     this.recorder.input(input);

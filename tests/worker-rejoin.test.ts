@@ -176,6 +176,38 @@ describe("the worker, voided assignments", () => {
   });
 });
 
+describe("the worker, a registration's claims", () => {
+  it("reports a key it said it held and lost before the scheduler answered, and the scheduler uncounts it", () => {
+    const s = new Scheduler(["a"]);
+    s.submit("x", "a");
+    const attempt = s.core.tasks.get("x")!.attempt;
+    s.handle({ op: "task-finished", worker: "a", id: "a#1", key: "x", nbytes: 8, start: 0, stop: 1, attempt });
+    const w = new Worker("a", { run: 0 });
+    w.compute("x", attempt);
+    w.handle({ op: "execute-done", key: "x", nbytes: 8, start: 0, stop: 1 });
+    // The scheduler frees x on a (nobody wants it) and, before that reaches a, loses a; a
+    // registers again, holding x.
+    s.handle({ op: "release-keys", client: "c", keys: ["x"] });
+    const free = s.take().find((m) => m.op.op === "free-keys")!.op;
+    s.handle({ op: "worker-lost", name: "a", id: "a#1", reason: "no heartbeat" });
+    s.submit("x", "a"); // wanted again meanwhile: no-worker
+    w.handle({ op: "register-again" });
+    const holding = w.core.holding();
+    expect(holding).toEqual([{ key: "x", nbytes: 8 }]);
+    w.handle(free as WorkerOp); // the late free-keys: x is dropped
+    s.register("a", holding);
+    expect(s.core.taskState("x")).toBe("memory"); // taken from the claim
+    w.take();
+    for (const { op } of s.take().filter((m) => m.worker === "a")) w.handle(op as WorkerOp);
+    const missing = w.take().sent.filter((op) => op.op === "missing-data");
+    expect(missing).toEqual([{ op: "missing-data", worker: "a", id: "a#1", key: "x", holder: "a" }]);
+    s.handle(missing[0]!);
+    // Uncounted: no replica left, so x is computed again.
+    expect(s.core.tasks.get("x")!.whoHas.size).toBe(0);
+    expect(s.core.taskState("x")).toBe("processing.assigned");
+  });
+});
+
 describe("the worker, scheduler runs", () => {
   it("drops a late instruction of the run it left for an announced new one", () => {
     const w = new Worker("w", { run: 0 });

@@ -146,6 +146,7 @@ export class SimWorker {
   registerAgain(run?: number): void {
     if (!this.live) return;
     if (run !== undefined) this.feed({ op: "new-run", run, t: this.ctx.kernel.now });
+    this.feed({ op: "register-again", t: this.ctx.kernel.now });
     this.ctx.kernel.send(workerAddress(this.name), SCHEDULER_ADDRESS, this.registration(true));
   }
 

@@ -155,6 +155,12 @@ export class WorkerCore {
   /** Runs this worker has left, the latest last: their late instructions are dropped. */
   readonly pastRuns: number[] = [];
   /**
+   * Keys the worker said it holds when it registered again (register-again), until the
+   * scheduler's void-assignments answers: one freed meanwhile (by a free-keys the scheduler sent
+   * before it removed the worker, arriving late) is reported missing then.
+   */
+  private claimed: Set<string> | null = null;
+  /**
    * Every assignment of this run numbered up to this is void, whatever its key: the scheduler
    * said so when it registered this worker afresh (void-assignments).
    */
@@ -194,6 +200,9 @@ export class WorkerCore {
         break;
       case "new-run":
         this.newRun(input.run);
+        break;
+      case "register-again":
+        this.claimed = new Set(this.holding().map((h) => h.key));
         break;
       case "acquire-replicas":
         this.acquireReplicas(input.keys);
@@ -487,6 +496,15 @@ export class WorkerCore {
       ts.freed = true;
       if (this.neededLocally(ts)) continue;
       this.release(ts, { rule: "void-assignments", attempt });
+    }
+    // What it said it holds and no longer does (a free-keys sent before the scheduler removed
+    // it, arriving after it registered again): reported missing, so the scheduler uncounts it
+    // (a key the scheduler did not count is ignored). The registration came first, so this does.
+    if (this.claimed !== null) {
+      for (const key of this.claimed) {
+        if (this.tasks.get(key)?.state !== "memory") this.send({ op: "missing-data", worker: this.name, id: this.init.id, key, holder: this.name });
+      }
+      this.claimed = null;
     }
     // What it holds, told again: the holding it registered with may be older than a result or
     // a confirmation that came since. The scheduler counts each key or frees it.

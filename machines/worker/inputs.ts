@@ -21,6 +21,12 @@ export type WorkerLocalOp =
    * registers again: the run before is left, and its late instructions are void.
    */
   | { op: "new-run"; run: number }
+  /**
+   * The host registers this worker again (with a scheduler that removed it, or a new run),
+   * with `holding()` as it is now: those keys are claimed until the scheduler's
+   * void-assignments answers the registration.
+   */
+  | { op: "register-again" }
   | { op: "close" }
   /** Data handed to this worker directly (scatter); the host stores it only if WorkerCore.putDataRefusal allows. */
   | { op: "put-data"; keys: { key: string; nbytes: number }[] }
