@@ -985,10 +985,7 @@ export class WorkerCore {
    * nothing.
    */
   private newRun(run: number): void {
-    if (this.run === run || this.pastRuns.includes(run)) return;
-    const first = this.run === null;
-    this.enterRun(run);
-    if (!first) this.runChanged(run);
+    this.sameRun(run);
   }
 
   /** Numbers of the run before mean nothing now, nor do the failures it was told of. */
