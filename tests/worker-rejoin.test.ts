@@ -137,6 +137,39 @@ describe("the scheduler, a worker registering again", () => {
   });
 });
 
+describe("the scheduler, add-keys crossing a free-keys", () => {
+  it("does not count a copy reported by a worker it told to free it (a report late or copied), until it names the key to it again", () => {
+    const s = new Scheduler(["a", "b"]);
+    const finish = (key: string, worker: string) =>
+      s.handle({ op: "task-finished", worker, id: `${worker}#1`, key, nbytes: 8, start: 0, stop: 1, attempt: s.core.tasks.get(key)!.attempt });
+    s.handle({
+      op: "update-graph",
+      client: "c",
+      tasks: [
+        { key: "x", func: "f", args: [], deps: [], workers: ["a"] },
+        { key: "z", func: "f", args: [], deps: ["x"], workers: ["a"] },
+      ],
+      wants: ["z"],
+    });
+    finish("x", "a");
+    // b holds a copy (its add-keys); when z is done, x is released and both are told to free it.
+    s.handle({ op: "add-keys", worker: "b", id: "b#1", keys: [{ key: "x", nbytes: 8 }] });
+    s.take();
+    finish("z", "a");
+    expect(s.take().filter((m) => m.op.op === "free-keys").map((m) => m.worker).sort()).toEqual(["a", "b"]);
+    // Wanted again: computed again on a.
+    s.submit("x", "a");
+    finish("x", "a");
+    // A copy of b's add-keys, delivered late: b dropped x on the free-keys.
+    s.handle({ op: "add-keys", worker: "b", id: "b#1", keys: [{ key: "x", nbytes: 8 }] });
+    expect([...s.core.tasks.get("x")!.whoHas].map((ws) => ws.name)).toEqual(["a"]);
+    // Once the scheduler names x to b (an input of a task there), b's copies count again.
+    s.handle({ op: "update-graph", client: "c", tasks: [{ key: "y", func: "f", args: [], deps: ["x"], workers: ["b"] }], wants: ["y"] });
+    s.handle({ op: "add-keys", worker: "b", id: "b#1", keys: [{ key: "x", nbytes: 8 }] });
+    expect([...s.core.tasks.get("x")!.whoHas].map((ws) => ws.name).sort()).toEqual(["a", "b"]);
+  });
+});
+
 describe("the worker, voided assignments", () => {
   it("drops what it computes, fetches or keeps as a failure for them, keeps newer assignments and its data, and tells what it holds", () => {
     const w = new Worker();

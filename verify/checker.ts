@@ -45,6 +45,11 @@ class WorkerTrack {
   readonly computing = new Map<string, string>();
   /** Keys executing (EXECUTE seen, execute-done/failed not yet). */
   readonly running = new Set<string>();
+  /**
+   * Executions started under orders the scheduler no longer gives: before the scheduler lost
+   * or let go of this incarnation, or before a clean stop of the scheduler. Not its word now.
+   */
+  readonly orphaned = new Set<string>();
   /** Values arriving with the input being handled (execution end, transfer, scatter). */
   readonly arriving = new Map<string, string>();
   constructor(
@@ -256,8 +261,10 @@ export class DstChecker {
         if (event.holding !== undefined) this.stats.reregistrations += 1;
         return;
       case "scheduler-close":
-        // The stopped scheduler's word is void: a new run knows nothing of it.
+        // The stopped scheduler's word is void: a new run knows nothing of it, nor of what the
+        // workers are still running for it.
         this.instructions.clear();
+        for (const track of this.tracks.values()) for (const key of track.running) track.orphaned.add(key);
         this.stats.schedulerStops += 1;
         return;
       case "worker-lost":
@@ -266,6 +273,8 @@ export class DstChecker {
         // (a worker it lost while alive may go on running what it had).
         const prefix = `${String(event.name)}\u0000`;
         for (const key of this.instructions.keys()) if (key.startsWith(prefix)) this.instructions.delete(key);
+        const track = this.tracks.get(`worker.${String(event.name)}`);
+        if (track !== undefined) for (const key of track.running) track.orphaned.add(key);
         if (event.op === "worker-lost" && this.tracks.get(`worker.${String(event.name)}`)?.alive === true) this.stats.workersLost += 1;
         return;
       }
@@ -279,6 +288,7 @@ export class DstChecker {
       case "execute-failed": {
         const key = String(event.key);
         if (!track.running.delete(key)) this.violation("inputs-present", t, `${track.name}: ${event.op} for ${key}, which it was not executing`);
+        track.orphaned.delete(key);
         const value = track.computing.get(key);
         track.computing.delete(key);
         if (event.op === "execute-done" && value !== undefined) track.arriving.set(key, value);
@@ -353,6 +363,7 @@ export class DstChecker {
       const track = this.tracks.get(`worker.${name}`);
       if (track === undefined) continue;
       for (const key of track.running) {
+        if (track.orphaned.has(key)) continue;
         const state = core.tasks.get(key)?.state;
         if (state !== "executing" && state !== "resumed") continue;
         const order = this.instructions.get(`${name}\u0000${key}`);

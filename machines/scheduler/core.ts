@@ -184,7 +184,19 @@ export class SchedulerCore implements PlacementContext, StealHost {
    * whole here: a copy spread from a smaller op took a slow path, about 1 µs a message.
    */
   freeKeys(worker: string, keys: string[]): void {
+    const ws = this.workers.get(worker);
+    if (ws !== undefined) {
+      for (const key of keys) {
+        const ts = this.tasks.get(key);
+        if (ts !== undefined && !ts.whoHas.has(ws)) (ts.strayFreedOn ??= new Set()).add(ws);
+      }
+    }
     this.fx.toWorker(worker, { op: "free-keys", keys, run: this.run, attempt: this.attempts });
+  }
+
+  /** The scheduler names `ts` to `ws` (to compute, as an input, to copy): a copy there from now on is no stray. */
+  namedTo(ts: TaskRec, ws: WorkerRec): void {
+    if (ts.strayFreedOn !== null && ts.strayFreedOn.delete(ws) && ts.strayFreedOn.size === 0) ts.strayFreedOn = null;
   }
 
   // ---- estimates -----------------------------------------------------------------------
@@ -614,6 +626,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const unwanted: string[] = [];
     for (const { key } of keys) {
       const ts = this.tasks.get(key);
+      // A copy it was told to free, reported before that free-keys reached it: it drops it.
+      if (ts !== undefined && ts.strayFreedOn !== null && ts.strayFreedOn.has(ws)) continue;
       if (ts !== undefined && ts.state === "memory") this.addReplica(ts, ws);
       // Asked to compute it meanwhile: it will answer the compute-task from this copy.
       else if (ts === undefined || ts.processingOn !== ws) unwanted.push(key);
@@ -654,7 +668,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
    */
   private resendCompute(ts: TaskRec): void {
     const ws = ts.processingOn;
-    if (ws !== null) this.fx.toWorker(ws.name, this.computeTaskOp(ts, this.taskDuration(ts)));
+    if (ws === null) return;
+    for (const dts of ts.dependencies) if (dts.strayFreedOn !== null) this.namedTo(dts, ws);
+    this.fx.toWorker(ws.name, this.computeTaskOp(ts, this.taskDuration(ts)));
   }
 
   // ---- transitions ---------------------------------------------------------------------
@@ -769,7 +785,11 @@ export class SchedulerCore implements PlacementContext, StealHost {
     ws.processing.add(ts);
     addCount(ws.prefixCount, ts.prefix, 1);
     addCount(this.prefixCount, ts.prefix, 1);
-    for (const dts of ts.dependencies) if (!dts.whoHas.has(ws)) this.needReplica(ws, dts);
+    for (const dts of ts.dependencies) {
+      if (!dts.whoHas.has(ws)) this.needReplica(ws, dts);
+      if (dts.strayFreedOn !== null) this.namedTo(dts, ws);
+    }
+    if (ts.strayFreedOn !== null) this.namedTo(ts, ws);
     this.nAssigned += 1;
     ts.attempt = ++this.attempts;
     this.move(ts, event, { worker: ws.name, ...why });
@@ -916,12 +936,17 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const stillNeeded = ts.whoWants !== null || (ts.waiters !== null && ts.waiters.size > 0);
     if (state === "memory") {
       if (stillNeeded) return;
-      for (const ws of ts.whoHas) {
+      const holders = ts.whoHas;
+      for (const ws of holders) {
         ws.hasWhat.delete(ts);
         ws.nbytes -= Math.max(ts.nbytes, 0);
         this.freeKeys(ws.name, [ts.key]);
       }
       ts.clearHolders();
+      // Told to free it: a late copy of an add-keys from them is stale (TaskRec.strayFreedOn).
+      // The holders' set, which the task no longer needs, is that list (no allocation).
+      if (ts.strayFreedOn === null) ts.strayFreedOn = holders as Set<WorkerRec>;
+      else for (const ws of holders) ts.strayFreedOn.add(ws);
       this.move(ts, "RELEASE", undefined);
       this.maybeForget(ts);
       return;
