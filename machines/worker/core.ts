@@ -478,25 +478,7 @@ export class WorkerCore {
   private voidAssignments(run: number, attempt: number): void {
     if (!this.sameRun(run)) return;
     if (attempt > this.voidedUpTo) this.voidedUpTo = attempt;
-    const stale: WTask[] = [];
-    for (const ts of this.tasks.values()) {
-      if (ts.attempt > attempt || ts.state === "memory" || ts.state === "released" || ts.state === "cancelled") continue;
-      // A copy asked for by acquire-replicas carries no number: one that overtook this op is
-      // the new registration's (a retirement's handover) and must go on; an older one only
-      // ends in a replica the scheduler counts or frees.
-      if (ts.acquire && !ts.requested && ts.attempt === 0) continue;
-      ts.requested = false;
-      ts.acquire = false;
-      ts.computeInstead = null;
-      stale.push(ts);
-    }
-    for (const ts of stale) {
-      // Dropped meanwhile with a dependent released before it.
-      if (this.tasks.get(ts.key) !== ts) continue;
-      ts.freed = true;
-      if (this.neededLocally(ts)) continue;
-      this.release(ts, { rule: "void-assignments", attempt });
-    }
+    this.voidWork(attempt, { rule: "void-assignments", attempt });
     // What it said it holds and no longer does (a free-keys sent before the scheduler removed
     // it, arriving after it registered again): reported missing, so the scheduler uncounts it
     // (a key the scheduler did not count is ignored). The registration came first, so this does.
@@ -511,6 +493,32 @@ export class WorkerCore {
     const held: { key: string; nbytes: number }[] = [];
     for (const ts of this.tasks.values()) if (ts.state === "memory" && !ts.scattered) held.push({ key: ts.key, nbytes: ts.nbytes });
     if (held.length > 0) this.send({ op: "add-keys", worker: this.name, id: this.init.id, keys: held });
+  }
+
+  /**
+   * Drop the work and failures of assignments numbered up to `upTo`, as a free-keys would
+   * (work under way is cancelled, its outcome discarded); data in memory stays.
+   */
+  private voidWork(upTo: number, why: Record<string, unknown>): void {
+    const stale: WTask[] = [];
+    for (const ts of this.tasks.values()) {
+      if (ts.attempt > upTo || ts.state === "memory" || ts.state === "released" || ts.state === "cancelled") continue;
+      // A copy asked for by acquire-replicas carries no number: one that overtook the void is
+      // the new registration's (a retirement's handover) and must go on; an older one only
+      // ends in a replica the scheduler counts or frees.
+      if (ts.acquire && !ts.requested && ts.attempt === 0) continue;
+      ts.requested = false;
+      ts.acquire = false;
+      ts.computeInstead = null;
+      stale.push(ts);
+    }
+    for (const ts of stale) {
+      // Dropped meanwhile with a dependent released before it.
+      if (this.tasks.get(ts.key) !== ts) continue;
+      ts.freed = true;
+      if (this.neededLocally(ts)) continue;
+      this.release(ts, why);
+    }
   }
 
   private freeKeys(op: FreeKeysOp): void {
@@ -992,19 +1000,11 @@ export class WorkerCore {
   private runChanged(run: number): void {
     this.voided.clear();
     this.voidedUpTo = 0;
-    const failed: WTask[] = [];
-    for (const ts of this.tasks.values()) {
-      ts.attempt = 0;
-      if (ts.state === "error") failed.push(ts);
-    }
-    // Failures are kept for the scheduler that saw them, until it frees them: the new one
-    // never will (it knows nothing of them, and a worker registers only what it holds).
-    for (const ts of failed) {
-      ts.error = null;
-      ts.requested = false;
-      this.move(ts, "FREE", { rule: "new-run", run });
-      this.dropIfUnused(ts);
-    }
+    for (const ts of this.tasks.values()) ts.attempt = 0;
+    // The run before asked for all of it, and the new one knows none of it: its work is void
+    // (a request kept to compute instead too), and so are its failures, which were kept for
+    // the scheduler that saw them until it freed them (the new one never will). Data stays.
+    this.voidWork(0, { rule: "new-run", run });
   }
 
   /** A superseded instruction was dropped: logged as a STALE self-transition with its reasons. */
