@@ -159,10 +159,13 @@ export class SimWorker {
 
   feed(input: WorkerInput): void {
     if (!this.live) return;
-    if (input.op === "put-data") for (const { key } of input.keys) this.stored.add(key);
+    // A put-data the core refuses (a key this worker has) stores nothing and starts no lease:
+    // WorkerActor's data server hands it to the core only for the log (STALE, scatter-refused).
+    const stored = input.op === "put-data" && this.core.putDataRefusal(input.keys.map((k) => k.key)) === null;
+    if (stored) for (const { key } of input.keys) this.stored.add(key);
     this.recorder.input(input);
     this.core.handle(input);
-    if (input.op === "put-data") this.startLease(input.keys.map((k) => k.key));
+    if (stored) this.startLease(input.keys.map((k) => k.key));
     this.armHeartbeat();
   }
 

@@ -222,6 +222,9 @@ class Simulation {
           puts.push({ key, nbytes });
           entries.push({ key, nbytes, workers: [target.name] });
         } else {
+          // The worker has the key: its data server refuses the put (KEY_EXISTS), handing it
+          // to the core for the log only, and the client names the key there as existing.
+          target.feed({ op: "put-data", keys: [{ key, nbytes }], t });
           entries.push({ key, nbytes: 0, workers: [target.name], existing: true });
         }
       }
