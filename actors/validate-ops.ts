@@ -95,6 +95,7 @@ const WORKER_OPS: Readonly<Record<string, OpShape>> = {
   "steal-request": { key: str, requestId: str, run: optional(num), attempt: optional(attempt) },
   "acquire-replicas": { keys: arrayOf(shape({ key: str, nbytes: num, holders: strings })) },
   "close-worker": { reason: str },
+  "void-assignments": { run: num, attempt: attempt },
 };
 
 /** The scheduler's reports to a client (natsched.<cluster>.client.<id>). */

@@ -155,11 +155,12 @@ export class WorkerActor {
       ],
     };
     const reply = (await transport.request(this.subjects.workerOps(this.name), envelope, { timeout: 10_000 })) as {
-      replies: { ok: boolean; error?: ErrorInfo }[];
+      replies: { ok: boolean; run?: unknown; error?: ErrorInfo }[];
     };
     const answer = reply.replies[0];
     if (!answer?.ok) throw new Error(`worker ${this.name}: registration refused: ${answer?.error?.message ?? "no answer"}`);
-    this.feed({ op: "registered", t: this.opts.clock.now() });
+    const run = typeof answer.run === "number" && Number.isFinite(answer.run) ? { run: answer.run } : {};
+    this.feed({ op: "registered", ...run, t: this.opts.clock.now() });
     const every = this.opts.heartbeatInterval * 1000;
     if (Number.isFinite(every) && every > 0) {
       this.heartbeat = setInterval(() => this.beat(), every);
@@ -175,6 +176,17 @@ export class WorkerActor {
     if (this.core.runningCount === 0 && this.core.bandwidth === this.reportedBandwidth) return;
     this.reportedBandwidth = this.core.bandwidth;
     this.outbox.send(scheduler, this.core.metrics(this.opts.clock.now()));
+  }
+
+  /** A scheduler announced a new run, `run`, which this worker registers with: the run before is left. */
+  enterRun(run: number): void {
+    this.feed({ op: "new-run", run, t: this.opts.clock.now() });
+  }
+
+  /** What this worker says it holds as it registers again (the keys are claimed until the scheduler answers). */
+  holdingToRegisterAgain(): { key: string; nbytes: number }[] {
+    this.feed({ op: "register-again", t: this.opts.clock.now() });
+    return this.core.holding();
   }
 
   feed(input: WorkerInput): void {

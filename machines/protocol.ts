@@ -311,7 +311,23 @@ export interface CloseWorkerOp {
   reason: string;
 }
 
-export type SchedulerToWorker = ComputeTaskOp | FreeKeysOp | StealRequestOp | AcquireReplicasOp | CloseWorkerOp;
+/**
+ * The first word to a worker the scheduler registers afresh: an incarnation it does not have
+ * (a new one, or one it removed while it was alive and that registered again, or a worker of
+ * an earlier run): every assignment numbered up to `attempt` in run `run` was given before,
+ * never to this registration, and is void. The worker drops what it computes, fetches or keeps
+ * as a failure for them (work under way is cancelled, its outcome discarded) and any later
+ * copy of such an assignment; its data in memory stays, and it tells the scheduler what it
+ * holds again (add-keys), which counts each key or frees it. Later assignments carry larger
+ * numbers, so a copy of this op that arrives late or twice voids none of them.
+ */
+export interface VoidAssignmentsOp {
+  op: "void-assignments";
+  run: number;
+  attempt: number;
+}
+
+export type SchedulerToWorker = ComputeTaskOp | FreeKeysOp | StealRequestOp | AcquireReplicasOp | CloseWorkerOp | VoidAssignmentsOp;
 
 // ---- scheduler -> client -------------------------------------------------------------
 

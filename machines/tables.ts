@@ -29,7 +29,7 @@ export type WorkerTaskStateName =
   | "resumed"
   | "memory"
   | "error";
-export type WorkerStateName = "starting" | "running" | "paused" | "closing" | "closed";
+export type WorkerStateName = "starting" | "running" | "closing" | "closed";
 export type SchedulerStateName = "starting" | "running" | "closing" | "closed";
 
 export const TASK = compileMachine<TaskStateName, TaskEvent["type"]>(taskMachine);

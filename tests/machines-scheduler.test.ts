@@ -136,9 +136,10 @@ describe("SchedulerCore: lifecycle and registration", () => {
     });
     expect(core.state).toBe("starting");
     core.start(0);
-    expect(core.handle({ op: "register-worker", name: "w1", id: "w1#1", nthreads: 2, host: "h", resources: {}, functions: ["f"], t: 1 })).toEqual({ ok: true });
+    // The answer names the run (the start input's time) the worker registered with.
+    expect(core.handle({ op: "register-worker", name: "w1", id: "w1#1", nthreads: 2, host: "h", resources: {}, functions: ["f"], t: 1 })).toEqual({ ok: true, run: 0 });
     // Registering the same incarnation again is a no-op.
-    expect(core.handle({ op: "register-worker", name: "w1", id: "w1#1", nthreads: 2, host: "h", resources: {}, functions: ["f"], t: 2 })).toEqual({ ok: true });
+    expect(core.handle({ op: "register-worker", name: "w1", id: "w1#1", nthreads: 2, host: "h", resources: {}, functions: ["f"], t: 2 })).toEqual({ ok: true, run: 0 });
     expect(core.totalNthreads).toBe(2);
     core.handle({ op: "unregister-worker", name: "w1", id: "w1#1", reason: "bye", t: 3 });
     expect(core.workers.size).toBe(0);

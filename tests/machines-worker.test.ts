@@ -71,7 +71,7 @@ const toScheduler = (out: Out[]) => out.filter((o): o is Extract<Out, { kind: "s
 const freed = (out: Out[]) => out.filter((o): o is Extract<Out, { kind: "free" }> => o.kind === "free").map((o) => o.key);
 
 describe("WorkerCore: lifecycle", () => {
-  it("runs nothing until registered, and pause stops new executions", () => {
+  it("runs nothing until registered, and nothing once closing", () => {
     const out: string[] = [];
     const executed: string[] = [];
     const core = new WorkerCore(
@@ -89,19 +89,29 @@ describe("WorkerCore: lifecycle", () => {
     expect(core.tasks.get("a")!.state).toBe("ready");
     core.handle({ op: "registered", t: 2 });
     expect(executed).toEqual(["a"]);
-    core.handle({ op: "pause", t: 3 });
+    core.handle({ op: "close", t: 3 });
     core.handle({ op: "compute-task", key: "b", func: "f", args: [], deps: [], priority: [0, 0, 0], duration: 1, t: 4 });
     core.handle({ op: "execute-done", key: "a", nbytes: 1, start: 2, stop: 3, t: 5 });
     expect(executed).toEqual(["a"]);
-    core.handle({ op: "resume", t: 6 });
-    expect(executed).toEqual(["a", "b"]);
-    core.handle({ op: "close", t: 7 });
-    expect(out.filter((l) => l.startsWith("worker"))).toEqual([
-      "worker w: START starting->running",
-      "worker w: PAUSE running->paused",
-      "worker w: RESUME paused->running",
-      "worker w: CLOSE running->closing",
-    ]);
+    expect(out.filter((l) => l.startsWith("worker"))).toEqual(["worker w: START starting->running", "worker w: CLOSE running->closing"]);
+  });
+
+  it("a worker closed by its host before its registration is answered never starts", () => {
+    const out: string[] = [];
+    const core = new WorkerCore(
+      { name: "w", id: "w#1", nthreads: 1, transferIncomingCountLimit: 2 },
+      {
+        toScheduler: () => undefined,
+        execute: () => undefined,
+        gather: () => undefined,
+        freeData: () => undefined,
+        transition: (machine, id, event, from, to) => out.push(`${machine} ${id}: ${event} ${from}->${to}`),
+      },
+    );
+    core.handle({ op: "close", t: 1 });
+    core.handle({ op: "registered", t: 2 });
+    expect(out).toEqual(["worker w: CLOSE starting->closing"]);
+    expect(core.state).toBe("closing");
   });
 });
 

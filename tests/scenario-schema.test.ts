@@ -33,6 +33,9 @@ const good = {
     { at: 0.5, do: "release", client: "c2", keys: ["inc-1"] },
     { at: 0.6, do: "client-leave", client: "c2" },
     { at: 0.7, do: "submit", keys: ["inc-2"] },
+    { at: 0.8, do: "lose-worker", worker: "b", back: 0.1 },
+    { at: 0.9, do: "scatter", client: "c3", keys: ["x"], on: ["a"] },
+    { at: 1, do: "retire-worker", worker: "c", timeout: 5 },
   ],
 };
 
@@ -41,6 +44,12 @@ describe("docs/scenario.schema.json", () => {
     const example = JSON.parse(readFileSync(join(REPO_ROOT, "examples", "scenario.json"), "utf8"));
     expect(check(example).errors).toEqual([]);
     expect(simulate(example).makespan).toBeGreaterThan(0);
+  });
+
+  it("accepts a clean scheduler stop and a new run, which the simulator runs", () => {
+    const stopped = { ...structuredClone(good), data: [], tasks: [{ key: "inc-1", duration: 0.2 }], actions: [{ at: 0.05, do: "stop-scheduler" }, { at: 0.1, do: "start-scheduler" }] };
+    expect(check(stopped).errors).toEqual([]);
+    expect(simulate(stopped as never).tasks["inc-1"]!.state).toBe("memory");
   });
 
   it("accepts a scenario using every field, which the simulator runs", () => {
@@ -58,6 +67,10 @@ describe("docs/scenario.schema.json", () => {
     ["a release naming no key", { actions: [{ at: 1, do: "release", keys: [] }] }],
     ["a client name with a dot", { actions: [{ at: 1, do: "client-leave", client: "c.1" }] }],
     ["a submit without keys", { actions: [{ at: 1, do: "submit", client: "c1" }] }],
+    ["a negative retirement timeout", { actions: [{ at: 1, do: "retire-worker", worker: "a", timeout: -1 }] }],
+    ["a lose-worker without back", { actions: [{ at: 1, do: "lose-worker", worker: "a" }] }],
+    ["a scatter onto no worker", { actions: [{ at: 1, do: "scatter", keys: ["x"], on: [] }] }],
+    ["a stop-scheduler with a worker", { actions: [{ at: 1, do: "stop-scheduler", worker: "a" }] }],
   ])("rejects %s, as the simulator does", (_what, change) => {
     const bad = { ...structuredClone(good), ...change };
     expect(check(bad).errors.length).toBeGreaterThan(0);

@@ -37,15 +37,15 @@ const brokenTaskMachine = setup({ types: { events: {} as { type: (typeof taskMac
   states: {
     released: { on: { WAIT: "waiting", QUEUE: "queued", NO_WORKER: "no-worker", ASSIGN: "processing", DATA: "memory", ERR: "erred", FORGET: "forgotten" } },
     waiting: { on: { QUEUE: "queued", NO_WORKER: "no-worker", ASSIGN: "processing", DATA: "memory", ERR: "erred", RELEASE: "released" } },
-    queued: { on: { ASSIGN: "processing", STEAL: "processing.stealing", NO_WORKER: "no-worker", DATA: "memory", ERR: "erred", RELEASE: "released" } },
+    queued: { on: { ASSIGN: "processing", STEAL: "processing.stealing", DATA: "memory", RELEASE: "released" } },
     "no-worker": { on: { ASSIGN: "processing", QUEUE: "queued", DATA: "memory", ERR: "erred", RELEASE: "released" } },
     processing: {
       initial: "assigned",
       on: { FINISH: "memory", DATA: "memory", ERR: "erred", RELEASE: "released" },
       states: { assigned: { on: { STEAL: "stealing" } }, stealing: { on: { STEAL_CONFIRM: "assigned", STEAL_REJECT: "assigned" } } },
     },
-    memory: { on: { RELEASE: "released", FINISH: "memory", DATA: "memory" } },
-    erred: { on: { RELEASE: "released", FORGET: "forgotten" } },
+    memory: { on: { RELEASE: "released", DATA: "memory" } },
+    erred: { on: { RELEASE: "released" } },
     forgotten: { type: "final" },
   },
 });

@@ -8,7 +8,9 @@ import { DEFAULT_CASE_OPTIONS, dstCaseArb, type CaseOptions, type DstCase, type 
 import { fixtureFor, saveFixture } from "./fixtures.js";
 import type { InvariantId, Violation } from "./invariants.js";
 import { machineEdges } from "./machine-edges.js";
-import { runCase, type CaseReport } from "./run-case.js";
+import { runDirected, type DirectedCase } from "./directed.js";
+import { runCase, type CaseReport, type RunCaseOptions } from "./run-case.js";
+import { UNREACHABLE } from "./unreachable-edges.js";
 
 export interface CampaignOptions {
   runs: number;
@@ -26,6 +28,13 @@ export interface CampaignOptions {
    * campaign find and shrink another class of bug. A summary that ignored any is never ok.
    */
   ignore?: readonly InvariantId[];
+  /** Which of runCase's whole-run checks to make (both by default). */
+  checks?: Pick<RunCaseOptions, "determinism" | "replay">;
+  /**
+   * Directed cases (verify/directed.ts), run before the random ones: each must hold every
+   * invariant and take the edges it is kept for, and their transitions count in the coverage.
+   */
+  directed?: readonly { path: string; directed: DirectedCase }[];
 }
 
 export interface CampaignFailure {
@@ -53,8 +62,14 @@ export interface CampaignSummary {
   seconds: number;
   failures: CampaignFailure[];
   totals: Record<string, number>;
-  /** Machine transitions the cores took over the campaign, against every edge of each machine. */
-  coverage: Record<string, { edges: number; covered: number; missing: string[] }>;
+  /**
+   * Machine transitions the cores took over the campaign (directed cases included), against
+   * every edge of each machine: `missing`, the edges not taken that are not known to be out of
+   * the simulation's reach; `unreachable`, those that are (verify/unreachable-edges.ts), apart.
+   */
+  coverage: Record<string, { edges: number; covered: number; missing: string[]; unreachable: string[] }>;
+  /** Each directed case: whether every invariant held, and the edges it is kept for that it did not take. */
+  directed: { path: string; edges: string[]; holds: boolean; untaken: string[]; violations: Violation[] }[];
 }
 
 export async function runCampaign(options: CampaignOptions): Promise<CampaignSummary> {
@@ -69,13 +84,19 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
   const totals: Record<string, number> = {};
   const covered = new Set<string>();
   const failures: CampaignFailure[] = [];
+  const directed: CampaignSummary["directed"] = [];
+  for (const { path, directed: d } of options.directed ?? []) {
+    const { report, untaken } = await runDirected(d);
+    for (const edge of report.coverage.keys()) covered.add(edge);
+    directed.push({ path, edges: d.edges, holds: report.ok, untaken, violations: report.violations });
+  }
   let done = 0;
   let seed = options.seed;
   while (done < options.runs && failures.length < maxFailures) {
     let shrinking = false;
     let ranThisRound = 0;
     const property = fc.asyncProperty(dstCaseArb(caseOptions), async (dstCase) => {
-      const report = await runCase(dstCase);
+      const report = await runCase(dstCase, options.checks);
       if (!shrinking) {
         ranThisRound += 1;
         done += 1;
@@ -106,7 +127,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
     seed = (seed + 1) >>> 0;
   }
   return {
-    ok: failures.length === 0 && ignored.size === 0,
+    ok: failures.length === 0 && ignored.size === 0 && directed.every((d) => d.holds && d.untaken.length === 0),
     seed: options.seed,
     runs: done,
     faults: caseOptions.faults,
@@ -116,6 +137,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
     failures,
     totals,
     coverage: coverageOf(covered),
+    directed,
   };
 }
 
@@ -125,11 +147,12 @@ function accumulate(totals: Record<string, number>, covered: Set<string>, report
   for (const edge of report.coverage.keys()) covered.add(edge);
 }
 
-function coverageOf(covered: Set<string>): CampaignSummary["coverage"] {
+export function coverageOf(covered: ReadonlySet<string>): CampaignSummary["coverage"] {
   const out: CampaignSummary["coverage"] = {};
   for (const [machine, edges] of Object.entries(machineEdges())) {
-    const missing = edges.filter((e) => !covered.has(e));
-    out[machine] = { edges: edges.length, covered: edges.length - missing.length, missing };
+    const notTaken = edges.filter((e) => !covered.has(e));
+    const unreachable = notTaken.filter((e) => e in UNREACHABLE);
+    out[machine] = { edges: edges.length, covered: edges.length - notTaken.length, missing: notTaken.filter((e) => !(e in UNREACHABLE)), unreachable };
   }
   return out;
 }

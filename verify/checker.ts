@@ -46,6 +46,11 @@ class WorkerTrack {
   readonly computing = new Map<string, string>();
   /** Keys executing (EXECUTE seen, execute-done/failed not yet). */
   readonly running = new Set<string>();
+  /**
+   * Executions started under orders the scheduler no longer gives: before the scheduler lost
+   * or let go of this incarnation, or before a clean stop of the scheduler. Not its word now.
+   */
+  readonly orphaned = new Set<string>();
   /** Values arriving with the input being handled (execution end, transfer, scatter). */
   readonly arriving = new Map<string, string>();
   constructor(
@@ -74,6 +79,15 @@ export interface CheckStats {
   releases: number;
   /** Failures workers dropped when freed (wtask error -FREE-> released). */
   failuresFreed: number;
+  /** Workers that closed (retired, or closed when their retirement timed out). */
+  workersClosed: number;
+  /** Workers the scheduler lost while they lived on (lose-worker), and registrations of them again. */
+  workersLost: number;
+  reregistrations: number;
+  /** Scatters of data again by clients (update-data after the start), shared or stored. */
+  scatters: number;
+  /** Clean scheduler stops (scheduler-close), each followed by a new run. */
+  schedulerStops: number;
 }
 
 export class DstChecker {
@@ -99,6 +113,11 @@ export class DstChecker {
     graphs: 0,
     releases: 0,
     failuresFreed: 0,
+    workersClosed: 0,
+    workersLost: 0,
+    reregistrations: 0,
+    scatters: 0,
+    schedulerStops: 0,
   };
   readonly observer: SimObserver;
   private readonly reference: Map<string, string>;
@@ -189,6 +208,11 @@ export class DstChecker {
         const track = this.tracks.get(r.actor);
         if (track === undefined) return;
         track.alive = false;
+        // A worker that closed (retired) ran nothing the scheduler did not place afresh.
+        if (r.reason !== "killed") {
+          this.stats.workersClosed += 1;
+          return;
+        }
         this.deaths.push(r.t);
         this.stats.deaths += 1;
         return;
@@ -196,8 +220,7 @@ export class DstChecker {
       case "input": {
         const track = this.tracks.get(r.actor);
         if (track !== undefined) this.workerInput(track, r.event, r.t);
-        else if (r.actor === "scheduler" && r.event.op === "update-graph") this.stats.graphs += 1;
-        else if (r.actor === "scheduler" && (r.event.op === "release-keys" || r.event.op === "client-leave")) this.stats.releases += 1;
+        else if (r.actor === "scheduler") this.schedulerInput(r.event);
         return;
       }
       case "transition": {
@@ -223,6 +246,42 @@ export class DstChecker {
     }
   }
 
+  private schedulerInput(event: { op: string; [k: string]: unknown }): void {
+    switch (event.op) {
+      case "update-graph":
+        this.stats.graphs += 1;
+        return;
+      case "release-keys":
+      case "client-leave":
+        this.stats.releases += 1;
+        return;
+      case "update-data":
+        if (event.t !== 0) this.stats.scatters += 1;
+        return;
+      case "register-worker":
+        if (event.holding !== undefined) this.stats.reregistrations += 1;
+        return;
+      case "scheduler-close":
+        // The stopped scheduler's word is void: a new run knows nothing of it, nor of what the
+        // workers are still running for it.
+        this.instructions.clear();
+        for (const track of this.tracks.values()) for (const key of track.running) track.orphaned.add(key);
+        this.stats.schedulerStops += 1;
+        return;
+      case "worker-lost":
+      case "unregister-worker": {
+        // The scheduler is done with that incarnation: what it told it is no longer its word
+        // (a worker it lost while alive may go on running what it had).
+        const prefix = `${String(event.name)}\u0000`;
+        for (const key of this.instructions.keys()) if (key.startsWith(prefix)) this.instructions.delete(key);
+        const track = this.tracks.get(`worker.${String(event.name)}`);
+        if (track !== undefined) for (const key of track.running) track.orphaned.add(key);
+        if (event.op === "worker-lost" && this.tracks.get(`worker.${String(event.name)}`)?.alive === true) this.stats.workersLost += 1;
+        return;
+      }
+    }
+  }
+
   private workerInput(track: WorkerTrack, event: { op: string; [k: string]: unknown }, t: number): void {
     track.arriving.clear();
     switch (event.op) {
@@ -230,6 +289,7 @@ export class DstChecker {
       case "execute-failed": {
         const key = String(event.key);
         if (!track.running.delete(key)) this.violation("inputs-present", t, `${track.name}: ${event.op} for ${key}, which it was not executing`);
+        track.orphaned.delete(key);
         const value = track.computing.get(key);
         track.computing.delete(key);
         if (event.op === "execute-done" && value !== undefined) track.arriving.set(key, value);
@@ -304,6 +364,7 @@ export class DstChecker {
       const track = this.tracks.get(`worker.${name}`);
       if (track === undefined) continue;
       for (const key of track.running) {
+        if (track.orphaned.has(key)) continue;
         const state = core.tasks.get(key)?.state;
         if (state !== "executing" && state !== "resumed") continue;
         const order = this.instructions.get(`${name}\u0000${key}`);

@@ -142,6 +142,40 @@ const killDraw: fc.Arbitrary<KillDraw> = fc.record({
   back: fc.option(fc.constantFrom(0, 0.01, 1), { freq: 2 }),
 });
 
+/**
+ * A worker leaving other than by dying: retired (waiting for close-worker, closing at once
+ * after asking, or after half a second), or lost by the scheduler while it lives on and
+ * registering again `back` seconds later.
+ */
+interface LeaveDraw {
+  at: number;
+  worker: number;
+  kind: "retire" | "retire-close" | "retire-timeout" | "lose";
+  back: number;
+}
+
+const leaveDraw: fc.Arbitrary<LeaveDraw> = fc.record({
+  at: fc.constantFrom(0, 0.05, 0.3, 1, 1.7, 4),
+  worker: fc.nat(),
+  kind: fc.constantFrom<LeaveDraw["kind"]>("retire", "retire-close", "retire-timeout", "lose", "lose"),
+  back: fc.constantFrom(0, 0.2, 1, 3),
+});
+
+/** A client scattering the scenario's data again (shared where it is, or stored on a worker if lost). */
+interface ScatterDraw {
+  at: number;
+  client: number;
+  picks: number[];
+  on: number;
+}
+
+const scatterDraw: fc.Arbitrary<ScatterDraw> = fc.record({
+  at: fc.constantFrom(0, 0.05, 0.5, 2, 4),
+  client: fc.integer({ min: 0, max: 2 }),
+  picks: fc.array(fc.nat(), { minLength: 1, maxLength: 2 }),
+  on: fc.nat(),
+});
+
 function faultsDraw(profile: FaultProfile): fc.Arbitrary<NetworkFaultSpec | null> {
   if (profile === "none") return fc.constant(null);
   const spec = fc.record({
@@ -187,6 +221,8 @@ interface CaseDraw {
   /** Percentage of tasks that fail. */
   failPercent: number;
   clients: ClientStepDraw[] | null;
+  leaves: LeaveDraw[] | null;
+  scatters: ScatterDraw[] | null;
   stealing: boolean;
   workerSaturation: number | "inf";
   allowedFailures: number;
@@ -194,6 +230,8 @@ interface CaseDraw {
   bandwidth: number;
   faults: NetworkFaultSpec | null;
   restartAt: number | null;
+  /** A clean scheduler stop at `at`, and a new run `gap` seconds later. */
+  newRun: { at: number; gap: number } | null;
 }
 
 export function dstCaseArb(options: CaseOptions = DEFAULT_CASE_OPTIONS): fc.Arbitrary<DstCase> {
@@ -208,6 +246,8 @@ export function dstCaseArb(options: CaseOptions = DEFAULT_CASE_OPTIONS): fc.Arbi
     balances: fc.array(fc.constantFrom(0.2, 1, 2.5), { maxLength: 2 }),
     failPercent: fc.constantFrom(5, 5, 25),
     clients: sometimes(fc.array(clientStepDraw, { minLength: 1, maxLength: 6 }), 1),
+    leaves: sometimes(fc.array(leaveDraw, { minLength: 1, maxLength: 2 }), 2),
+    scatters: sometimes(fc.array(scatterDraw, { minLength: 1, maxLength: 2 }), 3),
     stealing: fc.boolean(),
     workerSaturation: fc.constantFrom<number | "inf">(1, 1.1, 2, "inf"),
     allowedFailures: fc.constantFrom(100, 100, 100, 1, 0),
@@ -215,6 +255,7 @@ export function dstCaseArb(options: CaseOptions = DEFAULT_CASE_OPTIONS): fc.Arbi
     bandwidth: fc.constantFrom(1e6, 1e8, 1e9),
     faults: faultsDraw(options.faults),
     restartAt: fc.option(fc.constantFrom(0.1, 0.5, 1.3, 3, 8), { freq: 2 }),
+    newRun: sometimes(fc.record({ at: fc.constantFrom(0.05, 0.4, 1.1, 2.2, 4.5), gap: fc.constantFrom(0, 0.02, 0.6) }), 4),
   });
   return draw.map(buildCase);
 }
@@ -246,9 +287,28 @@ function buildCase(d: CaseDraw): DstCase {
     tasks,
     ...(data.length > 0 ? { data } : {}),
   };
-  const actions = [...buildActions(d, workers), ...buildClientActions(d.clients ?? [], tasks, data.length > 0)].sort((a, b) => a.at - b.at);
+  const actions = [...buildActions(d, workers), ...buildClientActions(d.clients ?? [], tasks, data.length > 0), ...buildScatters(d.scatters ?? [], data, workers)].sort(
+    (a, b) => a.at - b.at,
+  );
   // The scheduler restarts from its log at restartAt, for real: the rest of the run is the rebuilt one's.
   if (d.restartAt !== null) actions.push({ at: d.restartAt, do: "restart-scheduler" });
+  // A clean stop and a new run, unless something else would happen while the scheduler is down,
+  // or a graph submitted after it needs the scattered data (which the new run does not know).
+  if (d.newRun !== null) {
+    const from = d.newRun.at;
+    const to = from + d.newRun.gap;
+    const within = (at: number): boolean => at >= from && at <= to;
+    const busy = actions.some((a) => within(a.at)) || tasks.some((t) => within(t.submitAt ?? 0)) || workers.some((w) => within(w.joinAt ?? 0));
+    const needsData = needingData(tasks, data);
+    const lateData = tasks.some((t) => (t.submitAt ?? 0) > to && needsData.has(t.key));
+    if (!busy && !lateData) {
+      actions.push({ at: from, do: "stop-scheduler" }, { at: to, do: "start-scheduler" });
+      // Submit actions after it of keys that need the data would be refused: left out.
+      const kept = actions.filter((a) => !(a.do === "submit" && a.at > to && a.keys.some((k) => needsData.has(k))));
+      actions.length = 0;
+      actions.push(...kept);
+    }
+  }
   if (actions.length > 0) scenario.actions = actions;
   if (d.faults !== null) scenario.faults = d.faults;
   return d.restartAt === null ? { scenario } : { scenario, restartAt: d.restartAt };
@@ -336,24 +396,58 @@ function buildTasks(shape: ShapeDraw, data: SimDataSpec[], nWorkers: number, fai
   return specs;
 }
 
-/** Kills (and comebacks) that are valid in time order, then balance passes. */
+/**
+ * Kills (and comebacks), retirements and losses that are valid in time order (a worker is
+ * killed, retired or lost only while alive and not lost; a retired name is not used again),
+ * then balance passes.
+ */
 function buildActions(d: CaseDraw, workers: SimWorkerSpec[]): SimAction[] {
   const actions: SimAction[] = [];
   const aliveFrom = new Map(workers.map((w) => [w.name, w.joinAt ?? 0] as const));
-  for (const kill of [...d.kills].sort((a, b) => a.at - b.at)) {
-    const spec = workers[kill.worker % workers.length]!;
+  /** When each lost worker registers again. */
+  const lostUntil = new Map<string, number>();
+  type Step = { at: number; worker: number } & ({ kind: "kill"; back: number | null } | LeaveDraw);
+  const steps: Step[] = [...d.kills.map((k): Step => ({ ...k, kind: "kill" })), ...(d.leaves ?? [])];
+  steps.sort((a, b) => a.at - b.at);
+  for (const step of steps) {
+    const spec = workers[step.worker % workers.length]!;
     const from = aliveFrom.get(spec.name);
-    if (from === undefined || from > kill.at) continue;
-    aliveFrom.delete(spec.name);
-    actions.push({ at: kill.at, do: "kill-worker", worker: spec.name });
-    if (kill.back !== null) {
-      const { joinAt: _joinAt, ...again } = spec;
-      actions.push({ at: kill.at + kill.back, do: "add-worker", worker: again });
-      aliveFrom.set(spec.name, kill.at + kill.back);
+    if (from === undefined || from > step.at) continue;
+    if (step.kind === "kill") {
+      aliveFrom.delete(spec.name);
+      lostUntil.delete(spec.name);
+      actions.push({ at: step.at, do: "kill-worker", worker: spec.name });
+      if (step.back !== null) {
+        const { joinAt: _joinAt, ...again } = spec;
+        actions.push({ at: step.at + step.back, do: "add-worker", worker: again });
+        aliveFrom.set(spec.name, step.at + step.back);
+      }
+      continue;
     }
+    if ((lostUntil.get(spec.name) ?? -1) > step.at) continue;
+    if (step.kind === "lose") {
+      actions.push({ at: step.at, do: "lose-worker", worker: spec.name, back: step.back });
+      lostUntil.set(spec.name, step.at + step.back);
+      continue;
+    }
+    aliveFrom.delete(spec.name);
+    const timeout = step.kind === "retire-close" ? { timeout: 0 } : step.kind === "retire-timeout" ? { timeout: 0.5 } : {};
+    actions.push({ at: step.at, do: "retire-worker", worker: spec.name, ...timeout });
   }
   if (d.stealing) for (const at of d.balances) actions.push({ at, do: "balance" });
   return actions;
+}
+
+/** Clients scattering the case's data again: a key picked among the data, put on a worker of the case if it must be stored. */
+function buildScatters(steps: ScatterDraw[], data: SimDataSpec[], workers: SimWorkerSpec[]): SimAction[] {
+  if (data.length === 0) return [];
+  return steps.map((step) => ({
+    at: step.at,
+    do: "scatter" as const,
+    ...(step.client === 0 ? {} : { client: `c${step.client}` }),
+    keys: [...new Set(step.picks.map((p) => data[p % data.length]!.key))],
+    on: [workers[step.on % workers.length]!.name, ...workers.map((w) => w.name)].filter((n, i, all) => all.indexOf(n) === i),
+  }));
 }
 
 /** What the clients do: submit, release, release and submit again, leave. */
@@ -386,12 +480,21 @@ function buildClientActions(steps: ClientStepDraw[], tasks: SimTaskSpec[], hasDa
   return actions;
 }
 
+/** Tasks that need scattered data, directly or through other tasks. */
+function needingData(tasks: SimTaskSpec[], data: SimDataSpec[]): Set<string> {
+  const out = new Set(data.map((d) => d.key));
+  // Tasks come after their dependencies (buildTasks draws dependencies among earlier keys).
+  for (const t of tasks) if ((t.deps ?? []).some((dep) => out.has(dep))) out.add(t.key);
+  for (const d of data) out.delete(d.key);
+  return out;
+}
+
 /** Workers alive when the run ends (after every kill and comeback). */
 export function survivors(scenario: Scenario): SimWorkerSpec[] {
   const alive = new Map(scenario.workers.map((w) => [w.name, w] as const));
   const ordered = (scenario.actions ?? []).map((a, i) => ({ a, i })).sort((x, y) => x.a.at - y.a.at || x.i - y.i);
   for (const { a } of ordered) {
-    if (a.do === "kill-worker") alive.delete(a.worker);
+    if (a.do === "kill-worker" || a.do === "retire-worker") alive.delete(a.worker);
     else if (a.do === "add-worker") alive.set(a.worker.name, a.worker);
   }
   return [...alive.values()];

@@ -45,8 +45,12 @@ export function wantedAtEnd(scenario: Scenario): Map<string, Set<string>> {
 export function expectedEnd(scenario: Scenario): Map<string, Set<string>> | null {
   const alive = survivors(scenario);
   if (alive.length === 0) return null;
-  const killed = new Set((scenario.actions ?? []).flatMap((a) => (a.do === "kill-worker" ? [a.worker] : [])));
-  const lostForGood = new Set((scenario.data ?? []).filter((d) => d.on.some((w) => killed.has(w))).map((d) => d.key));
+  // Scattered data cannot be recomputed: data on a worker that was killed, retired (its
+  // handover may not finish) or lost (the scheduler gives the data up at once) may be gone.
+  const killed = new Set((scenario.actions ?? []).flatMap((a) => (a.do === "kill-worker" || a.do === "retire-worker" || a.do === "lose-worker" ? [a.worker] : [])));
+  // A new run (start-scheduler) knows no scattered data: what needs it fails then.
+  const newRun = (scenario.actions ?? []).some((a) => a.do === "start-scheduler");
+  const lostForGood = new Set((scenario.data ?? []).filter((d) => newRun || d.on.some((w) => killed.has(w))).map((d) => d.key));
   const specs = new Map(scenario.tasks.map((t) => [t.key, t] as const));
   const stuck = new Set<string>();
   const doomed = new Set<string>();
@@ -70,7 +74,9 @@ export function expectedEnd(scenario: Scenario): Map<string, Set<string>> | null
   const out = new Map<string, Set<string>>();
   for (const t of scenario.tasks) {
     if (stuck.has(t.key)) continue;
-    const output = wanted.has(t.key);
+    // After a new run, a key whose future settled erred before it is not submitted again
+    // (its client keeps the outcome), so the new run may not know it: `futures` checks it.
+    const output = wanted.has(t.key) && !newRun;
     if (doomed.has(t.key)) out.set(t.key, new Set(output ? ["erred"] : ["erred", "released", "forgotten"]));
     else out.set(t.key, new Set(output ? ["memory"] : ["memory", "released", "forgotten"]));
   }

@@ -50,16 +50,19 @@ export const MODELS: MachineModel[] = [
       { name: "memory is entered only with a result or data", holds: (_f, e, t) => implies(t === "memory", among(e, "FINISH", "DATA")) },
       { name: "memory is left only by RELEASE, to released", holds: (f, e, t) => implies(f === "memory" && t !== "memory", e === "RELEASE" && t === "released") },
       { name: "erred is entered only by ERR", holds: (f, e, t) => implies(t === "erred" && f !== "erred", e === "ERR") },
-      { name: "erred is left only by RELEASE or FORGET", holds: (f, e) => implies(f === "erred", among(e, "RELEASE", "FORGET")) },
-      { name: "forgotten is entered only by FORGET, from released or erred", holds: (f, e, t) => implies(t === "forgotten", e === "FORGET" && among(f, "released", "erred")) },
+      { name: "erred is left only by RELEASE", holds: (f, e) => implies(f === "erred", e === "RELEASE") },
+      { name: "forgotten is entered only by FORGET, from released", holds: (f, e, t) => implies(t === "forgotten", e === "FORGET" && f === "released") },
       { name: "FINISH always ends in memory", holds: (_f, e, t) => implies(e === "FINISH", t === "memory") },
     ],
     stateRules: [
       { name: "forgotten is final and accepts nothing", holds: (s, next, final) => implies(s === "forgotten", final && TASK.events.every((e) => next(e) === undefined)) },
       { name: "only forgotten is final", holds: (s, _next, final) => final === (s === "forgotten") },
       { name: "a live task can always be let go (RELEASE, or FORGET when released)", holds: (s, next) => implies(s !== "forgotten", next(s === "released" ? "FORGET" : "RELEASE") !== undefined) },
-      { name: "a task not yet done can always fail", holds: (s, next) => implies(!among(s, "memory", "erred", "forgotten"), next("ERR") === "erred") },
-      { name: "a result in memory absorbs late duplicates", holds: (s, next) => implies(s === "memory", next("FINISH") === "memory" && next("DATA") === "memory") },
+      {
+        name: "a task waiting for inputs or a worker, or running, can always fail (a queued one has its inputs and runs nowhere)",
+        holds: (s, next) => (next("ERR") === "erred") === among(s, "released", "waiting", "no-worker", "processing.assigned", "processing.stealing"),
+      },
+      { name: "memory takes the same data scattered again, and no second result", holds: (s, next) => implies(s === "memory", next("DATA") === "memory" && next("FINISH") === undefined) },
     ],
   },
   {
@@ -91,12 +94,13 @@ export const MODELS: MachineModel[] = [
     table: WORKER,
     edgeRules: [
       { name: "START only from starting", holds: (f, e) => implies(e === "START", f === "starting") },
-      { name: "running is entered only by START or RESUME", holds: (f, e, t) => implies(t === "running" && f !== t, among(e, "START", "RESUME")) },
+      { name: "running is entered only by START", holds: (f, e, t) => implies(t === "running" && f !== t, e === "START") },
+      { name: "a worker still starting is started or closed by its host, never declared gone", holds: (f, e) => implies(f === "starting", among(e, "START", "CLOSE")) },
       { name: "closing only leads to closed", holds: (f, _e, t) => implies(f === "closing", t === "closed") },
     ],
     stateRules: [
       { name: "closed is final and accepts nothing", holds: (s, next, final) => implies(s === "closed", final && WORKER.events.every((e) => next(e) === undefined)) },
-      { name: "a worker can always be declared gone", holds: (s, next) => implies(s !== "closed", next("CLOSED") === "closed") },
+      { name: "a started worker can always be declared gone", holds: (s, next) => implies(among(s, "running", "closing"), next("CLOSED") === "closed") },
     ],
   },
   {
@@ -106,6 +110,7 @@ export const MODELS: MachineModel[] = [
     edgeRules: [
       { name: "START only from starting", holds: (f, e) => implies(e === "START", f === "starting") },
       { name: "closing only leads to closed", holds: (f, _e, t) => implies(f === "closing", t === "closed") },
+      { name: "only a started scheduler is closed", holds: (f, e) => implies(e === "CLOSE", f === "running") },
     ],
     stateRules: [{ name: "closed is final and accepts nothing", holds: (s, next, final) => implies(s === "closed", final && SCHEDULER.events.every((e) => next(e) === undefined)) }],
   },

@@ -14,6 +14,9 @@
  *   --no-fixtures      do not save them (the saved ones are still replayed)
  *   --no-model         skip the model-based check of the machine definitions
  *   --no-replay-fixtures  skip replaying the saved fixtures
+ *   --directed DIR     directed cases run first, their edges counted in the coverage
+ *                      (default tests/fixtures/directed; verify/directed.ts)
+ *   --no-directed      run none
  */
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,6 +25,7 @@ import { runCampaign } from "./campaign.js";
 import { FAULT_PROFILES, type FaultProfile } from "./dst-case.js";
 import { fixtureReport, loadFixtures, type FixtureReport } from "./fixtures.js";
 import { INVARIANTS, type InvariantId } from "./invariants.js";
+import { DEFAULT_DIRECTED_DIR, loadDirected } from "./directed.js";
 import { checkModels } from "./model.js";
 import { runCase } from "./run-case.js";
 
@@ -54,6 +58,8 @@ async function main(): Promise<void> {
         "no-fixtures": { type: "boolean" },
         "no-model": { type: "boolean" },
         "no-replay-fixtures": { type: "boolean" },
+        directed: { type: "string" },
+        "no-directed": { type: "boolean" },
       },
       strict: true,
     });
@@ -90,8 +96,10 @@ async function main(): Promise<void> {
     }
   }
 
+  const directed = o["no-directed"] ? [] : loadDirected(o.directed ?? join(ROOT, DEFAULT_DIRECTED_DIR));
   let lastShown = 0;
   const campaign = await runCampaign({
+    directed,
     runs,
     seed,
     faults,
@@ -114,6 +122,7 @@ async function main(): Promise<void> {
     campaign: {
       ...campaign,
       failures: campaign.failures.map(({ case: _case, fixture, ...rest }) => ({ ...rest, fixture: fixture === null ? null : relative(ROOT, fixture) })),
+      directed: campaign.directed.map((d) => ({ ...d, path: relative(ROOT, d.path) })),
     },
     model,
     fixtures,

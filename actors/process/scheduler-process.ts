@@ -220,7 +220,7 @@ export class SchedulerProcess {
         started.resynced.catch((error: unknown) => opts.onError?.(error));
       } else {
         // A new run: workers of a run before (stopped cleanly, or without a log in JetStream) register again.
-        started.stopAnnouncing = announceNewRun(transport, opts.cluster, opts.onError);
+        started.stopAnnouncing = announceNewRun(transport, opts.cluster, opts.onError, actor.core.run);
       }
       return started;
     } catch (error) {

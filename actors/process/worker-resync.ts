@@ -207,11 +207,14 @@ export function answerMissing(rejoin: Rejoin): Subscription {
 /** A new run is announced now and again after these delays (ms), for workers whose connection was down. */
 const ANNOUNCE_AGAIN_MS = [1000, 4000];
 
-/** The scheduler's side: say a new run started (no worker is registered with it yet). Returns a stop. */
-export function announceNewRun(transport: Transport, cluster: string, onError?: (error: unknown) => void): () => void {
+/**
+ * The scheduler's side: say a new run started (no worker is registered with it yet), and
+ * which (`run`, the scheduler core's run: its assignment numbers belong to it). Returns a stop.
+ */
+export function announceNewRun(transport: Transport, cluster: string, onError?: (error: unknown) => void, run?: number): () => void {
   const announce = () => {
     try {
-      if (!transport.closed) transport.publish(announceSubject(cluster), { v: PROTOCOL_VERSION, op: "scheduler-started" });
+      if (!transport.closed) transport.publish(announceSubject(cluster), { v: PROTOCOL_VERSION, op: "scheduler-started", ...(run !== undefined ? { run } : {}) });
     } catch (error) {
       onError?.(error);
     }
@@ -225,7 +228,10 @@ export function announceNewRun(transport: Transport, cluster: string, onError?: 
 /**
  * The worker's side: register `actor` again with each scheduler that announces a new run,
  * with the keys it holds. A scheduler that knows the worker already (same name and
- * incarnation) just says ok, so a repeated announcement does no harm.
+ * incarnation) just says ok, so a repeated announcement does no harm. The worker enters the
+ * announced run first (WorkerCore new-run): what the run before still sends it (a message
+ * delayed past the restart) is void, and the keys it registers are not freed behind the new
+ * run's back.
  */
 export function followNewRuns(rejoin: Rejoin): Subscription {
   return rejoin.transport.subscribe(announceSubject(rejoin.cluster), (msg) => {
@@ -234,7 +240,10 @@ export function followNewRuns(rejoin: Rejoin): Subscription {
       rejoin.onError(new ProtocolError(`worker ${rejoin.actor.name}: dropped a message on ${msg.subject} that is not a scheduler-started announcement: ${msg.problem ?? JSON.stringify(msg.data)?.slice(0, 80)}`));
       return;
     }
-    if (!rejoin.transport.closed) registerAgain(rejoin);
+    if (rejoin.transport.closed) return;
+    const run = (msg.data as { run?: unknown }).run;
+    if (typeof run === "number" && Number.isFinite(run)) rejoin.actor.enterRun(run);
+    registerAgain(rejoin);
   });
 }
 
@@ -255,7 +264,7 @@ const registering = new WeakSet<WorkerActor>();
 function registerAgain({ transport, cluster, actor, info, onRegistered, onError }: Rejoin): void {
   if (registering.has(actor)) return;
   registering.add(actor);
-  const op: RegisterWorkerOp = { op: "register-worker", name: actor.name, id: actor.id, ...info, holding: actor.core.holding() };
+  const op: RegisterWorkerOp = { op: "register-worker", name: actor.name, id: actor.id, ...info, holding: actor.holdingToRegisterAgain() };
   const envelope: Envelope<RegisterWorkerOp> = { v: PROTOCOL_VERSION, from: `worker.${actor.name}`, ops: [op] };
   transport
     .request(subjects(cluster).workerOps(actor.name), envelope, { timeout: 10_000 })

@@ -55,7 +55,12 @@ export type PlannedEvent =
   | { at: number; kind: "balance" }
   | { at: number; kind: "restart-scheduler" }
   | { at: number; kind: "release"; client: string; keys: string[] }
-  | { at: number; kind: "client-leave"; client: string };
+  | { at: number; kind: "client-leave"; client: string }
+  | { at: number; kind: "retire"; worker: string; timeout: number }
+  | { at: number; kind: "lose"; worker: string; back: number }
+  | { at: number; kind: "scatter"; client: string; data: { key: string; nbytes: number }[]; on: string[] }
+  | { at: number; kind: "stop-scheduler" }
+  | { at: number; kind: "start-scheduler" };
 
 export interface Plan {
   seed: number;

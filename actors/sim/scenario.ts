@@ -78,7 +78,45 @@ export type SimAction =
   /** A client releases its futures for these keys (release-keys). */
   | { at: number; do: "release"; client?: string; keys: string[] }
   /** A client leaves (client-leave): everything only it wanted is released. */
-  | { at: number; do: "client-leave"; client?: string };
+  | { at: number; do: "client-leave"; client?: string }
+  /**
+   * The worker leaves gracefully, as LocalCluster.removeWorker and a worker process on SIGTERM
+   * do: it asks the scheduler to retire it (retire-worker), which places its tasks elsewhere,
+   * copies what only it holds to other workers and then says close-worker; the worker then
+   * closes (unregister-worker). After `timeout` seconds without close-worker it closes anyway
+   * (default: it waits as long as it takes). Its name is not used again in the scenario.
+   */
+  | { at: number; do: "retire-worker"; worker: string; timeout?: number }
+  /**
+   * The scheduler loses a worker that is still alive (it heard no heartbeat within workerTtl:
+   * a stalled process, a connection down): it removes it (worker-lost) as it would a dead one,
+   * and refuses what the worker sends meanwhile; the worker carries on, and `back` seconds
+   * later it registers again with what it holds (as it does when the scheduler answers its
+   * heartbeat with worker-missing, or its reconnect with known: false).
+   */
+  | { at: number; do: "lose-worker"; worker: string; back: number }
+  /**
+   * A client scatters data of the scenario (`data` keys: the same values again), as
+   * Client.scatter does by content: a key the scheduler holds in memory is shared where it is,
+   * the others are put on the first worker of `on` that is alive (and has no copy), then
+   * registered with update-data. A refused scatter (the key exists in another state) leaves
+   * the client without futures for it.
+   */
+  | { at: number; do: "scatter"; client?: string; keys: string[]; on: string[] }
+  /**
+   * The scheduler stops cleanly (a scheduler process on SIGTERM: SchedulerActor.close): it
+   * records its close and its stop, and what is sent to it until it starts again is lost.
+   * Nothing else may happen until start-scheduler.
+   */
+  | { at: number; do: "stop-scheduler" }
+  /**
+   * A scheduler starts after a clean stop: a new run, which knows nothing (a log that ends
+   * with a stop is not resumed). It announces itself: each live worker registers again with
+   * what it holds, and each client reconciles (Client.reconcile): it resubmits the keys it
+   * holds futures for, and what they need, except those that need scattered data, which fail
+   * (SchedulerRestartedError); erred and cancelled futures keep their outcome.
+   */
+  | { at: number; do: "start-scheduler" };
 
 export interface NetworkSpec {
   /** Bytes per second between workers; default config.bandwidth. */
@@ -174,8 +212,9 @@ export interface SimResult {
   /** Every steal request, in the order the scheduler made them. */
   steals: SimSteal[];
   /**
-   * Ops the scheduler's host refused (actors/op-roles.ts): here, the late reports of a killed
-   * worker's incarnation, which the core never sees (a real host answers them FORBIDDEN).
+   * Ops the scheduler's host refused (actors/op-roles.ts): here, the late reports of a killed,
+   * closed or lost worker's incarnation, which the core never sees (a real host answers them
+   * FORBIDDEN).
    */
   refused: number;
   /** The event log, as the runtime writes it, on the virtual clock. */

@@ -32,6 +32,39 @@ export class SimClients {
     this.kernel.close(clientAddress(client));
   }
 
+  /** Clients holding futures (those that left hold none). */
+  names(): string[] {
+    return [...this.futures.keys()];
+  }
+
+  /**
+   * A scheduler started a new run, and told the client which of its keys it holds for it
+   * (`wanted`): the client's side of Client.reconcile. Every other key it holds a future for
+   * is to be submitted again (returned; a finished future waits again, for the new run's
+   * report), unless it erred or was cancelled (it keeps its outcome) or it cannot be computed
+   * again (`computable` false: it needs scattered data), when it fails now with
+   * SchedulerRestartedError.
+   */
+  reconcile(client: string, wanted: ReadonlySet<string>, computable: (key: string) => boolean): string[] {
+    const held = this.futures.get(client);
+    if (held === undefined) return [];
+    const again: string[] = [];
+    for (const [key, future] of held) {
+      if (wanted.has(key) || future.state === "erred" || future.state === "cancelled") continue;
+      if (computable(key)) {
+        future.state = "pending";
+        future.settledAt = -1;
+        delete future.error;
+        again.push(key);
+      } else {
+        future.state = "erred";
+        future.error = "SchedulerRestartedError";
+        future.settledAt = this.kernel.now;
+      }
+    }
+    return again;
+  }
+
   /** Futures still held, by client and key (clients holding none left out). */
   held(): Record<string, Record<string, SimFuture>> {
     const out: Record<string, Record<string, SimFuture>> = {};

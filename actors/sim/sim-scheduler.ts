@@ -49,6 +49,8 @@ export class SimScheduler {
     private readonly kernel: SimKernel,
     private readonly config: Config,
     log: LogSink,
+    /** Whether that incarnation of a worker was killed (its late registration is lost at once). */
+    private readonly isDead: (name: string, id: string) => boolean = () => false,
   ) {
     const recorder = (this.recorder = new ActorRecorder("scheduler", log));
     const steals = (this.steals = new SimSteals());
@@ -61,19 +63,45 @@ export class SimScheduler {
       },
     };
     this.core = new SchedulerCore(config, this.live);
+  }
+
+  /** The scheduler starts: it records its start and takes mail. */
+  start(): void {
+    const t = this.kernel.now;
+    this.recorder.start(t, "scheduler", { cluster: "sim", config: serializableConfig(this.config) });
+    this.feed({ op: "scheduler-start", t });
     // The sender's address stands for the subject it would send on, as on a real transport.
     const senders = new Map<string, SchedulerSender | undefined>();
-    kernel.open(SCHEDULER_ADDRESS, (from, ops) => {
+    this.kernel.open(SCHEDULER_ADDRESS, (from, ops) => {
       let sender = senders.get(from);
       if (sender === undefined && !senders.has(from)) senders.set(from, (sender = senderAt(from)));
       this.receiveFrom(sender, from, ops);
     });
   }
 
-  start(): void {
+  /** Whether the scheduler is up (not stopped by stop-scheduler). */
+  get up(): boolean {
+    return this.core.state === "running";
+  }
+
+  /**
+   * The scheduler stops cleanly, as SchedulerActor.close: it takes no more mail (what is sent
+   * to it while it is down is lost), records its close (scheduler-close) and its stop.
+   */
+  stop(): void {
     const t = this.kernel.now;
-    this.recorder.start(t, "scheduler", { cluster: "sim", config: serializableConfig(this.config) });
-    this.feed({ op: "scheduler-start", t });
+    this.kernel.close(SCHEDULER_ADDRESS);
+    this.feed({ op: "scheduler-close", t });
+    this.recorder.stop(t, "stopped");
+  }
+
+  /**
+   * A scheduler starts after a clean stop: a new run (a log that ends with a stop is not
+   * resumed, replay/jetstream-resume.ts), with a core that knows nothing yet.
+   */
+  startNewRun(): void {
+    this.core = new SchedulerCore(this.config, this.live);
+    this.start();
   }
 
   /**
@@ -92,8 +120,17 @@ export class SimScheduler {
    */
   private receiveFrom(sender: SchedulerSender | undefined, from: string, ops: unknown[]): void {
     for (const op of ops) {
-      if (refusal(this.core, sender, op as { op: string }, from) !== undefined) this.refused++;
-      else this.feed(withTime(op as object, this.kernel.now) as SchedulerInput);
+      if (refusal(this.core, sender, op as { op: string }, from) !== undefined) {
+        this.refused++;
+        continue;
+      }
+      this.feed(withTime(op as object, this.kernel.now) as SchedulerInput);
+      // A registration sent before its worker was killed, delivered after: the host finds that
+      // incarnation gone at once, as it found out about the kill (kill-worker).
+      const { name, id } = op as { op: string; name: string; id: string };
+      if ((op as { op: string }).op === "register-worker" && this.isDead(name, id) && this.core.workers.get(name)?.id === id) {
+        this.feed({ op: "worker-lost", name, id, reason: "killed", t: this.kernel.now });
+      }
     }
     this.maybeBalance(false);
   }
@@ -106,7 +143,10 @@ export class SimScheduler {
    * host's and carry on. Throws if the log is not there or is not reproduced.
    */
   restart(records: readonly LogRecord[]): void {
-    const own = records.filter((r) => r.actor === this.recorder.actor);
+    let own = records.filter((r) => r.actor === this.recorder.actor);
+    // This run's records: from its start (an earlier run stopped cleanly is not resumed).
+    const lastStart = own.findLastIndex((r) => r.kind === "start");
+    if (lastStart > 0) own = own.slice(lastStart);
     if (own.length === 0 || own[0]!.kind !== "start") {
       throw new BadOptionError("actions", "restart-scheduler rebuilds the scheduler from its log: run with the log kept in memory (simulate()'s default)");
     }
@@ -134,9 +174,24 @@ export class SimScheduler {
 
   /** Feed one stimulus; a refusal is a simulator bug (scenarios are checked up front), so it throws. */
   feed(input: SchedulerInput): SchedulerReply {
+    const reply = this.handle(input);
+    if (!reply.ok) throw new Error(`simulator: the scheduler refused ${input.op}: ${reply.error.message}`);
+    return reply;
+  }
+
+  /**
+   * A client's request that may be refused (a scatter of a key that exists: the client gets
+   * KEY_EXISTS), answered, then an on-demand stealing pass if one is due, as `receive`.
+   */
+  request(input: SchedulerInput): SchedulerReply {
+    const reply = this.handle(input);
+    this.maybeBalance(false);
+    return reply;
+  }
+
+  private handle(input: SchedulerInput): SchedulerReply {
     this.recorder.input(input);
     const reply = this.core.handle(input);
-    if (!reply.ok) throw new Error(`simulator: the scheduler refused ${input.op}: ${reply.error.message}`);
     this.armTimer();
     return reply;
   }

@@ -22,6 +22,12 @@ export interface SimWorkerContext {
   /** The live incarnation of a worker, by name. */
   peer(name: string): SimWorker | undefined;
   transferIncomingCountLimit: number;
+  /** The incarnation closed (it retired, or closed after its retirement timed out). */
+  closed(worker: SimWorker): void;
+  /** Seconds after a put-data its data still unconfirmed is checked with the scheduler (config.scatterLease). */
+  scatterLease: number;
+  /** The scheduler's who-has query: the holders it counts for `key`. */
+  whoHas(key: string): string[];
 }
 
 /**
@@ -74,7 +80,7 @@ export class SimWorker {
   /** Start taking mail; the registration the scheduler should see. */
   start(): RegisterWorkerOp {
     const { kernel } = this.ctx;
-    const { name, nthreads, host, resources } = this.spec;
+    const { name, nthreads } = this.spec;
     this.recorder.start(kernel.now, "worker", {
       name,
       id: this.id,
@@ -83,24 +89,103 @@ export class SimWorker {
       bandwidth: this.ctx.assumedBandwidth,
     });
     kernel.open(workerAddress(name), (_from, ops) => {
-      for (const op of ops) this.feed(withTime(op as object, kernel.now) as WorkerInput);
+      for (const op of ops) {
+        this.feed(withTime(op as object, kernel.now) as WorkerInput);
+        // The scheduler ended this worker's retirement (WorkerActor.receive): it closes, and
+        // takes nothing more of the message.
+        if ((op as { op: string }).op === "close-worker") {
+          this.close((op as { reason: string }).reason);
+          break;
+        }
+      }
     });
-    return { op: "register-worker", name, id: this.id, nthreads, host, resources: { ...resources }, functions: [SIM_FUNCTION] };
+    return this.registration(false);
+  }
+
+  /** The register-worker this incarnation sends; `holding` when it registers again. */
+  private registration(again: boolean): RegisterWorkerOp {
+    const { name, nthreads, host, resources } = this.spec;
+    const op: RegisterWorkerOp = { op: "register-worker", name, id: this.id, nthreads, host, resources: { ...resources }, functions: [SIM_FUNCTION] };
+    if (again) op.holding = this.core.holding();
+    return op;
   }
 
   /** Vanish without a word, as a crash would. */
   kill(): void {
+    this.stop("killed");
+  }
+
+  /**
+   * Leave gracefully (LocalCluster.removeWorker, a worker process on SIGTERM): ask the
+   * scheduler to retire this worker, and close when it says close-worker, or after
+   * `timeout` seconds.
+   */
+  retire(timeout: number): void {
+    if (!this.live) return;
+    const { kernel } = this.ctx;
+    kernel.send(workerAddress(this.name), SCHEDULER_ADDRESS, { op: "retire-worker", name: this.name, id: this.id, reason: "removed" });
+    if (Number.isFinite(timeout)) kernel.at(kernel.now + timeout, () => this.close("removed (retirement timed out)"));
+  }
+
+  /** WorkerActor.close: the core closes, the scheduler is told (unregister-worker), the worker stops. */
+  close(reason: string): void {
+    if (!this.live) return;
+    const { kernel } = this.ctx;
+    this.feed({ op: "close", t: kernel.now });
+    kernel.send(workerAddress(this.name), SCHEDULER_ADDRESS, { op: "unregister-worker", name: this.name, id: this.id, reason });
+    this.stop(reason);
+    this.ctx.closed(this);
+  }
+
+  /**
+   * Register again with what it holds (actors/process/worker-resync.ts): the scheduler removed
+   * this incarnation while it was alive, and told it so (worker-missing) or its reconnect was
+   * answered known: false; or a scheduler announced a new run (`run`), which the worker
+   * enters first.
+   */
+  registerAgain(run?: number): void {
+    if (!this.live) return;
+    if (run !== undefined) this.feed({ op: "new-run", run, t: this.ctx.kernel.now });
+    this.feed({ op: "register-again", t: this.ctx.kernel.now });
+    this.ctx.kernel.send(workerAddress(this.name), SCHEDULER_ADDRESS, this.registration(true));
+  }
+
+  private stop(reason: string): void {
     this.live = false;
     this.ctx.kernel.close(workerAddress(this.name));
-    this.recorder.stop(this.ctx.kernel.now, "killed");
+    this.stored.clear();
+    this.recorder.stop(this.ctx.kernel.now, reason);
   }
 
   feed(input: WorkerInput): void {
     if (!this.live) return;
-    if (input.op === "put-data") for (const { key } of input.keys) this.stored.add(key);
+    // A put-data the core refuses (a key this worker has) stores nothing and starts no lease:
+    // WorkerActor's data server hands it to the core only for the log (STALE, scatter-refused).
+    const stored = input.op === "put-data" && this.core.putDataRefusal(input.keys.map((k) => k.key)) === null;
+    if (stored) for (const { key } of input.keys) this.stored.add(key);
     this.recorder.input(input);
     this.core.handle(input);
+    if (stored) this.startLease(input.keys.map((k) => k.key));
     this.armHeartbeat();
+  }
+
+  /**
+   * The worker actor's scatter lease: `scatterLease` seconds after a put-data, what of it is
+   * still unconfirmed is checked with the scheduler's who-has, and the answer fed to the core
+   * (scatter-lease): kept if the scheduler counts it here, dropped if not.
+   */
+  private startLease(keys: string[]): void {
+    const { kernel, scatterLease } = this.ctx;
+    if (!Number.isFinite(scatterLease)) return;
+    kernel.at(kernel.now + scatterLease, () => {
+      const held: string[] = [];
+      const unclaimed: string[] = [];
+      for (const key of keys) {
+        if (this.core.tasks.get(key)?.scattered !== true) continue;
+        (this.ctx.whoHas(key).includes(this.name) ? held : unclaimed).push(key);
+      }
+      if (held.length + unclaimed.length > 0) this.feed({ op: "scatter-lease", held, unclaimed, t: kernel.now });
+    });
   }
 
   /**

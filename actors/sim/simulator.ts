@@ -1,5 +1,5 @@
 import { BadOptionError } from "../../machines/errors.js";
-import type { TaskSpec } from "../../machines/protocol.js";
+import type { TaskSpec, UpdateDataOp } from "../../machines/protocol.js";
 import type { WorkerCore } from "../../machines/worker/core.js";
 import { CompactLogSink } from "../../replay/compact-log.js";
 import { MemoryLogSink, NullLogSink } from "../../replay/memory-log.js";
@@ -15,7 +15,7 @@ import { SIM_CLIENT, SIM_FUNCTION, type Scenario, type SimObserver, type SimOpti
 import { readNumber } from "./scenario-fields.js";
 import { SimScheduler } from "./sim-scheduler.js";
 import { SimWorker, type SimWorkerContext } from "./sim-worker.js";
-import { planScenario } from "./validate-scenario.js";
+import { planScenario, withEarlierDeps } from "./validate-scenario.js";
 
 /**
  * Runs a scenario on the unchanged scheduler and worker cores, on a virtual clock, and
@@ -58,6 +58,9 @@ class Simulation {
   private readonly clients: SimClients;
   /** Clients the scheduler has taken a client-join from (and no client-leave since). */
   private readonly joined = new Set<string>();
+  private readonly computableKeys = new Map<string, boolean>();
+  /** Killed incarnations, as "name\0id". */
+  private readonly killed = new Set<string>();
 
   constructor(
     private readonly plan: Plan,
@@ -65,7 +68,7 @@ class Simulation {
   ) {
     this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed));
     this.prng = new Prng(plan.seed);
-    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log);
+    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log, (name, id) => this.killed.has(`${name}\u0000${id}`));
     this.clients = new SimClients(this.kernel);
     this.workerContext = {
       kernel: this.kernel,
@@ -76,6 +79,11 @@ class Simulation {
       observations: this.observations,
       peer: (name) => this.workers.get(name),
       transferIncomingCountLimit: plan.config.transferIncomingCountLimit,
+      closed: (worker) => {
+        if (this.workers.get(worker.name) === worker) this.workers.delete(worker.name);
+      },
+      scatterLease: plan.config.scatterLease,
+      whoHas: (key) => [...(this.scheduler.core.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.name),
     };
   }
 
@@ -117,7 +125,124 @@ class Simulation {
         this.joined.delete(event.client);
         this.scheduler.receive([{ op: "client-leave", client: event.client, t: this.kernel.now }]);
         return;
+      case "retire":
+        this.workers.get(event.worker)?.retire(event.timeout);
+        return;
+      case "lose":
+        return this.lose(event.worker, event.back);
+      case "scatter":
+        return this.scatter(event.client, event.data, event.on);
+      case "stop-scheduler":
+        this.scheduler.stop();
+        // The next run knows no client.
+        this.joined.clear();
+        return;
+      case "start-scheduler":
+        return this.startNewRun();
     }
+  }
+
+  /**
+   * A scheduler starts a new run and announces itself (announceNewRun): each live worker hears
+   * it one latency later and registers again with what it holds (followNewRuns); each client
+   * hears it, asks which of its keys the new run holds (client-keys, a round trip), and
+   * resubmits the rest (Client.reconcile).
+   */
+  private startNewRun(): void {
+    this.scheduler.startNewRun();
+    const { kernel } = this;
+    const run = this.scheduler.core.run;
+    for (const worker of this.workers.values()) {
+      kernel.at(kernel.now + kernel.latency, () => {
+        if (this.workers.get(worker.name) === worker) worker.registerAgain(run);
+      });
+    }
+    for (const client of this.clients.names()) kernel.at(kernel.now + 2 * kernel.latency, () => this.reconcile(client));
+  }
+
+  private reconcile(client: string): void {
+    if (!this.scheduler.up) return;
+    const t = this.kernel.now;
+    const wanted = new Set([...(this.scheduler.core.clients.get(client) ?? [])].map((ts) => ts.key));
+    const again = this.clients.reconcile(client, wanted, (key) => this.computable(key));
+    if (again.length === 0) return;
+    const tasks = withEarlierDeps(again.map((key) => this.plan.tasks.get(key)!), this.plan.tasks).map(taskSpec);
+    this.joinClient(client, t);
+    this.scheduler.receive([{ op: "update-graph", client, tasks, wants: again, t }]);
+  }
+
+  /** A task of the scenario whose inputs are all tasks too (scattered data cannot be made again). */
+  private computable(key: string): boolean {
+    let known = this.computableKeys.get(key);
+    if (known === undefined) {
+      const task = this.plan.tasks.get(key);
+      known = task !== undefined && task.deps.every((dep) => this.computable(dep));
+      this.computableKeys.set(key, known);
+    }
+    return known;
+  }
+
+  /**
+   * The scheduler's liveness check removes a worker it has not heard from (SchedulerActor's
+   * tick feeds worker-lost), though the worker lives on; `back` seconds later the worker
+   * registers again with what it holds.
+   */
+  private lose(name: string, back: number): void {
+    const worker = this.workers.get(name);
+    if (worker === undefined) return;
+    const { kernel } = this;
+    this.scheduler.feed({ op: "worker-lost", name, id: worker.id, reason: "no heartbeat (lost)", t: kernel.now });
+    kernel.at(kernel.now + back, () => {
+      if (this.workers.get(name) === worker) worker.registerAgain();
+    });
+  }
+
+  /**
+   * Client.scatter by content, in one round: keys the scheduler holds in memory are shared
+   * where they are (an `existing` entry naming a holder); each other key is put on the first
+   * worker of `on` the scheduler has running (one that already has the key refuses the put, as its data server
+   * does, and the entry names it as `existing`), then everything is registered with
+   * update-data. The client holds futures only if the scheduler accepts.
+   */
+  private scatter(client: string, data: { key: string; nbytes: number }[], on: string[]): void {
+    const t = this.kernel.now;
+    // The client stores on workers the scheduler lists (its running workers), as Client.scatter.
+    const target = on
+      .map((name) => this.workers.get(name))
+      .find((w) => w !== undefined && this.scheduler.core.workers.get(w.name)?.id === w.id && this.scheduler.core.workers.get(w.name)?.state === "running");
+    const entries: UpdateDataOp["data"] = [];
+    const puts: { key: string; nbytes: number }[] = [];
+    for (const { key, nbytes } of data) {
+      const ts = this.scheduler.core.tasks.get(key);
+      const holder = ts === undefined ? undefined : ts.whoHas.values().next().value;
+      if (holder !== undefined) {
+        entries.push({ key, nbytes: 0, workers: [holder.name], existing: true });
+      } else if (target !== undefined) {
+        if (target.core.putDataRefusal([key]) === null) {
+          puts.push({ key, nbytes });
+          entries.push({ key, nbytes, workers: [target.name] });
+        } else {
+          // The worker has the key: its data server refuses the put (KEY_EXISTS), handing it
+          // to the core for the log only, and the client names the key there as existing.
+          target.feed({ op: "put-data", keys: [{ key, nbytes }], t });
+          entries.push({ key, nbytes: 0, workers: [target.name], existing: true });
+        }
+      }
+    }
+    // No worker to put data on: the client's scatter fails (NO_WORKERS), nothing is sent.
+    if (entries.length === 0) return;
+    if (puts.length > 0) target!.feed({ op: "put-data", keys: puts, t });
+    this.joinClient(client, t);
+    const reply = this.scheduler.request({ op: "update-data", client, data: entries, t });
+    // Refused (KEY_EXISTS): the client's scatter fails, and it holds no future for the keys.
+    if (reply.ok) this.clients.want(client, entries.map((e) => e.key));
+  }
+
+  /** The client's client-join, if the scheduler does not know the client (yet, or since it left). */
+  private joinClient(client: string, t: number): void {
+    if (this.joined.has(client)) return;
+    this.joined.add(client);
+    this.scheduler.receive([{ op: "client-join", client, t }]);
   }
 
   /** The scheduler registers the worker now; the worker hears back one latency later. */
@@ -126,12 +251,15 @@ class Simulation {
     this.workers.set(spec.name, worker);
     const { kernel } = this;
     this.scheduler.receive([{ ...worker.start(), t: kernel.now }]);
-    kernel.at(kernel.now + kernel.latency, () => worker.feed({ op: "registered", t: kernel.now }));
+    // The answer names the run the worker registered with.
+    const run = this.scheduler.core.run;
+    kernel.at(kernel.now + kernel.latency, () => worker.feed({ op: "registered", run, t: kernel.now }));
   }
 
   private kill(name: string): void {
     const worker = this.workers.get(name)!;
     this.workers.delete(name);
+    this.killed.add(`${name}\u0000${worker.id}`);
     worker.kill();
     this.scheduler.feed({ op: "worker-lost", name, id: worker.id, reason: "killed", t: this.kernel.now });
   }
@@ -157,12 +285,10 @@ class Simulation {
     const { client, wants } = submission;
     const t = this.kernel.now;
     const tasks = submission.tasks.map(taskSpec);
-    this.clients.want(client, wants);
-    if (!this.joined.has(client)) {
-      this.joined.add(client);
-      this.scheduler.receive([{ op: "client-join", client, t }]);
-    }
-    this.scheduler.receive([{ op: "update-graph", client, tasks, wants, t }]);
+    this.joinClient(client, t);
+    // Refused only after a new run, which knows no scattered data: a graph that needs it fails
+    // (the client's submit rejects), and the client holds no future for it.
+    if (this.scheduler.request({ op: "update-graph", client, tasks, wants, t }).ok) this.clients.want(client, wants);
   }
 
   private view(): SimView {

@@ -27,7 +27,20 @@ const NETWORK_FIELDS = ["bandwidth", "latency"];
 const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
 const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error"];
-const ACTIONS = ["balance", "kill-worker", "add-worker", "restart-scheduler", "submit", "release", "client-leave"];
+const ACTIONS = [
+  "balance",
+  "kill-worker",
+  "add-worker",
+  "restart-scheduler",
+  "submit",
+  "release",
+  "client-leave",
+  "retire-worker",
+  "lose-worker",
+  "scatter",
+  "stop-scheduler",
+  "start-scheduler",
+];
 /** Worker and client names: they name subjects on NATS. */
 const WORKER_NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -47,13 +60,15 @@ export function planScenario(scenario: unknown): Plan {
   const data = readOptionalArray(raw.data, "data").map((d, i) => readData(d, `data[${i}]`, presentAtStart, tasks));
   checkGraph(tasks, new Set(data.map((d) => d.key)));
 
-  const actions = readOptionalArray(raw.actions, "actions").map((a, i) => readAction(a, i, tasks, data.length > 0));
+  const dataSizes = new Map(mergeDuplicateKeys(data).map((d) => [d.key, d.nbytes] as const));
+  const actions = readOptionalArray(raw.actions, "actions").map((a, i) => readAction(a, i, tasks, dataSizes));
   checkActionsAgainstWorkers(joins, actions);
 
   const timeline: PlannedEvent[] = [...joins];
   if (data.length > 0) timeline.push({ at: 0, kind: "place-data", data: mergeDuplicateKeys(data) });
   for (const [at, submission] of submissions(tasks)) timeline.push({ at, kind: "submit", submission });
   for (const { event } of actions) timeline.push(event);
+  checkSchedulerDowntime(timeline, actions);
   return { seed, config, latency, bandwidth, tasks, timeline, faults: readFaults(raw.faults) };
 }
 
@@ -190,7 +205,7 @@ function submissions(tasks: Map<string, PlannedTask>): [number, PlannedSubmissio
  * (transitively, dependencies first): what a client sends so that the graph names no key
  * the scheduler may have forgotten. Data keys have no spec: the client holding them keeps them.
  */
-function withEarlierDeps(group: readonly PlannedTask[], tasks: ReadonlyMap<string, PlannedTask>): PlannedTask[] {
+export function withEarlierDeps(group: readonly PlannedTask[], tasks: ReadonlyMap<string, PlannedTask>): PlannedTask[] {
   const inGroup = new Set(group.map((t) => t.key));
   const added = new Set<string>();
   const out: PlannedTask[] = [];
@@ -208,7 +223,40 @@ function withEarlierDeps(group: readonly PlannedTask[], tasks: ReadonlyMap<strin
 
 interface ReadAction {
   index: number;
-  event: PlannedEvent & { kind: "join" | "kill" | "balance" | "restart-scheduler" | "submit" | "release" | "client-leave" };
+  event: PlannedEvent & {
+    kind: "join" | "kill" | "balance" | "restart-scheduler" | "submit" | "release" | "client-leave" | "retire" | "lose" | "scatter" | "stop-scheduler" | "start-scheduler";
+  };
+}
+
+/**
+ * stop-scheduler and start-scheduler alternate, a stop first; nothing else happens while the
+ * scheduler is down (from a stop to its start, both included): no worker joins or action, no
+ * graph, no client action. (What is sent to a stopped scheduler is lost; the simulator does
+ * not model clients waiting for it.)
+ */
+function checkSchedulerDowntime(timeline: PlannedEvent[], actions: ReadAction[]): void {
+  const path = new Map(actions.map(({ event, index }) => [event, `actions[${index}]`] as const));
+  const turns = actions.filter(({ event }) => event.kind === "stop-scheduler" || event.kind === "start-scheduler").sort((a, b) => a.event.at - b.event.at || a.index - b.index);
+  const windows: [number, number][] = [];
+  let stoppedAt: number | null = null;
+  for (const { event, index } of turns) {
+    if (event.kind === "stop-scheduler") {
+      if (stoppedAt !== null) throw new BadOptionError(`actions[${index}]`, `the scheduler is already stopped at t=${event.at} (since t=${stoppedAt})`);
+      stoppedAt = event.at;
+    } else {
+      if (stoppedAt === null) throw new BadOptionError(`actions[${index}]`, `start-scheduler at t=${event.at}: the scheduler is running (stop-scheduler first)`);
+      windows.push([stoppedAt, event.at]);
+      stoppedAt = null;
+    }
+  }
+  if (stoppedAt !== null) windows.push([stoppedAt, Infinity]);
+  for (const event of timeline) {
+    if (event.kind === "stop-scheduler" || event.kind === "start-scheduler") continue;
+    const window = windows.find(([from, to]) => event.at >= from && event.at <= to);
+    if (window === undefined) continue;
+    const where = path.get(event as ReadAction["event"]) ?? (event.kind === "join" ? `workers (${event.worker.name} joins at t=${event.at})` : event.kind === "submit" ? `tasks (a graph at t=${event.at})` : "scenario");
+    throw new BadOptionError(where, `the scheduler is stopped from t=${window[0]} to ${window[1] === Infinity ? "the end" : `t=${window[1]}`}: nothing else happens meanwhile`);
+  }
 }
 
 function readClient(value: unknown, path: string): string {
@@ -227,14 +275,15 @@ function readTaskKeys(value: unknown, path: string, tasks: ReadonlyMap<string, P
   return [...new Set(keys)];
 }
 
-function readAction(value: unknown, index: number, tasks: ReadonlyMap<string, PlannedTask>, hasData: boolean): ReadAction {
+function readAction(value: unknown, index: number, tasks: ReadonlyMap<string, PlannedTask>, dataSizes: ReadonlyMap<string, number>): ReadAction {
+  const hasData = dataSizes.size > 0;
   const path = `actions[${index}]`;
   const kind = (value as Obj | null)?.do;
   if (typeof kind !== "string" || !ACTIONS.includes(kind)) {
     readObject(value, path, ["at", "do", "worker"]);
     throw new BadOptionError(`${path}.do`, `must be one of ${ACTIONS.map((a) => JSON.stringify(a)).join(", ")}, got ${JSON.stringify(kind)}`);
   }
-  if (kind === "balance" || kind === "restart-scheduler") {
+  if (kind === "balance" || kind === "restart-scheduler" || kind === "stop-scheduler" || kind === "start-scheduler") {
     const raw = readObject(value, path, ["at", "do"]);
     return { index, event: { at: readNumber(raw.at, `${path}.at`, { min: 0 }), kind } };
   }
@@ -251,6 +300,27 @@ function readAction(value: unknown, index: number, tasks: ReadonlyMap<string, Pl
     const group = keys.map((key) => tasks.get(key)!);
     return { index, event: { at, kind: "submit", submission: { client, tasks: withEarlierDeps(group, tasks), wants: keys } } };
   }
+  if (kind === "scatter") {
+    const raw = readObject(value, path, ["at", "do", "client", "keys", "on"]);
+    const at = readNumber(raw.at, `${path}.at`, { min: 0 });
+    const client = raw.client === undefined ? SIM_CLIENT : readClient(raw.client, `${path}.client`);
+    const keys = readNames(raw.keys, `${path}.keys`);
+    if (keys.length === 0) throw new BadOptionError(`${path}.keys`, "must name at least one key");
+    keys.forEach((key, i) => {
+      if (!dataSizes.has(key)) throw new BadOptionError(`${path}.keys[${i}]`, `${JSON.stringify(key)} is not data of this scenario (a scatter puts the scenario's data again)`);
+    });
+    const on = readNames(raw.on, `${path}.on`);
+    if (on.length === 0) throw new BadOptionError(`${path}.on`, "must name at least one worker");
+    const data = [...new Set(keys)].map((key) => ({ key, nbytes: dataSizes.get(key)! }));
+    return { index, event: { at, kind: "scatter", client, data, on: [...new Set(on)] } };
+  }
+  if (kind === "retire-worker" || kind === "lose-worker") {
+    const raw = readObject(value, path, kind === "retire-worker" ? ["at", "do", "worker", "timeout"] : ["at", "do", "worker", "back"]);
+    const at = readNumber(raw.at, `${path}.at`, { min: 0 });
+    const worker = readName(raw.worker, `${path}.worker`);
+    if (kind === "lose-worker") return { index, event: { at, kind: "lose", worker, back: readNumber(raw.back, `${path}.back`, { min: 0 }) } };
+    return { index, event: { at, kind: "retire", worker, timeout: readOptionalNumber(raw.timeout, `${path}.timeout`, Infinity, { min: 0 }) } };
+  }
   const raw = readObject(value, path, ["at", "do", "worker"]);
   const at = readNumber(raw.at, `${path}.at`, { min: 0 });
   if (kind === "kill-worker") return { index, event: { at, kind: "kill", worker: readName(raw.worker, `${path}.worker`) } };
@@ -258,29 +328,59 @@ function readAction(value: unknown, index: number, tasks: ReadonlyMap<string, Pl
   return { index, event: { at, kind: "join", worker: spec } };
 }
 
-/** Walks joins and actions in time order: a worker is killed only while alive, added only while absent. */
+/**
+ * Walks joins and actions in time order: a worker is killed, retired or lost only while alive
+ * (and not lost: it registers again `back` seconds later), added only while absent; a retired
+ * worker's name is used no more (it closes when the scheduler says so, which the scenario
+ * cannot know). Scatter names workers of the scenario.
+ */
 function checkActionsAgainstWorkers(joins: PlannedEvent[], actions: ReadAction[]): void {
   const steps = [
     ...joins.map((event, order) => ({ event, order, path: `workers[${order}].name` })),
     ...actions.map(({ event, index }) => ({
       event,
       order: joins.length + index,
-      path: event.kind === "join" ? `actions[${index}].worker.name` : `actions[${index}].worker`,
+      path: event.kind === "join" ? `actions[${index}].worker.name` : event.kind === "scatter" ? `actions[${index}].on` : `actions[${index}].worker`,
     })),
   ].sort((a, b) => a.event.at - b.event.at || a.order - b.order);
   const alive = new Set<string>();
   const ever = new Set<string>();
+  const retired = new Set<string>();
+  /** Lost workers: when they register again. */
+  const lostUntil = new Map<string, number>();
+  const running = (name: string, at: number, path: string): void => {
+    if (alive.has(name)) return;
+    const why = retired.has(name) ? "was retired" : ever.has(name) ? "is not running" : "is not a worker of this scenario";
+    throw new BadOptionError(path, `${name} ${why} at t=${at}`);
+  };
   for (const { event, path } of steps) {
     if (event.kind === "join") {
       if (alive.has(event.worker.name)) throw new BadOptionError(path, `worker ${event.worker.name} is already running at t=${event.at}`);
+      if (retired.has(event.worker.name)) throw new BadOptionError(path, `worker ${event.worker.name} was retired: its name is not used again`);
       alive.add(event.worker.name);
       ever.add(event.worker.name);
+      lostUntil.delete(event.worker.name);
     } else if (event.kind === "kill") {
-      if (!alive.has(event.worker)) {
-        const why = ever.has(event.worker) ? "is not running" : "is not a worker of this scenario";
-        throw new BadOptionError(path, `${event.worker} ${why} at t=${event.at}`);
-      }
+      running(event.worker, event.at, path);
       alive.delete(event.worker);
+    } else if (event.kind === "retire" || event.kind === "lose") {
+      running(event.worker, event.at, path);
+      const back = lostUntil.get(event.worker);
+      if (back !== undefined && event.at < back) throw new BadOptionError(path, `${event.worker} is lost until t=${back} (it registers again then)`);
+      if (event.kind === "retire") {
+        alive.delete(event.worker);
+        retired.add(event.worker);
+      } else {
+        lostUntil.set(event.worker, event.at + event.back);
+      }
     }
+  }
+  // Scatter names workers of the scenario; the first of them alive at the time takes the data.
+  const names = new Set(steps.flatMap(({ event }) => (event.kind === "join" ? [event.worker.name] : [])));
+  for (const { event, path } of steps) {
+    if (event.kind !== "scatter") continue;
+    event.on.forEach((name, i) => {
+      if (!names.has(name)) throw new BadOptionError(`${path}[${i}]`, `${name} is not a worker of this scenario`);
+    });
   }
 }

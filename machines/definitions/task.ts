@@ -48,12 +48,14 @@ export const taskMachine = setup({ types: { events: {} as TaskEvent } }).createM
         RELEASE: "released",
       },
     },
+    // Queued tasks are unrestricted and wait on nothing (QUEUE needs a root-ish task whose
+    // inputs are all in memory, and those stay there while it waits): one is placed again
+    // only when some running worker has a free slot, so it never finds no worker, and no
+    // input of it can fail.
     queued: {
       on: {
         ASSIGN: "processing",
-        NO_WORKER: "no-worker",
         DATA: "memory",
-        ERR: "erred",
         RELEASE: "released",
       },
     },
@@ -84,18 +86,18 @@ export const taskMachine = setup({ types: { events: {} as TaskEvent } }).createM
         },
       },
     },
+    // A result reported for a task already in memory only adds a replica (no transition);
+    // the same data scattered again by another client is shared (DATA).
     memory: {
       on: {
         RELEASE: "released",
-        // A late duplicate result or a replica: stays in memory.
-        FINISH: "memory",
         DATA: "memory",
       },
     },
+    // Forgotten only once released: releasing frees the failure on its worker first.
     erred: {
       on: {
         RELEASE: "released",
-        FORGET: "forgotten",
       },
     },
     forgotten: { type: "final" },

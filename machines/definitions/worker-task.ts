@@ -55,7 +55,7 @@ export const workerTaskMachine = setup({ types: { events: {} as WorkerTaskEvent 
       },
     },
     waiting: {
-      on: { READY: "ready", STEAL: "released", FREE: "released", FAIL: "error", STALE: "waiting" },
+      on: { READY: "ready", STEAL: "released", FREE: "released", STALE: "waiting" },
     },
     fetch: {
       on: { GATHER: "flight", FREE: "released", WAIT_DEPS: "waiting", READY: "ready", STALE: "fetch" },

@@ -31,13 +31,21 @@ const OK: SchedulerReply = Object.freeze({ ok: true });
 
 /**
  * States of a task whose key a registering worker may bring along (register-worker's
- * `holding`): in memory elsewhere (one more replica), or not assigned to any worker yet (its
- * result, taken instead of computing it). Any other key is freed on that worker: a task
- * processing on another worker is that worker's to finish (a worker cannot finish a task
- * assigned elsewhere, docs/nats.md "The trust model"), an erred one has failed for its
- * clients, and one the scheduler does not have is nobody's.
+ * `holding`): in memory elsewhere (one more replica), or still to compute or computing (its
+ * result, taken instead of computing it: a worker the scheduler removed while it was alive
+ * finished what it was given, as Dask's add_worker takes it). Any other key is freed on that
+ * worker: an erred one has failed for its clients, and one the scheduler does not have is
+ * nobody's.
  */
-const HELD_KEY_TAKEN: ReadonlySet<TaskStateName> = new Set<TaskStateName>(["memory", "released", "waiting", "queued", "no-worker"]);
+const HELD_KEY_TAKEN: ReadonlySet<TaskStateName> = new Set<TaskStateName>([
+  "memory",
+  "released",
+  "waiting",
+  "queued",
+  "no-worker",
+  "processing.assigned",
+  "processing.stealing",
+]);
 
 /**
  * The scheduler's state and policies, sans I/O (after Dask's SchedulerState): stimuli in
@@ -194,7 +202,19 @@ export class SchedulerCore implements PlacementContext, StealHost {
    * whole here: a copy spread from a smaller op took a slow path, about 1 µs a message.
    */
   freeKeys(worker: string, keys: string[]): void {
+    const ws = this.workers.get(worker);
+    if (ws !== undefined) {
+      for (const key of keys) {
+        const ts = this.tasks.get(key);
+        if (ts !== undefined && !ts.whoHas.has(ws)) (ts.strayFreedOn ??= new Set()).add(ws);
+      }
+    }
     this.fx.toWorker(worker, { op: "free-keys", keys, run: this.run, attempt: this.attempts });
+  }
+
+  /** The scheduler names `ts` to `ws` (to compute, as an input, to copy): a copy there from now on is no stray. */
+  namedTo(ts: TaskRec, ws: WorkerRec): void {
+    if (ts.strayFreedOn !== null && ts.strayFreedOn.delete(ws) && ts.strayFreedOn.size === 0) ts.strayFreedOn = null;
   }
 
   // ---- estimates -----------------------------------------------------------------------
@@ -460,19 +480,22 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   private registerWorker(op: RegisterWorkerOp): SchedulerReply {
     const existing = this.workers.get(op.name);
+    // The answer names the run, so the worker knows which run's instructions to take.
+    const registered: SchedulerReply = { ok: true, run: this.run };
     if (existing !== undefined && existing.id !== op.id) this.removeWorker(existing.name, existing.id, true, "replaced");
-    else if (existing !== undefined) return OK;
+    else if (existing !== undefined) return registered;
     const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++, this.estimates);
     this.workers.set(ws.name, ws);
     this.stealing?.addWorker(ws);
     this.workerLifecycle(ws, "START");
     this.running.push(ws);
     this.totalNthreads += ws.nthreads;
-    const refused: string[] = [];
+    // A Set: a worker of an old run may list every key it holds, and all of them are refused.
+    const refused = new Set<string>();
     for (const { key, nbytes } of op.holding ?? []) {
       const ts = this.tasks.get(key);
       if (ts === undefined || !HELD_KEY_TAKEN.has(ts.state)) {
-        if (!refused.includes(key)) refused.push(key);
+        refused.add(key);
         continue;
       }
       if (ts.state === "memory") {
@@ -480,12 +503,24 @@ export class SchedulerCore implements PlacementContext, StealHost {
         continue;
       }
       ts.nbytes = nbytes;
-      this.settle(ts);
       this.addReplica(ts, ws);
-      this.move(ts, "DATA", { rule: "held-by-joining-worker", worker: ws.name });
+      const computing = ts.processingOn;
+      this.settle(ts);
+      if (computing !== null) {
+        // The worker computing it must stop (Dask's cancel-compute): its assignment is void,
+        // and so is a result of it already on its way (numbered before this).
+        ts.attempt = ++this.attempts;
+        this.freeKeys(computing.name, [key]);
+      }
+      this.move(ts, "DATA", { rule: "held-by-joining-worker", worker: ws.name, ...(computing !== null ? { computing: computing.name } : {}) });
       this.dataArrived(ts);
     }
-    if (refused.length > 0) this.freeKeys(ws.name, refused);
+    if (refused.size > 0) this.freeKeys(ws.name, [...refused]);
+    // Whatever this incarnation was told before, the scheduler does not have it now (it is new,
+    // or was removed while alive, or is from an earlier run): its assignments so far are void.
+    // Sent after the free-keys of its holding (so the worker tells what it holds after those)
+    // and before any assignment to it (numbered above, so kept).
+    this.fx.toWorker(ws.name, { op: "void-assignments", run: this.run, attempt: this.attempts });
     for (const other of this.running) this.checkIdleSaturated(other);
     const unrunnable = [...this.unrunnable];
     sortByPriority(unrunnable);
@@ -493,7 +528,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.drain();
     this.queueSlotsMaybeOpened();
     this.retirements.progress();
-    return OK;
+    return registered;
   }
 
   /** The worker under this name, if it is the incarnation `id`: anything else is stale. */
@@ -583,7 +618,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
       this.freeKeys(ws.name, [key]);
       return;
     }
-    // The result of an assignment superseded since (a copy delivered late or twice): stale.
+    // The result of an assignment superseded since (a copy delivered late or twice, or a result
+    // of a worker removed while alive, which tells what it holds again: void-assignments): stale.
     if (attempt !== undefined && attempt !== ts.attempt) return;
     if (ts.state === "memory") {
       ts.nbytes = nbytes;
@@ -630,6 +666,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const unwanted: string[] = [];
     for (const { key } of keys) {
       const ts = this.tasks.get(key);
+      // A copy it was told to free, reported before that free-keys reached it: it drops it.
+      if (ts !== undefined && ts.strayFreedOn !== null && ts.strayFreedOn.has(ws)) continue;
       if (ts !== undefined && ts.state === "memory") this.addReplica(ts, ws);
       // Asked to compute it meanwhile: it will answer the compute-task from this copy.
       else if (ts === undefined || ts.processingOn !== ws) unwanted.push(key);
@@ -670,7 +708,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
    */
   private resendCompute(ts: TaskRec): void {
     const ws = ts.processingOn;
-    if (ws !== null) this.fx.toWorker(ws.name, this.computeTaskOp(ts, this.taskDuration(ts)));
+    if (ws === null) return;
+    for (const dts of ts.dependencies) if (dts.strayFreedOn !== null) this.namedTo(dts, ws);
+    this.fx.toWorker(ws.name, this.computeTaskOp(ts, this.taskDuration(ts)));
   }
 
   // ---- transitions ---------------------------------------------------------------------
@@ -785,7 +825,11 @@ export class SchedulerCore implements PlacementContext, StealHost {
     ws.processing.add(ts);
     addCount(ws.prefixCount, ts.prefix, 1);
     addCount(this.prefixCount, ts.prefix, 1);
-    for (const dts of ts.dependencies) if (!dts.whoHas.has(ws)) this.needReplica(ws, dts);
+    for (const dts of ts.dependencies) {
+      if (!dts.whoHas.has(ws)) this.needReplica(ws, dts);
+      if (dts.strayFreedOn !== null) this.namedTo(dts, ws);
+    }
+    if (ts.strayFreedOn !== null) this.namedTo(ts, ws);
     this.nAssigned += 1;
     ts.attempt = ++this.attempts;
     this.move(ts, event, { worker: ws.name, ...why });
@@ -932,12 +976,17 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const stillNeeded = ts.whoWants !== null || (ts.waiters !== null && ts.waiters.size > 0);
     if (state === "memory") {
       if (stillNeeded) return;
-      for (const ws of ts.whoHas) {
+      const holders = ts.whoHas;
+      for (const ws of holders) {
         ws.hasWhat.delete(ts);
         ws.nbytes -= Math.max(ts.nbytes, 0);
         this.freeKeys(ws.name, [ts.key]);
       }
       ts.clearHolders();
+      // Told to free it: a late copy of an add-keys from them is stale (TaskRec.strayFreedOn).
+      // The holders' set, which the task no longer needs, is that list (no allocation).
+      if (ts.strayFreedOn === null) ts.strayFreedOn = holders as Set<WorkerRec>;
+      else for (const ws of holders) ts.strayFreedOn.add(ws);
       this.move(ts, "RELEASE", undefined);
       this.maybeForget(ts);
       return;

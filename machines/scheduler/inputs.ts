@@ -20,7 +20,8 @@ export interface BalanceOp {
 /** Every stimulus the scheduler core takes, stamped with the time the host saw it. */
 export type SchedulerInput = (ClientToScheduler | WorkerToScheduler | WorkerLostOp | SchedulerLifecycleOp | BalanceOp) & { t: number };
 
-export type SchedulerReply = { ok: true } | { ok: false; error: ErrorInfo & { keys?: string[] } };
+/** `run` answers a register-worker: the scheduler run the worker registered with. */
+export type SchedulerReply = { ok: true; run?: number } | { ok: false; error: ErrorInfo & { keys?: string[] } };
 
 /** What the scheduler core asks its host to do; every call is synchronous and cheap. */
 export interface SchedulerEffects {

@@ -9,6 +9,8 @@ export interface RetireHost {
   readonly running: readonly WorkerRec[];
   /** Sends free-keys, stamped with the run and the latest assignment number. */
   freeKeys(worker: string, keys: string[]): void;
+  /** The scheduler names `ts` to `ws` (here: a copy to take). */
+  namedTo(ts: TaskRec, ws: WorkerRec): void;
 }
 
 interface Retirement {
@@ -158,6 +160,7 @@ export class Retirements {
 
   private sendBatches(batches: Map<WorkerRec, TaskRec[]>): void {
     for (const [recipient, tasks] of batches) {
+      for (const ts of tasks) this.host.namedTo(ts, recipient);
       this.send(recipient.name, {
         op: "acquire-replicas",
         keys: tasks.map((ts) => ({ key: ts.key, nbytes: ts.nbytes, holders: [...ts.whoHas].map((h) => h.name) })),

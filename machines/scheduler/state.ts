@@ -82,6 +82,15 @@ export class TaskRec {
    * failed because of a dependency or KilledWorker, or freed already).
    */
   erredOn: WorkerRec | null = null;
+  /**
+   * Workers told to free this key (holders when it was released, a copy the scheduler did
+   * not count, the key taken back from a worker computing it): an add-keys of the key from
+   * one of them, sent before the free-keys reached it or copied by the network, is stale (the
+   * worker drops the copy on that free-keys), and so is every later one until the scheduler
+   * names the key to it again (an assignment, an input, a copy to take): only that gives the
+   * worker a copy the scheduler has not told it to free.
+   */
+  strayFreedOn: Set<WorkerRec> | null = null;
 
   constructor(
     readonly key: string,

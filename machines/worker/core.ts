@@ -117,6 +117,9 @@ function numbered(ts: WTask): { attempt?: number } {
  */
 export const MAX_TOMBSTONES = 65_536;
 
+/** Scheduler runs a worker remembers having left (each a clean scheduler stop and a new run). */
+export const MAX_PAST_RUNS = 16;
+
 /**
  * A worker's state and policies, sans I/O (after Dask's WorkerState): it decides what to
  * run next (a heap by priority over `nthreads` slots), what to fetch from whom (at most
@@ -149,6 +152,19 @@ export class WorkerCore {
   readonly voided: Tombstones;
   /** The scheduler run the assignment numbers belong to (null: none seen yet). */
   run: number | null = null;
+  /** Runs this worker has left, the latest last: their late instructions are dropped. */
+  readonly pastRuns: number[] = [];
+  /**
+   * Keys the worker said it holds when it registered again (register-again), until the
+   * scheduler's void-assignments answers: one freed meanwhile (by a free-keys the scheduler sent
+   * before it removed the worker, arriving late) is reported missing then.
+   */
+  private claimed: Set<string> | null = null;
+  /**
+   * Every assignment of this run numbered up to this is void, whatever its key: the scheduler
+   * said so when it registered this worker afresh (void-assignments).
+   */
+  voidedUpTo = 0;
   private inputs = 0;
   executing = 0;
   now = 0;
@@ -170,17 +186,23 @@ export class WorkerCore {
     this.inputs += 1;
     switch (input.op) {
       case "registered":
+        // The run registered with: known before any of its instructions arrives, so a new run
+        // announced later makes it past even if none of them did.
+        if (input.run !== undefined && this.run === null && !this.pastRuns.includes(input.run)) this.run = input.run;
         this.lifecycle("START");
-        break;
-      case "pause":
-        this.lifecycle("PAUSE");
-        break;
-      case "resume":
-        this.lifecycle("RESUME");
         break;
       case "close":
       case "close-worker":
         this.lifecycle("CLOSE");
+        break;
+      case "void-assignments":
+        this.voidAssignments(input.run, input.attempt);
+        break;
+      case "new-run":
+        this.newRun(input.run);
+        break;
+      case "register-again":
+        this.claimed = new Set(this.holding().map((h) => h.key));
         break;
       case "acquire-replicas":
         this.acquireReplicas(input.keys);
@@ -272,10 +294,13 @@ export class WorkerCore {
       this.acceptCompute(op);
       return;
     }
-    this.sameRun(op.run);
+    if (!this.sameRun(op.run)) {
+      this.stale(op.key, { rule: "past-run", op: "compute-task", run: op.run, attempt: op.attempt });
+      return;
+    }
     const ts = this.tasks.get(op.key);
     const held = ts?.attempt ?? 0;
-    const voided = this.voided.get(op.key) ?? 0;
+    const voided = Math.max(this.voided.get(op.key) ?? 0, this.voidedUpTo);
     if (op.attempt <= held || op.attempt <= voided) {
       if (ts !== undefined && op.attempt === held && op.attempt > voided && ts.requested && ts.state === "waiting") {
         // Sent again with the current holders of its inputs: one it was told of may be gone.
@@ -445,12 +470,70 @@ export class WorkerCore {
     this.ready.push(ts);
   }
 
+  /**
+   * The scheduler registered this worker afresh (void-assignments): it does not have the
+   * incarnation it gave assignments up to `attempt` to (it removed this worker while it was
+   * alive, or it is a new run), so they are void. What is computed, fetched or kept as a
+   * failure for them is dropped (work under way is cancelled: its outcome is discarded), as a
+   * free-keys would; data in memory stays, and is told again (add-keys): the scheduler counts
+   * each key or frees it. Newer instructions (numbered above `attempt`, sent after the
+   * registration) are kept.
+   */
+  private voidAssignments(run: number, attempt: number): void {
+    if (!this.sameRun(run)) return;
+    if (attempt > this.voidedUpTo) this.voidedUpTo = attempt;
+    this.voidWork(attempt, { rule: "void-assignments", attempt });
+    // What it said it holds and no longer does (a free-keys sent before the scheduler removed
+    // it, arriving after it registered again): reported missing, so the scheduler uncounts it
+    // (a key the scheduler did not count is ignored). The registration came first, so this does.
+    if (this.claimed !== null) {
+      for (const key of this.claimed) {
+        if (this.tasks.get(key)?.state !== "memory") this.send({ op: "missing-data", worker: this.name, id: this.init.id, key, holder: this.name });
+      }
+      this.claimed = null;
+    }
+    // What it holds, told again: the holding it registered with may be older than a result or
+    // a confirmation that came since. The scheduler counts each key or frees it.
+    const held: { key: string; nbytes: number }[] = [];
+    for (const ts of this.tasks.values()) if (ts.state === "memory" && !ts.scattered) held.push({ key: ts.key, nbytes: ts.nbytes });
+    if (held.length > 0) this.send({ op: "add-keys", worker: this.name, id: this.init.id, keys: held });
+  }
+
+  /**
+   * Drop the work and failures of assignments numbered up to `upTo`, as a free-keys would
+   * (work under way is cancelled, its outcome discarded); data in memory stays.
+   */
+  private voidWork(upTo: number, why: Record<string, unknown>): void {
+    const stale: WTask[] = [];
+    for (const ts of this.tasks.values()) {
+      if (ts.attempt > upTo || ts.state === "memory" || ts.state === "released" || ts.state === "cancelled") continue;
+      // A copy asked for by acquire-replicas carries no number: one that overtook the void is
+      // the new registration's (a retirement's handover) and must go on; an older one only
+      // ends in a replica the scheduler counts or frees.
+      if (ts.acquire && !ts.requested && ts.attempt === 0) continue;
+      ts.requested = false;
+      ts.acquire = false;
+      ts.computeInstead = null;
+      stale.push(ts);
+    }
+    for (const ts of stale) {
+      // Dropped meanwhile with a dependent released before it.
+      if (this.tasks.get(ts.key) !== ts) continue;
+      ts.freed = true;
+      if (this.neededLocally(ts)) continue;
+      this.release(ts, why);
+    }
+  }
+
   private freeKeys(op: FreeKeysOp): void {
     if (op.attempt === undefined || op.run === undefined) {
       for (const key of op.keys) this.freeKey(key);
       return;
     }
-    this.sameRun(op.run);
+    if (!this.sameRun(op.run)) {
+      for (const key of op.keys) this.stale(key, { rule: "past-run", op: "free-keys", run: op.run, attempt: op.attempt });
+      return;
+    }
     let kept: { key: string; nbytes: number }[] | null = null;
     for (const key of op.keys) {
       // Every assignment of it up to op.attempt was sent before this free-keys: void.
@@ -488,32 +571,32 @@ export class WorkerCore {
     return false;
   }
 
-  private release(ts: WTask): void {
+  private release(ts: WTask, why?: Record<string, unknown>): void {
     switch (ts.state) {
       case "memory":
         this.fx.freeData(ts.key);
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         break;
       case "ready":
         this.ready.remove(ts);
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         break;
       case "fetch":
         this.fetchQueue.remove(ts);
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         break;
       case "waiting":
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         break;
       case "error":
         ts.error = null;
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         break;
       case "executing":
       case "flight":
       case "resumed":
         // The work is under way and cannot be interrupted; its outcome will be dropped.
-        this.move(ts, "FREE");
+        this.move(ts, "FREE", why);
         return;
       case "cancelled":
       case "released":
@@ -555,7 +638,11 @@ export class WorkerCore {
    */
   private stealRequest(op: StealRequestOp): void {
     const { key, requestId, attempt } = op;
-    if (op.run !== undefined) this.sameRun(op.run);
+    // A request of a scheduler run this worker left: nobody waits for the answer.
+    if (op.run !== undefined && !this.sameRun(op.run)) {
+      this.stale(key, { rule: "past-run", op: "steal-request", run: op.run, attempt });
+      return;
+    }
     const ts = this.tasks.get(key);
     const numbered = attempt !== undefined && op.run !== undefined;
     let state: string = ts?.state ?? "released";
@@ -601,6 +688,9 @@ export class WorkerCore {
     for (const { key, nbytes } of keys) {
       const ts = this.ensureTask(key);
       ts.nbytes = nbytes;
+      // New data: a free-keys of the key's earlier life here (the record kept for a dependent
+      // whose outcome is still to come) does not apply to it.
+      ts.freed = false;
       this.move(ts, "DATA");
       // It wakes no task here: only a compute-task naming this worker as its holder makes it an input.
       ts.scattered = true;
@@ -729,7 +819,15 @@ export class WorkerCore {
       // Asked to compute it while it was on its way: the scheduler waits for this worker's
       // report, and the holders it fetched from may all be gone. Computed, as Dask does.
       if (computeInstead !== null) this.acceptCompute(computeInstead);
-      else this.fetchQueue.push(ts);
+      else if (ts.holders.size === 0 && !ts.requested && !this.neededLocally(ts)) {
+        // A copy only the scheduler asked for (acquire-replicas, a retiring worker's data) with
+        // nobody left to copy it from: the retiring worker left, and the scheduler re-plans its
+        // handovers on its own. Given up, rather than waited on for ever. (A task here that
+        // needs it keeps waiting: the scheduler names new holders, resendCompute.)
+        ts.acquire = false;
+        this.move(ts, "FREE", { rule: "no-holder-left" });
+        this.dropIfUnused(ts);
+      } else this.fetchQueue.push(ts);
     } else if (ts.state === "cancelled" || ts.state === "resumed") {
       const computeInstead = ts.state === "resumed" && ts.requested ? ts.computeInstead : null;
       ts.computeInstead = null;
@@ -825,7 +923,7 @@ export class WorkerCore {
   }
 
   private ensureCommunicating(): void {
-    if (this.state !== "running" && this.state !== "paused") return;
+    if (this.state !== "running") return;
     const limit = this.init.transferIncomingCountLimit;
     const skipped: WTask[] = [];
     while (this.inFlightFrom.size < limit && this.fetchQueue.size > 0) {
@@ -872,25 +970,45 @@ export class WorkerCore {
    * (the last one stopped or died without a log to resume from) numbers afresh, so nothing
    * remembered under the previous run applies.
    */
-  private sameRun(run: number): void {
-    if (this.run === run) return;
+  private sameRun(run: number): boolean {
+    if (this.run === run) return true;
+    // A late instruction of a run this worker has left (a clean stop, then a new run): void.
+    if (this.pastRuns.includes(run)) return false;
     const first = this.run === null;
+    this.enterRun(run);
+    if (!first) this.runChanged(run);
+    return true;
+  }
+
+  /** `run` is now the run numbers belong to; the one before is past (at most MAX_PAST_RUNS kept). */
+  private enterRun(run: number): void {
+    if (this.run !== null) {
+      this.pastRuns.push(this.run);
+      if (this.pastRuns.length > MAX_PAST_RUNS) this.pastRuns.shift();
+    }
     this.run = run;
-    if (first) return;
+  }
+
+  /**
+   * The host heard a scheduler announce a new run (`run`) and registers with it again: from
+   * now on, instructions of the run before are void, even those still on their way (the
+   * registration's holding was taken after this; a late free-keys of the old run must not
+   * drop a key the new run counts). A repeated announcement of the run it is in changes
+   * nothing.
+   */
+  private newRun(run: number): void {
+    this.sameRun(run);
+  }
+
+  /** Numbers of the run before mean nothing now, nor do the failures it was told of. */
+  private runChanged(run: number): void {
     this.voided.clear();
-    const failed: WTask[] = [];
-    for (const ts of this.tasks.values()) {
-      ts.attempt = 0;
-      if (ts.state === "error") failed.push(ts);
-    }
-    // Failures are kept for the scheduler that saw them, until it frees them: the new one
-    // never will (it knows nothing of them, and a worker registers only what it holds).
-    for (const ts of failed) {
-      ts.error = null;
-      ts.requested = false;
-      this.move(ts, "FREE", { rule: "new-run", run });
-      this.dropIfUnused(ts);
-    }
+    this.voidedUpTo = 0;
+    for (const ts of this.tasks.values()) ts.attempt = 0;
+    // The run before asked for all of it, and the new one knows none of it: its work is void
+    // (a request kept to compute instead too), and so are its failures, which were kept for
+    // the scheduler that saw them until it freed them (the new one never will). Data stays.
+    this.voidWork(0, { rule: "new-run", run });
   }
 
   /** A superseded instruction was dropped: logged as a STALE self-transition with its reasons. */

@@ -14,9 +14,19 @@ export interface WorkerInit {
 
 /** Stimuli from the worker's own host: lifecycle, finished transfers and executions. */
 export type WorkerLocalOp =
-  | { op: "registered" }
-  | { op: "pause" }
-  | { op: "resume" }
+  /** The scheduler answered the registration; `run`: the scheduler run it registered with. */
+  | { op: "registered"; run?: number }
+  /**
+   * A scheduler announced a new run (`run`: its scheduler-start time), with which the worker
+   * registers again: the run before is left, and its late instructions are void.
+   */
+  | { op: "new-run"; run: number }
+  /**
+   * The host registers this worker again (with a scheduler that removed it, or a new run),
+   * with `holding()` as it is now: those keys are claimed until the scheduler's
+   * void-assignments answers the registration.
+   */
+  | { op: "register-again" }
   | { op: "close" }
   /** Data handed to this worker directly (scatter); the host stores it only if WorkerCore.putDataRefusal allows. */
   | { op: "put-data"; keys: { key: string; nbytes: number }[] }

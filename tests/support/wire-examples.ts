@@ -67,6 +67,7 @@ export const WORKER_OPS: Record<string, Record<string, unknown>> = {
   "steal-request": { op: "steal-request", key: "x", requestId: "r1", run: 1732312312.5, attempt: 7 },
   "acquire-replicas": { op: "acquire-replicas", keys: [{ key: "x", nbytes: 8, holders: ["w2"] }] },
   "close-worker": { op: "close-worker", reason: "retired" },
+  "void-assignments": { op: "void-assignments", run: 1732312312.5, attempt: 7 },
 };
 
 /** Values that stand in for a field, of every JSON type and some edge cases. */
