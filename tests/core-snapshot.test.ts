@@ -30,8 +30,11 @@ describe("a scheduler core's snapshot", () => {
     fc.assert(
       fc.property(dstCaseArb(), fc.double({ min: 0, max: 1, noNaN: true }), (dst, where) => {
         const records = simulate(dst.scenario).log.filter((r) => r.actor === "scheduler");
-        const start = records[0] as StartRecord;
-        const inputs = records.flatMap((r, i) => (r.kind === "input" && i > 0 ? [i] : []));
+        // A clean stop and a new run (the simulator's stop-scheduler) start the core afresh: the
+        // snapshot is cut within the log's last run, whose start record builds the host.
+        const runStart = records.findLastIndex((r) => r.kind === "start");
+        const start = records[runStart] as StartRecord;
+        const inputs = records.flatMap((r, i) => (r.kind === "input" && i > runStart ? [i] : []));
         if (inputs.length === 0) return;
         const cut = inputs[Math.min(inputs.length - 1, Math.floor(where * inputs.length))]!;
         const before = replayed(records.slice(0, cut));
