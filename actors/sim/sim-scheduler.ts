@@ -124,7 +124,13 @@ export class SimScheduler {
         this.refused++;
         continue;
       }
-      this.feed(withTime(op as object, this.kernel.now) as SchedulerInput);
+      // A registration from an incarnation removed since is refused (its process is gone in the simulator, so the refusal goes nowhere).
+      const reply = this.handle(withTime(op as object, this.kernel.now) as SchedulerInput);
+      if (!reply.ok) {
+        if ((op as { op: string }).op !== "register-worker") throw new Error(`simulator: the scheduler refused ${(op as { op: string }).op}: ${reply.error.message}`);
+        this.refused++;
+        continue;
+      }
       // A registration sent before its worker was killed, delivered after: the host finds that
       // incarnation gone at once, as it found out about the kill (kill-worker).
       const { name, id } = op as { op: string; name: string; id: string };

@@ -1,5 +1,5 @@
 import type { Config } from "../config.js";
-import { KeyExistsError, NatschedError, UnknownFunctionError } from "../errors.js";
+import { ForbiddenError, KeyExistsError, NatschedError, UnknownFunctionError } from "../errors.js";
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess, sortByPriority } from "../priority.js";
 import type { ComputeTaskOp, DepInfo, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
@@ -20,6 +20,7 @@ import {
 } from "./placement.js";
 import { addCount, Estimates } from "./estimates.js";
 import { GroupRec, PrefixRec, QUEUED_AT, TaskRec, WorkerRec } from "./state.js";
+import { RemovedIncarnations } from "./incarnations.js";
 import { Retirements } from "./retirement.js";
 import { WorkStealing, type InFlight, type StealHost } from "./stealing.js";
 import { checkTaskSpecs } from "./validate-specs.js";
@@ -83,6 +84,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   run = 0;
   now = 0;
   private workerOrder = 0;
+  private readonly removedIncarnations = new RemovedIncarnations();
   private readonly recommendations: [TaskRec, Target][] = [];
   /** Work stealing, when the config turns it on. */
   readonly stealing: WorkStealing | null;
@@ -482,6 +484,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const existing = this.workers.get(op.name);
     // The answer names the run, so the worker knows which run's instructions to take.
     const registered: SchedulerReply = { ok: true, run: this.run };
+    if (existing !== undefined && existing.id !== op.id && this.removedIncarnations.has(op.name, op.id)) {
+      const error = new ForbiddenError(
+        `worker ${op.name}: incarnation ${op.id} was removed and ${existing.id} has joined since; a registration of the old one (delivered late, or from a process that should have stopped) is refused`,
+      );
+      return { ok: false, error: { name: error.name, message: error.message, code: error.code } };
+    }
     if (existing !== undefined && existing.id !== op.id) this.removeWorker(existing.name, existing.id, true, "replaced");
     else if (existing !== undefined) return registered;
     const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++, this.estimates);
@@ -573,6 +581,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
   }
 
   private removeWorker(name: string, id: string, unexpected: boolean, reason: string): void {
+    // Also when this incarnation has not (re)registered yet: a registration of it arriving later is from the past.
+    this.removedIncarnations.add(name, id);
     const ws = this.liveWorker(name, id);
     if (ws === undefined) return;
     // A retiring worker already left placement; if it goes before its handover is done,

@@ -1,0 +1,62 @@
+/**
+ * A registration from a worker incarnation the scheduler has removed (lost, unregistered or
+ * replaced), arriving while a newer incarnation of that name runs, is from the past: it is
+ * refused (FORBIDDEN) and the live incarnation keeps its place. Found by the DST campaign
+ * (tests/fixtures/dst/liveness-06f35abc.json): a register-again delayed past the worker's
+ * death and its replacement closed the replacement, and tasks restricted loosely to a dead
+ * worker then waited in no-worker for ever.
+ */
+import { describe, expect, it } from "vitest";
+import { resolveConfig } from "../machines/config.js";
+import { SchedulerCore } from "../machines/scheduler/core.js";
+import type { SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
+
+function scheduler() {
+  const core = new SchedulerCore(resolveConfig({ workStealing: false }), {
+    toWorker: () => undefined,
+    toClient: () => undefined,
+    transition: () => undefined,
+  });
+  let t = 0;
+  core.start(0);
+  const handle = (op: Record<string, unknown>): SchedulerReply => core.handle({ ...op, t: ++t } as unknown as SchedulerInput);
+  const register = (name: string, id: string) => handle({ op: "register-worker", name, id, nthreads: 1, host: "h", resources: {}, functions: ["f"] });
+  return { core, handle, register };
+}
+
+describe("registration of a removed incarnation", () => {
+  it("is refused while a newer incarnation runs, reported lost before it ever registered in this run", () => {
+    const s = scheduler();
+    s.handle({ op: "worker-lost", name: "w1", id: "w1-old", reason: "killed" });
+    expect(s.register("w1", "w1-new")).toEqual({ ok: true, run: 0 });
+    const late = s.register("w1", "w1-old");
+    expect(late.ok).toBe(false);
+    expect(!late.ok && late.error.code).toBe("FORBIDDEN");
+    expect(s.core.workers.get("w1")?.id).toBe("w1-new");
+    expect(s.core.workers.get("w1")?.state).toBe("running");
+  });
+
+  it("is refused after being replaced, so a zombie cannot take its name back", () => {
+    const s = scheduler();
+    s.register("w1", "a");
+    s.register("w1", "b");
+    expect(s.register("w1", "a").ok).toBe(false);
+    expect(s.core.workers.get("w1")?.id).toBe("b");
+  });
+
+  it("is accepted when no other incarnation of the name runs (a worker taken for lost comes back)", () => {
+    const s = scheduler();
+    s.register("w1", "a");
+    s.handle({ op: "worker-lost", name: "w1", id: "a", reason: "heartbeat" });
+    expect(s.core.workers.has("w1")).toBe(false);
+    expect(s.register("w1", "a").ok).toBe(true);
+    expect(s.core.workers.get("w1")?.id).toBe("a");
+  });
+
+  it("a new incarnation still replaces a running one", () => {
+    const s = scheduler();
+    s.register("w1", "a");
+    expect(s.register("w1", "b").ok).toBe(true);
+    expect(s.core.workers.get("w1")?.id).toBe("b");
+  });
+});
