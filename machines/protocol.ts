@@ -142,6 +142,8 @@ export interface TaskFinishedOp {
   stop: number;
   /** The assignment this result answers (the compute-task's number); absent if it had none. */
   attempt?: number;
+  /** The scheduler run `attempt` belongs to; a report of another run is stale. */
+  run?: number;
 }
 
 export interface TaskErredOp {
@@ -152,6 +154,8 @@ export interface TaskErredOp {
   error: ErrorInfo;
   /** The assignment this failure answers (the compute-task's number); absent if it had none. */
   attempt?: number;
+  /** The scheduler run `attempt` belongs to; a report of another run is stale. */
+  run?: number;
 }
 
 export interface StealResponseOp {
@@ -303,6 +307,8 @@ export interface StealRequestOp extends Stamp {
 export interface AcquireReplicasOp {
   op: "acquire-replicas";
   keys: DepInfo[];
+  /** The scheduler run that asks: a worker drops one of a run it has left (delivered late). */
+  run?: number;
 }
 
 /** Retirement is over (its data handed over, or nothing could be): unregister and leave. */

@@ -1,5 +1,5 @@
 /**
- * A registration from a worker incarnation the scheduler has removed (lost, unregistered or
+ * Messages of the past. A registration from a worker incarnation the scheduler has removed (lost, unregistered or
  * replaced), arriving while a newer incarnation of that name runs, is from the past: it is
  * refused (FORBIDDEN) and the live incarnation keeps its place. Found by the DST campaign
  * (tests/fixtures/dst/liveness-06f35abc.json): a register-again delayed past the worker's
@@ -58,5 +58,31 @@ describe("registration of a removed incarnation", () => {
     s.register("w1", "a");
     expect(s.register("w1", "b").ok).toBe(true);
     expect(s.core.workers.get("w1")?.id).toBe("b");
+  });
+});
+
+describe("a worker's report of an earlier run", () => {
+  it("is dropped: attempt numbers start afresh in a new run, so it could match a new assignment (DST exclusive-execution-67bd94e4)", () => {
+    const sent: { worker: string; op: { op: string; attempt?: number } }[] = [];
+    const core = new SchedulerCore(resolveConfig({ workStealing: false }), {
+      toWorker: (worker, op) => sent.push({ worker, op: op as { op: string; attempt?: number } }),
+      toClient: () => undefined,
+      transition: () => undefined,
+    });
+    const run = 5;
+    core.start(run);
+    const input = (op: Record<string, unknown>) => core.handle({ ...op, t: run + 1 } as unknown as SchedulerInput);
+    input({ op: "register-worker", name: "w0", id: "w0#1", nthreads: 1, host: "h", resources: {}, functions: ["f"] });
+    input({ op: "update-graph", client: "c", tasks: [{ key: "k", func: "f", args: [], deps: [] }], wants: ["k"] });
+    const attempt = sent.find((m) => m.op.op === "compute-task")?.op.attempt;
+    expect(attempt).toBe(1);
+    // The old run also numbered its first assignment 1: its failure arrives late.
+    input({ op: "task-erred", worker: "w0", id: "w0#1", key: "k", error: { name: "E", message: "old" }, attempt: 1, run: 0 });
+    expect(core.tasks.get("k")?.state).toBe("processing.assigned");
+    input({ op: "task-finished", worker: "w0", id: "w0#1", key: "k", nbytes: 8, start: 0, stop: 1, attempt: 1, run: 0 });
+    expect(core.tasks.get("k")?.state).toBe("processing.assigned");
+    // This run's report is taken.
+    input({ op: "task-finished", worker: "w0", id: "w0#1", key: "k", nbytes: 8, start: 0, stop: 1, attempt: 1, run });
+    expect(core.tasks.get("k")?.state).toBe("memory");
   });
 });

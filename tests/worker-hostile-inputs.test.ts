@@ -68,6 +68,43 @@ describe("a compute-task naming this worker as the holder of an input it does no
     expect(w.sent).toEqual([]);
     expect(w.core.tasks.get("b")?.state).toBe("executing");
   });
+
+  it("with no other holder, leaves nothing waiting in fetch (DST quiescence-b39eb670)", () => {
+    const w = new Worker();
+    w.handle({ op: "acquire-replicas", keys: [{ key: "x", nbytes: 8, holders: ["w"] }], run: 1 });
+    expect(w.core.tasks.has("x")).toBe(false);
+    expect(w.gathers).toEqual([]);
+  });
+});
+
+describe("an acquire-replicas of a run the worker has left", () => {
+  it("is dropped as stale: a late confirmation request of the old run copies nothing (DST quiescence-b39eb670)", () => {
+    const w = new Worker();
+    w.compute("a", []);
+    w.handle({ op: "new-run", run: 2 });
+    w.sent = [];
+    w.handle({ op: "acquire-replicas", keys: [{ key: "x", nbytes: 8, holders: ["p"] }], run: 1 });
+    expect(w.core.tasks.has("x")).toBe(false);
+    expect(w.gathers).toEqual([]);
+    expect(w.sent).toEqual([]);
+    // One of the run it is in is taken.
+    w.handle({ op: "acquire-replicas", keys: [{ key: "x", nbytes: 8, holders: ["p"] }], run: 2 });
+    expect(w.core.tasks.get("x")?.state).toBe("flight");
+  });
+});
+
+describe("a report names the run of its assignment", () => {
+  it("task-erred and task-finished carry the run the compute-task came in", () => {
+    const w = new Worker();
+    w.compute("a", []);
+    w.handle({ op: "execute-failed", key: "a", error: { name: "E", message: "boom" }, start: 0, stop: 1 });
+    w.compute("b", [], 2);
+    w.handle({ op: "execute-done", key: "b", nbytes: 8, start: 1, stop: 2 });
+    expect(w.sent.filter((op) => op.op === "task-erred" || op.op === "task-finished").map((op) => [op.op, (op as { run?: number }).run, (op as { attempt?: number }).attempt])).toEqual([
+      ["task-erred", 1, 1],
+      ["task-finished", 1, 2],
+    ]);
+  });
 });
 
 describe("a worker actor", () => {

@@ -100,7 +100,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.estimates = new Estimates(config);
     this.fx = fx;
     this.stealing = config.workStealing ? new WorkStealing(this, config) : null;
-    this.retirements = new Retirements(this, (worker, op) => this.fx.toWorker(worker, op));
+    this.retirements = new Retirements(this, (worker, op) => this.fx.toWorker(worker, op.op === "acquire-replicas" ? { ...op, run: this.run } : op));
   }
 
   /** Whether a balancing pass could move anything now (hosts feed `balance` when it does). */
@@ -171,10 +171,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
         this.retireWorker(input.name, input.id, input.reason ?? "retired");
         break;
       case "task-finished":
-        this.taskFinished(input.worker, input.id, input.key, input.nbytes, input.stop - input.start, input.attempt);
+        this.taskFinished(input.worker, input.id, input.key, input.nbytes, input.stop - input.start, input.attempt, input.run);
         break;
       case "task-erred":
-        this.taskErred(input.worker, input.id, input.key, input.error, input.attempt);
+        this.taskErred(input.worker, input.id, input.key, input.error, input.attempt, input.run);
         break;
       case "add-keys":
         this.addKeys(input.worker, input.id, input.keys);
@@ -436,7 +436,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     // client never stored it there, or stored it on an earlier incarnation of that name), it
     // says missing-data and the key is lost at once, instead of a client's gather asking a
     // holder that will never deliver.
-    for (const [worker, keys] of confirm) this.fx.toWorker(worker, { op: "acquire-replicas", keys });
+    for (const [worker, keys] of confirm) this.fx.toWorker(worker, { op: "acquire-replicas", keys, run: this.run });
     return OK;
   }
 
@@ -620,10 +620,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
     for (const other of this.running) this.checkIdleSaturated(other);
   }
 
-  private taskFinished(worker: string, id: string, key: string, nbytes: number, duration: number, attempt: number | undefined): void {
+  private taskFinished(worker: string, id: string, key: string, nbytes: number, duration: number, attempt: number | undefined, run: number | undefined): void {
     const ws = this.liveWorker(worker, id);
     const ts = this.tasks.get(key);
-    if (ws === undefined) return;
+    // A report of an earlier run, delivered late: the worker dropped that run's work when it
+    // entered this one, and vouched for what it holds as it registered again.
+    if (ws === undefined || (run !== undefined && run !== this.run)) return;
     if (ts === undefined || ts.state === "released" || ts.state === "forgotten" || ts.state === "erred") {
       this.freeKeys(ws.name, [key]);
       return;
@@ -651,10 +653,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.dataArrived(ts);
   }
 
-  private taskErred(worker: string, id: string, key: string, error: ErrorInfo, attempt: number | undefined): void {
+  private taskErred(worker: string, id: string, key: string, error: ErrorInfo, attempt: number | undefined, run: number | undefined): void {
     const ws = this.liveWorker(worker, id);
     const ts = this.tasks.get(key);
-    if (ws === undefined) return;
+    // A report of an earlier run, delivered late: the worker dropped that run's work when it
+    // entered this one, and vouched for what it holds as it registered again.
+    if (ws === undefined || (run !== undefined && run !== this.run)) return;
     if (ts === undefined || (ts.processingOn !== ws && ts.erredOn !== ws && !ts.whoHas.has(ws))) {
       // A failure nothing here waits for from this worker (the task was released, computed
       // elsewhere or taken back meanwhile): the worker keeps failed tasks until freed, so

@@ -98,9 +98,14 @@ function unknownError(key: string): ErrorInfo {
   return { name: "TaskFailedError", message: `task ${key} failed on this worker earlier`, code: "TASK_FAILED" };
 }
 
-/** A result's report names the assignment it answers, when the task has a number here. */
-function numbered(ts: WTask): { attempt?: number } {
-  return ts.attempt > 0 ? { attempt: ts.attempt } : {};
+/**
+ * A result's report names the assignment it answers, when the task has a number here, and
+ * the scheduler run the number belongs to: a new run numbers afresh, so a report sent under
+ * the run before and delivered after would otherwise match a new assignment of the key.
+ */
+function numbered(ts: WTask, run: number | null): { attempt?: number; run?: number } {
+  if (ts.attempt <= 0) return {};
+  return run === null ? { attempt: ts.attempt } : { attempt: ts.attempt, run };
 }
 
 /**
@@ -205,7 +210,9 @@ export class WorkerCore {
         this.claimed = new Set(this.holding().map((h) => h.key));
         break;
       case "acquire-replicas":
-        this.acquireReplicas(input.keys);
+        if (input.run !== undefined && !this.sameRun(input.run)) {
+          for (const { key } of input.keys) this.stale(key, { rule: "past-run", op: "acquire-replicas", run: input.run });
+        } else this.acquireReplicas(input.keys);
         break;
       case "compute-task":
         this.computeTask(input);
@@ -332,17 +339,17 @@ export class WorkerCore {
     switch (ts.state) {
       case "memory":
         if (!ts.scattered) {
-          this.send({ op: "task-finished", worker: this.name, id: this.init.id, key: ts.key, nbytes: ts.nbytes, start: this.now, stop: this.now, ...numbered(ts) });
+          this.send({ op: "task-finished", worker: this.name, id: this.init.id, key: ts.key, nbytes: ts.nbytes, start: this.now, stop: this.now, ...numbered(ts, this.run) });
           return;
         }
         // The scheduler never asks a worker to compute a key it counts there: this copy was
         // put here by someone it never registered. Not a result: computed instead.
-        this.dropScattered(ts, { rule: "scattered-not-a-result", op: "compute-task", ...numbered(ts) });
+        this.dropScattered(ts, { rule: "scattered-not-a-result", op: "compute-task", ...(ts.attempt > 0 ? { attempt: ts.attempt } : {}) });
         break;
       case "error":
         // It failed here and the scheduler has not freed it yet (the free-keys may be on its
         // way): the same failure again, as the answer to this assignment.
-        this.send({ op: "task-erred", worker: this.name, id: this.init.id, key: ts.key, error: ts.error ?? unknownError(ts.key), ...numbered(ts) });
+        this.send({ op: "task-erred", worker: this.name, id: this.init.id, key: ts.key, error: ts.error ?? unknownError(ts.key), ...numbered(ts, this.run) });
         return;
       case "waiting":
         // Sent again with the current holders of its inputs: one it was told of may be gone.
@@ -419,7 +426,11 @@ export class WorkerCore {
       if (dep.nbytes >= 0) ts.nbytes = dep.nbytes;
       // A failure of it here is stale: the scheduler has it in memory on a peer now.
       if (ts.state === "error") this.dropError(ts, "replica-in-memory-elsewhere");
-      if (ts.state === "released") {
+      if (ts.state === "released" && ts.holders.size === 0) {
+        // Only this worker was named, and it does not have the key (missing-data said so):
+        // nothing to copy from, and nobody to wait for.
+        this.dropIfUnused(ts);
+      } else if (ts.state === "released") {
         ts.acquire = true;
         ts.freed = false;
         this.move(ts, "FETCH");
@@ -754,7 +765,7 @@ export class WorkerCore {
         this.move(ts, "RECEIVED");
         replicas.push({ key, nbytes });
         if (ts.requested) {
-          this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start: this.now, stop: this.now, ...numbered(ts) });
+          this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start: this.now, stop: this.now, ...numbered(ts, this.run) });
         }
         this.dataArrived(ts);
       } else if (ts.state === "cancelled") {
@@ -876,7 +887,7 @@ export class WorkerCore {
       return;
     }
     this.move(ts, "DONE");
-    this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start, stop, ...numbered(ts) });
+    this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start, stop, ...numbered(ts, this.run) });
     this.dataArrived(ts);
   }
 
@@ -892,7 +903,7 @@ export class WorkerCore {
     }
     this.move(ts, "FAIL");
     ts.error = error;
-    this.send({ op: "task-erred", worker: this.name, id: this.init.id, key, error, ...numbered(ts) });
+    this.send({ op: "task-erred", worker: this.name, id: this.init.id, key, error, ...numbered(ts, this.run) });
   }
 
   private stopped(ts: WTask): void {
