@@ -9,7 +9,7 @@
 //
 //   npm run build && node bench/capture-floor.mjs [--dist dist] [--keys 4096] [--rounds 7]
 //
-// Not part of `npm run bench` (docs/performance.md, "2026-11-26, mid-morning").
+// Not part of `npm run bench` (docs/performance.md: open problems, tools).
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 

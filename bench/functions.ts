@@ -10,7 +10,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * Peak heap, sampled from inside the task functions every `every` calls (embedded W6 only).
  * A timer cannot do it: while the embedded cluster works through a burst, its message loop
  * runs in microtasks and no timer or setImmediate callback runs until the burst is over
- * (measured: zero 10 ms interval ticks during a 16 s W1 run).
+ * (a whole W1 run can pass without one interval tick).
  */
 export const heapProbe = { every: 0, calls: 0, peak: 0 };
 

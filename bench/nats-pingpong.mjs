@@ -5,7 +5,7 @@
 //
 //   npm run build && node bench/nats-pingpong.mjs new=. [base=/tmp/base] [--n 20000] [--k 8] [--rounds 4]
 //
-// (see bench/nats-compare.mjs for what a build root is; docs/performance.md for results)
+// (see bench/nats-compare.mjs for what a build root is; docs/performance.md, Tools)
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";

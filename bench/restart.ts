@@ -15,7 +15,7 @@
  *   node --import tsx bench/restart.ts [--n 100000] [--json out.json] [--prof <dir>] [--kill-at-once] [--dist] [--verbose]
  *
  * --dist: the daemons run the built CLI (`npm run build` first), as `natsched` runs once
- * installed; by default they run the sources through tsx, whose start-up costs about 1 s more.
+ * installed; by default they run the sources through tsx, whose start-up adds to every time.
  *
  * --prof <dir>: the restarted scheduler runs with `--cpu-prof --cpu-prof-dir <dir>` (the
  * profile is written when it exits: the bench stops it with SIGTERM at the end).

@@ -54,7 +54,7 @@ import type { Case } from "./workloads.js";
 const HERE = dirname(fileURLToPath(import.meta.url));
 /**
  * Untimed W1 tasks before the timed repetitions, per log mode (and in the Dask peer): with
- * 1,000, the first timed 10,000-task repetition with the log on still ran 1.6x slower than
+ * fewer, the first timed 10,000-task repetition with the log on still ran slower than
  * the next ones while the JIT compiled the capture and the writer thread's code.
  */
 const W1_WARMUP = 10_000;
@@ -206,8 +206,8 @@ function parseArgs(argv: string[]): Options {
 /**
  * One P for the nats-server on a machine of 2 cores or fewer. There the server shares the
  * cores with the scheduler, the workers and the client, and Go's idle Ps spin looking for
- * work each time a message wakes one: measured with bench/nats-compare.mjs, W1 on NATS with
- * GOMAXPROCS=1 ran 10-15% faster and the server took 45 instead of 65 µs of CPU a task.
+ * work each time a message wakes one, CPU the daemons need (bench/nats-compare.mjs shows the
+ * server's CPU a task either way; docs/performance.md, Method).
  */
 function defaultNatsGomaxprocs(): number | "go-default" {
   return cpus().length <= 2 ? 1 : "go-default";
@@ -255,7 +255,7 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
     };
     if (has("W1")) {
       for (const n of w1Sizes) {
-        // Short and noisy (0.3-0.6 s a repetition, pairs from 0.8 to 2.0 on a busy 2-core
+        // Short and noisy (well under a second a repetition, single pairs far apart on a busy
         // machine): the median of 11 pairs unless told otherwise.
         const w1Reps = n > 10_000 ? (q ? 1 : o.largeRepeat) : o.repeatGiven || q ? reps : 11;
         add("W1", `W1 ${n} tasks, log ${w1Logs.map(onOff).join("/")}`, { kind: "W1", n, logs: w1Logs, saturation: 1.1, reps: w1Reps, warmup: W1_WARMUP }, ["--max-old-space-size=8192"]);

@@ -118,8 +118,8 @@ async function w1(c: Extract<Case, { kind: "W1" }>, hosts: Hosts): Promise<Row[]
     return wall;
   };
   // On NATS the scheduler and worker processes are new: their hot code reaches TurboFan only
-  // after 20,000-30,000 tasks (per repetition CPU halves from the 1st to the 3rd 10k run, and
-  // stays flat under --no-opt; docs/performance.md), so they warm up over three runs.
+  // after 20,000-30,000 tasks (CPU a task falls over the first 10k runs, and stays flat
+  // under --no-opt; docs/performance.md, Method), so they warm up over three runs.
   const warmupRuns = hosts.transport === "nats" ? NATS_W1_WARMUP_RUNS : 1;
   const warmupRates: number[][] = modes.map(() => []);
   for (let w = 0; w < warmupRuns; w++) {
@@ -219,7 +219,7 @@ async function w2(c: Extract<Case, { kind: "W2" }>, hosts: Hosts): Promise<Row[]
   };
   // On NATS the scheduler and worker processes are new (see W1): two untimed full-size trees
   // (16,000 tasks at fan-in 2) get their hot code optimized first; the first timed tree ran
-  // 25-35% slower than the next two with the 512-leaf warm-up alone.
+  // slower than the next two with the 512-leaf warm-up alone.
   const warmups = [await once(c.warmupLeaves)];
   for (let w = 0; w < (hosts.transport === "nats" ? NATS_W2_WARMUP_TREES : 0); w++) warmups.push(await once(c.leaves));
   const runs = [];
@@ -612,8 +612,8 @@ async function r1(c: Extract<Case, { kind: "R1" }>): Promise<Row[]> {
     logs.push({ what: "W6", path, tasks: n });
   }
   // One untimed replay first, as the other workloads warm up: the first replay() of a process
-  // starts its replay threads (here from the TypeScript sources), 80-90k transitions/s of W1's
-  // log where later ones give 170-230k on the same machine. Its rate is kept as cold_first_run.
+  // starts its replay threads (here from the TypeScript sources), at a fraction of the rate
+  // of the replays after it. Its rate is kept as cold_first_run.
   const t0 = performance.now();
   const cold = await replay(logs[0]!.path, c.threads === undefined ? undefined : { threads: c.threads });
   const coldRate = Math.round(cold.stats.transitions / ((performance.now() - t0) / 1000));

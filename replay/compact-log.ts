@@ -2,8 +2,8 @@
  * An in-memory LogSink that keeps records compactly, for the simulator's default log: a
  * million-task run makes 14 million records, and kept as objects (with the events and
  * reasons they hold) they filled the heap with tens of millions of young objects that
- * every scavenge copied and every major collection traced (71 s against 49 s for the
- * same run without a log).
+ * every scavenge copied and every major collection traced (a run with its log kept took
+ * far longer than without).
  *
  * Here a record is a row of typed arrays: its shape (actor, and for a transition machine,
  * event, from and to: shared by many records), seq, time, and where its payload starts on

@@ -15,10 +15,10 @@
  * Past MAX_SHAPE_NODES trie nodes (objects used as dictionaries, each with its own keys),
  * objects of new key sequences are written key by key instead, each key by its number.
  *
- * Half the bytes of the earlier layout (a tag slot before every value and a key slot
- * before every field): at a million simulated tasks that was 1 KB of fresh memory a task,
- * and a first touch of a page costs 15-24 us on the 2-core VMs this was measured on
- * (docs/performance.md).
+ * Half the bytes of a layout with a tag slot before every value and a key slot before
+ * every field: at a million simulated tasks the tape is most of the log's memory, every
+ * page of it touched for the first time, and fewer bytes mean fewer pages and fewer
+ * collections set off by ArrayBuffer growth.
  */
 import { KeyNode } from "./key-trie.js";
 import type { Slabs } from "./slabs.js";

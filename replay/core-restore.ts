@@ -62,7 +62,7 @@ export function restoreCore(snapshot: Uint8Array, fresh: SchedulerCore): Schedul
   });
   const keysOf = shapeKeys.map((keys) => keys.map((k) => (k >= 0 ? strings[k]! : symbolNamed(strings[-1 - k]!))));
   // One function per shape sets an object's properties by name: V8 then stores them as it
-  // does in a constructor, where a loop of keyed stores over every shape took twice as long.
+  // does in a constructor, where a loop of keyed stores over every shape is slower.
   // The names are JSON string literals, whatever the snapshot holds.
   const fillers = keysOf.map((keys): ((o: Record<PropertyKey, unknown>, r: () => unknown) => void) => {
     const symbols: symbol[] = [];

@@ -1,8 +1,8 @@
 /**
  * JetStream API calls that wait out a leader election. When a server of a JetStream cluster
  * dies, the others elect new leaders: the meta leader, which answers account info and
- * creates consumers (5 to 7 s after the kill on the development VM), and a leader for each
- * stream the dead one led, which answers stream info and stores messages (3 to 9 s).
+ * creates consumers, and a leader for each stream the dead one led, which answers stream
+ * info and stores messages; each takes seconds after the kill.
  * Meanwhile those requests time out, or are answered "JetStream system temporarily
  * unavailable" (10008), where a server without JetStream, or a user not allowed the API, is
  * refused at once and for good. So those two are tried again, until a deadline; anything

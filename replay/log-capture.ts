@@ -56,8 +56,8 @@ const RECENT_ACTORS = 4;
 /**
  * Strings numbered per batch for V_REF; past this (a huge record), the rest are written out.
  * The map is cleared at a batch's start once it holds REFS_KEPT: a number is only good in its
- * own batch, and a map of tens of thousands of task keys made every lookup a cache miss (at
- * 100,000 tasks the capture's transitions cost half as much again as at 10,000).
+ * own batch, and a map of tens of thousands of task keys made every lookup a cache miss (the
+ * capture's cost a task grew with the number of tasks).
  */
 const MAX_REFS = 1 << 14;
 const REFS_KEPT = 1 << 12;

@@ -26,8 +26,8 @@ export const BATCH_CHARS = 128 * 1024;
  * Slots of BATCH_NUMS doubles and BATCH_CHARS code units: 32 MiB of shared memory, mapped
  * but touched only as far as bursts reach (the lowest free slot is taken first). A burst of
  * records (an update-graph of 100,000 tasks queues them all in one stimulus) arrives while
- * the thread formats that submission's own huge input record, for 100-200 ms: with 16 slots
- * the main thread waited that long for one in each W1 100k run (docs/performance.md).
+ * the thread is still formatting that submission's own huge input record: with few slots
+ * the main thread would wait for the thread at every large submission.
  */
 const SLOTS = 64;
 /** Give up waiting for a free slot after this long (the thread is then most likely gone). */

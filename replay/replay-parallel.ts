@@ -74,8 +74,8 @@ export function defaultParts(bytes: number): number {
  * How many cores other work keeps busy now: the threads the kernel counts as runnable
  * (/proc/loadavg's fourth field, this one included, so one less), the median of five
  * samples a millisecond apart. The 1-minute load average lags: for a minute after a burst
- * it reads busy on idle cores (the benchmark's R1, run after its W6 cases, saw 2.7 on an
- * idle 2-core machine and replayed on one thread). Without /proc, the load average.
+ * it reads busy on idle cores (a benchmark's replay right after heavy cases would take an
+ * idle machine for a busy one and replay on one thread). Without /proc, the load average.
  */
 export function busyCores(): number {
   try {

@@ -5,10 +5,10 @@ const MAX_SLAB = 512 * 2 ** 20;
 /**
  * Typed arrays cut from few large ArrayBuffers, for the compact log. V8 starts a major
  * collection each time the memory held by ArrayBuffers has grown by 64 MB since the last
- * one, however small the buffers: a simulation's kept log held about 1.5 KB of rows and
- * tape per task (153 MB at 100,000 tasks) in 8 MiB and 256 KiB arrays, and at a million
- * tasks each of the ~20 collections that growth set off traced the whole simulation's heap
- * (22 major collections against 3 with the log dropped). Slabs that double in size set off
+ * one, however small the buffers: a simulation's kept log grows by over a kilobyte of rows
+ * and tape a task, and kept in many small arrays it set off a collection every few tens of
+ * thousands of tasks, each tracing the whole simulation's heap (at a million tasks several
+ * times as many as with the log dropped). Slabs that double in size set off
  * a few, most while the heap is small. A slab's untouched tail costs address space, not memory.
  */
 export class Slabs {

@@ -2,10 +2,10 @@
  * natsched's NATS headers (Natsched-Seq, Natsched-Prev, Natsched-Encoding, Natsched-Frag),
  * written and read without nats.js's MsgHdrs. The bytes on the wire are the NATS header
  * block nats.js writes (`NATS/1.0\r\n<Key>: <value>\r\n...\r\n`), so any NATS client reads
- * them as headers; but nats.js's `headers()` / `set` / `encode` cost about 6 µs per message
- * and its lazy `msg.headers` parse with four `get`s about 2 µs (key validation, a Map of
- * arrays, a regex per value, a filtered key list per `get`), against a fraction of a
- * microsecond for one string here. Measured, the W1 scheduler sends and receives a few
+ * them as headers; but nats.js's `headers()` / `set` / `encode` and its lazy `msg.headers`
+ * parse do far more per message (key validation, a Map of arrays, a regex per value, a
+ * filtered key list per `get`) than building or reading the one string here does, and the
+ * scheduler sends and receives a few
  * messages per task, each with these headers.
  */
 import type { MsgHdrs, Msg as NatsMsg } from "@nats-io/transport-node";

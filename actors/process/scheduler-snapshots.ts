@@ -5,8 +5,8 @@
  * - at rest: its log has not grown for `idleMs` and has grown by `idleRecords` since the
  *   last snapshot (a cluster that finished its work is snapshotted as it stands);
  * - while busy: every `busyRecords` records, which bounds what a restart re-runs.
- * Taking one blocks the scheduler for the walk of its state (about a second for 100,000
- * tasks held; docs/nats.md), so it is not done more often. One at a time; the snapshot is
+ * Taking one blocks the scheduler for the walk of its state, which grows with the tasks it
+ * holds (docs/performance.md), so it is not done more often. One at a time; the snapshot is
  * published once the log holds every record it includes. A snapshot that cannot be taken or
  * stored is reported to `onError`, and tried again later (at most every `retryMs`).
  */

@@ -201,7 +201,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   /**
    * Every free-keys, wherever it is decided (here or in Retirements), carries the run and the
    * latest assignment number: the worker voids every older assignment of those keys. Built
-   * whole here: a copy spread from a smaller op took a slow path, about 1 µs a message.
+   * whole here: a copy spread from a smaller op takes V8's slower path for every message.
    */
   freeKeys(worker: string, keys: string[]): void {
     const ws = this.workers.get(worker);

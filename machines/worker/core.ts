@@ -378,8 +378,8 @@ export class WorkerCore {
     }
     this.fetchQueue.remove(ts);
     ts.missing = 0;
-    // A Set for a task with many inputs: includes() per input was quadratic (0.9 s of a
-    // simulated sum over 40,000 futures).
+    // A Set for a task with many inputs: includes() per input is quadratic in the inputs
+    // (a sum over tens of thousands of futures).
     const known = op.deps.length > 16 ? new Set(ts.dependencies) : null;
     for (const dep of op.deps) {
       const dts = this.ensureTask(dep.key);

@@ -3,8 +3,8 @@
  * for it, at most `max` of them, the least recently voided dropped first.
  *
  * Not a Map used as a queue: dropping a Map's first entry with `keys().next()` walks past
- * every entry deleted before it (V8 keeps them as holes until the table is rebuilt), so with
- * 65,536 tombstones each drop cost about 25 us and a worker freeing a million keys spent
+ * every entry deleted before it (V8 keeps them as holes until the table is rebuilt): at the
+ * bound each drop walked tens of thousands of holes, and a worker freeing a million keys spent
  * most of its time there. Here the order lives in arrays with a moving head: a key voided
  * again leaves a dead slot behind, skipped once when the head passes it. Slots are numbered
  * for ever (`base` is the number of the arrays' first), so cutting off the passed part renumbers
