@@ -41,9 +41,9 @@ export {
   type LogProblem,
   type LogReader,
 } from "./replay/index.js";
-export { whatIf, whatIfLog, type WhatIfResult, type WhatIfOptions } from "./replay/what-if.js";
-export { extractWorkload, type ExtractedWorkload } from "./replay/workload-extract.js";
-export { exportSlice, type ExportReport } from "./replay/export.js";
+export { whatIf, whatIfLog, type WhatIfResult, type WhatIfOptions } from "./tools/what-if.js";
+export { extractWorkload, type ExtractedWorkload } from "./tools/workload-extract.js";
+export { exportSlice, type ExportReport } from "./tools/export.js";
 export { connectClient, type ConnectClientOptions } from "./actors/process/connect-client.js";
 export { NatsTransport, type NatsTransportOptions } from "./transport/nats.js";
 export { connectNats, redactUrls, splitUrlCredentials, type NatsConnectOptions, type NatsTlsOptions, type UrlCredentials } from "./transport/nats-connect.js";

@@ -1,4 +1,4 @@
-export * from "./types.js";
+export * from "../log/types.js";
 export {
   LOG_FORMAT_NAME,
   decodeHeaderLine,
@@ -11,14 +11,14 @@ export {
   type HeaderDecoding,
   type LogHeader,
   type RecordDecoding,
-} from "./codec.js";
-export { FileLogSink, type FileLogSinkOptions } from "./file-log.js";
-export { MemoryLogSink, NullLogSink, type MemoryLogSinkOptions } from "./memory-log.js";
-export { openLog, readLogSync, type LogContents, type LogReader } from "./reader.js";
-export { compileFilter, concernsKey, type RecordFilter } from "./record-filter.js";
-export { checkSequences } from "./sequences.js";
+} from "../log/codec.js";
+export { FileLogSink, type FileLogSinkOptions } from "../log/file-log.js";
+export { MemoryLogSink, NullLogSink, type MemoryLogSinkOptions } from "../log/memory-log.js";
+export { openLog, readLogSync, type LogContents, type LogReader } from "../log/reader.js";
+export { compileFilter, concernsKey, type RecordFilter } from "../log/record-filter.js";
+export { checkSequences } from "../log/sequences.js";
 export { replay } from "./replay.js";
-export { Timeline, type EntityView } from "./timeline.js";
+export { Timeline, type EntityView } from "../tools/timeline.js";
 export type {
   ActorReplay,
   Divergence,

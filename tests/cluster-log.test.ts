@@ -15,7 +15,7 @@ import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
 import { readLogSync } from "../replay/index.js";
-import type { InputRecord, LogRecord, StartRecord, TransitionRecord } from "../replay/types.js";
+import type { InputRecord, LogRecord, StartRecord, TransitionRecord } from "../log/types.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-log-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -15,7 +15,7 @@ import type { Client } from "../actors/client.js";
 import { connectClient } from "../actors/process/connect-client.js";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { WorkerProcess } from "../actors/process/worker-process.js";
-import { openLogAt, replayAt } from "../replay/jetstream-open.js";
+import { openLogAt, replayAt } from "../log/jetstream-open.js";
 import { NatsTransport } from "../transport/nats.js";
 import * as tasks from "./support/cluster-tasks.js";
 import { NatsServer } from "./support/nats-server.js";

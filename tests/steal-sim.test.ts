@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ON_DEMAND_GAP } from "../actors/scheduler-actor.js";
-import type { InputRecord, LogRecord } from "../replay/types.js";
+import type { InputRecord, LogRecord } from "../log/types.js";
 import { formatSimResult, simulate, type Scenario, type SimTaskSpec } from "../sim.js";
 import { replayLog, transitions } from "./sim-helpers.js";
 
