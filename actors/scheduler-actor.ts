@@ -15,6 +15,7 @@ import { answerQuery } from "./scheduler-queries.js";
 import { ActorRecorder } from "./host/recorder.js";
 import { envelopeProblem, schedulerOpProblem } from "./validate-ops.js";
 import { withTime } from "./host/with-time.js";
+import { ON_DEMAND_GAP, serializableConfig } from "./host/scheduler-host.js";
 
 export interface SchedulerActorOptions {
   cluster: string;
@@ -47,9 +48,6 @@ type SchedulerOp = Omit<SchedulerInput, "t">;
 
 /** How long reports to clients and free-keys may wait for company on a wire (Dask's client BatchedSend interval). */
 export const LINGER_MS = 2;
-
-/** Seconds between two on-demand stealing passes. */
-export const ON_DEMAND_GAP = 0.02;
 
 /**
  * Hosts the scheduler core: takes envelopes from `natsched.<cluster>.scheduler` and the
@@ -339,11 +337,4 @@ function countTaskTransition(totals: SchedulerTotals, event: string, from: strin
 
 function isLivenessOp(op: SchedulerOp | LivenessOp): op is LivenessOp {
   return op.op === "heartbeat" || op.op === "heartbeat-client";
-}
-
-/** JSON cannot carry Infinity: the log stores it as the string "Infinity". */
-export function serializableConfig(config: Config): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(config)) out[k] = typeof v === "number" && !Number.isFinite(v) ? String(v) : v;
-  return out;
 }

@@ -6,7 +6,7 @@ import type { LogRecord, LogSink } from "../log/types.js";
 import type { SchedulerSender } from "../transport/subjects.js";
 import { refusal } from "../actors/host/op-roles.js";
 import { ActorRecorder } from "../actors/host/recorder.js";
-import { ON_DEMAND_GAP, serializableConfig } from "../actors/scheduler-actor.js";
+import { ON_DEMAND_GAP, serializableConfig } from "../actors/host/scheduler-host.js";
 import { withTime } from "../actors/host/with-time.js";
 import type { SimKernel } from "./kernel.js";
 import { SimSteals } from "./sim-steals.js";

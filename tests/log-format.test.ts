@@ -23,7 +23,7 @@ import {
   writeRecordLine,
   type LogRecord,
   type TransitionRecord,
-} from "../replay/index.js";
+} from "../log/index.js";
 
 let dir: string;
 beforeEach(() => {

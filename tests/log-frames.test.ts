@@ -11,7 +11,7 @@ import { decodeFrameHead, FRAME_HEAD_BYTES } from "../log/frame-format.js";
 import { exportLog } from "../tools/jetstream-export.js";
 import { LogCapture } from "../log/log-capture.js";
 import { logWriterProgram } from "../log/log-format-thread.js";
-import { FileLogSink, openLog, readLogSync, type LogProblem, type LogRecord, type TransitionRecord } from "../replay/index.js";
+import { FileLogSink, openLog, readLogSync, type LogProblem, type LogRecord, type TransitionRecord } from "../log/index.js";
 import { replay } from "../replay/replay.js";
 import { runCli } from "../cli/run.js";
 import { number, object, text, writeCaptured } from "./log-arbitraries.js";

@@ -8,7 +8,7 @@ import { captureDecoderProgram } from "../log/capture-decoder.js";
 import { CAPTURE_TAGS } from "../log/capture-tags.js";
 import { LogCapture } from "../log/log-capture.js";
 import { logWriterProgram } from "../log/log-format-thread.js";
-import { FileLogSink, readLogSync, type LogRecord } from "../replay/index.js";
+import { FileLogSink, readLogSync, type LogRecord } from "../log/index.js";
 import { json, number, object, text, writeCaptured } from "./log-arbitraries.js";
 
 const transition = fc

@@ -18,7 +18,7 @@ import { LogConflictError, LogForeignMessageError } from "../machines/errors.js"
 import { decodeRecordLine, encodeRecordLine } from "../log/codec.js";
 import { actorSubject, linkedMsgId, logHeaderSubject, logMsgId, logStreamName } from "../log/jetstream-layout.js";
 import { JetStreamLogSink } from "../log/jetstream-log.js";
-import { replayAt } from "../log/jetstream-open.js";
+import { replayAt } from "../replay/replay-at.js";
 import { openJetStreamLog } from "../log/jetstream-reader.js";
 import { NatsServer } from "./support/nats-server.js";
 import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";

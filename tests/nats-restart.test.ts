@@ -13,7 +13,7 @@ import { LocalCluster } from "../actors/local-cluster.js";
 import { runCli } from "../cli/run.js";
 import { LogCorruptError } from "../machines/errors.js";
 import { JetStreamLogSink } from "../log/jetstream-log.js";
-import { replayAt } from "../log/jetstream-open.js";
+import { replayAt } from "../replay/replay-at.js";
 import { openJetStreamLog } from "../log/jetstream-reader.js";
 import { MemoryLogSink } from "../log/memory-log.js";
 import type { LogRecord } from "../log/types.js";

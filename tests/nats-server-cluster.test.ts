@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client, Future } from "../actors/client.js";
 import { connectClient } from "../actors/process/connect-client.js";
 import { logStreamName } from "../log/jetstream-layout.js";
-import { replayAt } from "../log/jetstream-open.js";
+import { replayAt } from "../replay/replay-at.js";
 import { openJetStreamLog } from "../log/jetstream-reader.js";
 import type { LogRecord } from "../log/types.js";
 import { jetStreamAvailability } from "../log/jetstream-stream.js";

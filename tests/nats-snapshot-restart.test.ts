@@ -16,7 +16,7 @@ import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { LogCorruptError } from "../machines/errors.js";
 import { snapshotCore } from "../log/core-snapshot.js";
 import { JetStreamLogSink } from "../log/jetstream-log.js";
-import { replayAt } from "../log/jetstream-open.js";
+import { replayAt } from "../replay/replay-at.js";
 import { snapshotPointerSubject, snapshotStreamName, writeSnapshot } from "../log/jetstream-snapshot.js";
 import { readLogHeader } from "../log/jetstream-stream.js";
 import { MemoryLogSink } from "../log/memory-log.js";
