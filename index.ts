@@ -29,21 +29,16 @@ export {
   openLog,
   readLogSync,
   checkSequences,
-  replay,
-  Timeline,
-  type EntityView,
-  type ReplayOptions,
-  type ReplayResult,
-  type Divergence,
-  type ClusterStateView,
   type LogRecord,
   type LogSink,
   type LogProblem,
   type LogReader,
-} from "./replay/index.js";
-export { whatIf, whatIfLog, type WhatIfResult, type WhatIfOptions } from "./replay/what-if.js";
-export { extractWorkload, type ExtractedWorkload } from "./replay/workload-extract.js";
-export { exportSlice, type ExportReport } from "./replay/export.js";
+} from "./log/index.js";
+export { replay, type ReplayOptions, type ReplayResult, type Divergence, type ClusterStateView } from "./replay/index.js";
+export { Timeline, type EntityView } from "./tools/timeline.js";
+export { whatIf, whatIfLog, type WhatIfResult, type WhatIfOptions } from "./tools/what-if.js";
+export { extractWorkload, type ExtractedWorkload } from "./tools/workload-extract.js";
+export { exportSlice, type ExportReport } from "./tools/export.js";
 export { connectClient, type ConnectClientOptions } from "./actors/process/connect-client.js";
 export { NatsTransport, type NatsTransportOptions } from "./transport/nats.js";
 export { connectNats, redactUrls, splitUrlCredentials, type NatsConnectOptions, type NatsTlsOptions, type UrlCredentials } from "./transport/nats-connect.js";

@@ -2,9 +2,9 @@
  * natsched/sim: the deterministic simulator. The scheduler and worker machines of the
  * runtime, on a virtual clock with a modelled network; see docs/simulator.md.
  */
-export { simulate } from "./actors/sim/simulator.js";
-export { simulateFile, readScenarioFile } from "./actors/sim/file.js";
-export { formatSimResult, type FormatOptions } from "./actors/sim/format.js";
+export { simulate } from "./sim/simulator.js";
+export { simulateFile, readScenarioFile } from "./sim/file.js";
+export { formatSimResult, type FormatOptions } from "./sim/format.js";
 export {
   DEFAULT_LATENCY,
   DEFAULT_TASK_NBYTES,
@@ -23,6 +23,6 @@ export {
   type SimTaskSpec,
   type SimTransfer,
   type SimWorkerSpec,
-} from "./actors/sim/scenario.js";
-export type { SimObserver } from "./actors/sim/scenario.js";
-export { DEFAULT_MAX_FAULT_DELAY, type NetworkFaultSpec } from "./actors/sim/faults.js";
+} from "./sim/scenario.js";
+export type { SimObserver } from "./sim/scenario.js";
+export { DEFAULT_MAX_FAULT_DELAY, type NetworkFaultSpec } from "./sim/faults.js";

@@ -2,15 +2,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Config } from "../machines/config.js";
 import { BadOptionError, ClosedError } from "../machines/errors.js";
-import { FileLogSink, type LogFileFormat } from "../replay/file-log.js";
-import type { LogSink } from "../replay/types.js";
+import { FileLogSink, type LogFileFormat } from "../log/file-log.js";
+import type { LogSink } from "../log/types.js";
 import { MemoryBus } from "../transport/memory.js";
 import type { Transport } from "../transport/types.js";
 import { Client } from "./client.js";
 import { realClock, type Clock } from "./clock.js";
 import { loadConfig } from "./config-loader.js";
 import type { TaskFunctions } from "./functions.js";
-import type { ActorRecorder } from "./recorder.js";
+import type { ActorRecorder } from "./host/recorder.js";
 import { SchedulerActor } from "./scheduler-actor.js";
 import { WorkerActor } from "./worker-actor.js";
 

@@ -1,7 +1,7 @@
 import { PROTOCOL_VERSION, type Envelope } from "../machines/protocol.js";
 import type { Transport } from "../transport/types.js";
 import { microtask } from "../transport/microtask.js";
-import { appendOp } from "./op-batch.js";
+import { appendOp } from "./host/op-batch.js";
 
 export interface OutboxOptions {
   /**

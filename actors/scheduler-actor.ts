@@ -3,18 +3,19 @@ import { ForbiddenError, ProtocolError } from "../machines/errors.js";
 import { PROTOCOL_VERSION, type Envelope, type LivenessOp, type SchedulerToClient, type SchedulerToWorker, type WorkerMissingOp } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
-import type { LogSink } from "../replay/types.js";
+import type { LogSink } from "../log/types.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Subscription, Transport } from "../transport/types.js";
 import type { Clock } from "./clock.js";
 import { Liveness, type ClientRelease, type ProbeOutcome } from "./liveness.js";
-import { RefusalSummary, refusal } from "./op-roles.js";
+import { RefusalSummary, refusal } from "./host/op-roles.js";
 import { MembershipWatch, type MembershipChange } from "./membership.js";
 import { Outbox } from "./outbox.js";
 import { answerQuery } from "./scheduler-queries.js";
-import { ActorRecorder } from "./recorder.js";
+import { ActorRecorder } from "./host/recorder.js";
 import { envelopeProblem, schedulerOpProblem } from "./validate-ops.js";
-import { withTime } from "./with-time.js";
+import { withTime } from "./host/with-time.js";
+import { ON_DEMAND_GAP, serializableConfig } from "./host/scheduler-host.js";
 
 export interface SchedulerActorOptions {
   cluster: string;
@@ -48,13 +49,10 @@ type SchedulerOp = Omit<SchedulerInput, "t">;
 /** How long reports to clients and free-keys may wait for company on a wire (Dask's client BatchedSend interval). */
 export const LINGER_MS = 2;
 
-/** Seconds between two on-demand stealing passes. */
-export const ON_DEMAND_GAP = 0.02;
-
 /**
  * Hosts the scheduler core: takes envelopes from `natsched.<cluster>.scheduler` and the
  * subjects below it (one per worker and per client), refuses what the subject's role may not
- * send (actors/op-roles.ts), stamps each op with the time, records it, feeds the core, and
+ * send (actors/host/op-roles.ts), stamps each op with the time, records it, feeds the core, and
  * sends what the core asks for.
  * Liveness (actors/liveness.ts): a worker silent for `workerTtl` seconds, or silent and no
  * longer subscribed to its subjects, is reported lost to the core; a client silent for
@@ -325,7 +323,7 @@ export interface SchedulerTotals {
   stealsRequested: number;
   stealsConfirmed: number;
   stealsRejected: number;
-  /** Ops refused for their sender's role or incarnation (FORBIDDEN; actors/op-roles.ts): never fed to the core. */
+  /** Ops refused for their sender's role or incarnation (FORBIDDEN; actors/host/op-roles.ts): never fed to the core. */
   refused: number;
 }
 
@@ -339,11 +337,4 @@ function countTaskTransition(totals: SchedulerTotals, event: string, from: strin
 
 function isLivenessOp(op: SchedulerOp | LivenessOp): op is LivenessOp {
   return op.op === "heartbeat" || op.op === "heartbeat-client";
-}
-
-/** JSON cannot carry Infinity: the log stores it as the string "Infinity". */
-export function serializableConfig(config: Config): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(config)) out[k] = typeof v === "number" && !Number.isFinite(v) ? String(v) : v;
-  return out;
 }

@@ -9,7 +9,7 @@ import {
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
 import type { SchedulerReply } from "../machines/scheduler/inputs.js";
-import type { LogSink } from "../replay/types.js";
+import type { LogSink } from "../log/types.js";
 import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Subscription, Transport } from "../transport/types.js";
@@ -19,10 +19,10 @@ import { DataServer, PutDataRefused } from "./data-plane/server.js";
 import type { Clock } from "./clock.js";
 import { withBuiltins, type TaskFunctions } from "./functions.js";
 import { Outbox } from "./outbox.js";
-import { ActorRecorder } from "./recorder.js";
+import { ActorRecorder } from "./host/recorder.js";
 import { sizeof } from "./sizeof.js";
 import { envelopeProblem, workerOpProblem } from "./validate-ops.js";
-import { withTime } from "./with-time.js";
+import { withTime } from "./host/with-time.js";
 
 export interface WorkerActorOptions {
   cluster: string;

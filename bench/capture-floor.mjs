@@ -20,7 +20,7 @@ const arg = (k, d) => {
 const dist = resolve(arg("dist", "dist"));
 const poolSize = Number(arg("keys", 4096));
 const rounds = Number(arg("rounds", 7));
-const { LogCapture } = await import(pathToFileURL(join(dist, "replay/log-capture.js")).href);
+const { LogCapture } = await import(pathToFileURL(join(dist, "log/log-capture.js")).href);
 
 const STANDARD_NUMS = 32 * 1024;
 const STANDARD_CHARS = 128 * 1024;

@@ -1,4 +1,4 @@
-// The event log's capture alone, for comparing builds of replay/log-capture.ts back to back:
+// The event log's capture alone, for comparing builds of log/log-capture.ts back to back:
 // records one W1 run's appendInput/appendTransition/append calls (a sink that keeps the
 // arguments), then times feeding them into each build's LogCapture as FileLogSink does
 // (a batch that is full is started again; a record that does not fit an empty one grows it),
@@ -11,6 +11,7 @@
 // to it works). The run is recorded with the first build. --split times every call (the timer
 // adds about 0.1 µs a call) and prints the cost a task per kind: transitions, each input op.
 // Not part of `npm run bench` (docs/performance.md).
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -44,8 +45,10 @@ await client.gather(futures);
 for (const f of futures) f.release();
 await cluster.close();
 
+/** A build's LogCapture module: log/ today, replay/ in builds from before the log had a folder of its own. */
+const captureModule = (dist) => (existsSync(`${dist}/log/log-capture.js`) ? `${dist}/log/log-capture.js` : `${dist}/replay/log-capture.js`);
 const builds = [];
-for (const [name, dist] of variants) builds.push([name, (await import(pathToFileURL(`${dist}/replay/log-capture.js`).href)).LogCapture]);
+for (const [name, dist] of variants) builds.push([name, (await import(pathToFileURL(captureModule(dist)).href)).LogCapture]);
 
 const take = (capture, c) => (c[0] === 1 ? capture.transition(c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9]) : c[0] === 2 ? capture.input(c[1], c[2], c[3]) : capture.record(c[1]));
 const kindOf = (c) => (c[0] === 1 ? "transition" : c[0] === 2 ? `input ${c[3].op}` : `record ${c[1].kind}`);

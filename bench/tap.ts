@@ -7,7 +7,7 @@
  * With no inner sink it discards the records after looking at them (the recorders still
  * build them, so a tap costs a little even with the log off; W3-W5 only).
  */
-import type { LogRecord, LogSink } from "../replay/types.js";
+import type { LogRecord, LogSink } from "../log/types.js";
 
 export class TapSink implements LogSink {
   readonly location: string;

@@ -545,7 +545,7 @@ async function w6Sim(c: Extract<Case, { kind: "W6-sim" }>): Promise<Row[]> {
   // The log kept in memory (the default, result.log) or not kept (`log: false`, for scale runs).
   const result = simulate({ workers: [{ name: "worker-0", nthreads: 1 }, { name: "worker-1", nthreads: 1 }], tasks }, c.log === "dropped" ? { log: false } : {});
   const real = (performance.now() - t0) / 1000;
-  // The in-memory log is kept compactly and built into records on first read (replay/compact-log.ts): timed apart.
+  // The in-memory log is kept compactly and built into records on first read (log/compact-log.ts): timed apart.
   const t1 = performance.now();
   const logRecords = result.log.length;
   const materialize = (performance.now() - t1) / 1000;

@@ -1,6 +1,6 @@
 import { basename, dirname, join } from "node:path";
 import { BadOptionError } from "../machines/errors.js";
-import { exportSlice } from "../replay/export.js";
+import { exportSlice } from "../tools/export.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 

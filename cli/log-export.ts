@@ -1,6 +1,6 @@
 import { BadOptionError } from "../machines/errors.js";
-import type { LogFileFormat } from "../replay/file-log.js";
-import { exportLog } from "../replay/jetstream-export.js";
+import type { LogFileFormat } from "../log/file-log.js";
+import { exportLog } from "../tools/jetstream-export.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";

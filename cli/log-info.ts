@@ -1,5 +1,5 @@
 import { BadOptionError } from "../machines/errors.js";
-import { openLogAt } from "../replay/jetstream-open.js";
+import { openLogAt } from "../log/jetstream-open.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";

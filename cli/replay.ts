@@ -1,5 +1,5 @@
 import { BadOptionError } from "../machines/errors.js";
-import { replayAt } from "../replay/jetstream-open.js";
+import { replayAt } from "../replay/replay-at.js";
 import { divergences, formatDivergence, formatProblems, formatState, formatSummary } from "../replay/replay-format.js";
 import type { ReplayOptions } from "../replay/replay-types.js";
 import type { NatsConnectOptions } from "../transport/nats-connect.js";

@@ -1,9 +1,9 @@
 import { formatMembership } from "../actors/membership.js";
 import { SchedulerProcess, type SchedulerProcessOptions } from "../actors/process/scheduler-process.js";
 import { BadOptionError } from "../machines/errors.js";
-import type { LogFileFormat } from "../replay/file-log.js";
-import { JetStreamLogSink } from "../replay/jetstream-log.js";
-import { durabilityNote } from "../replay/jetstream-stream.js";
+import type { LogFileFormat } from "../log/file-log.js";
+import { JetStreamLogSink } from "../log/jetstream-log.js";
+import { durabilityNote } from "../log/jetstream-stream.js";
 import { untilShutdown } from "../actors/process/shutdown.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";

@@ -1,8 +1,8 @@
-import { formatSimResult } from "../actors/sim/format.js";
-import { readScenarioFile } from "../actors/sim/file.js";
-import { simulate } from "../actors/sim/simulator.js";
+import { formatSimResult } from "../sim/format.js";
+import { readScenarioFile } from "../sim/file.js";
+import { simulate } from "../sim/simulator.js";
 import { BadOptionError } from "../machines/errors.js";
-import { FileLogSink } from "../replay/file-log.js";
+import { FileLogSink } from "../log/file-log.js";
 import { parseConfigOverrides } from "./config-overrides.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";

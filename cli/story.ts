@@ -1,9 +1,9 @@
 import { BadOptionError } from "../machines/errors.js";
-import { openLogAt } from "../replay/jetstream-open.js";
-import type { LogReader } from "../replay/reader.js";
-import type { ReasonContext } from "../replay/story-reasons.js";
-import { formatStory, storyLines } from "../replay/story.js";
-import type { LogRecord } from "../replay/types.js";
+import { openLogAt } from "../log/jetstream-open.js";
+import type { LogReader } from "../log/reader.js";
+import type { ReasonContext } from "../tools/story-reasons.js";
+import { formatStory, storyLines } from "../tools/story.js";
+import type { LogRecord } from "../log/types.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { BadOptionError } from "../machines/errors.js";
-import { formatWhatIf } from "../replay/what-if-format.js";
-import { whatIfLog } from "../replay/what-if.js";
+import { formatWhatIf } from "../tools/what-if-format.js";
+import { whatIfLog } from "../tools/what-if.js";
 import { parseConfigOverrides } from "./config-overrides.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";

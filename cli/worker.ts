@@ -3,7 +3,7 @@ import { loadFunctions } from "../actors/process/load-functions.js";
 import { untilShutdown } from "../actors/process/shutdown.js";
 import { WorkerProcess } from "../actors/process/worker-process.js";
 import { BadOptionError } from "../machines/errors.js";
-import type { LogFileFormat } from "../replay/file-log.js";
+import type { LogFileFormat } from "../log/file-log.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";

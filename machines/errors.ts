@@ -115,7 +115,7 @@ export class LogConflictError extends NatschedError {
 
 /**
  * A message on an actor's log subject in JetStream that none of the log's writers published
- * (replay/jetstream-chain.ts). A report, not a failure: the message is skipped, and the log
+ * (log/jetstream-chain.ts). A report, not a failure: the message is skipped, and the log
  * and its writer go on.
  */
 export class LogForeignMessageError extends NatschedError {

@@ -7,7 +7,7 @@ import { buildHost, type ReplayHost } from "./replay-cores.js";
 import { diffValues } from "./replay-diff.js";
 import { scanLogFile, scanRecordSource, type ScanHandler } from "./replay-scan.js";
 import type { Divergence, InstanceDiff } from "./replay-types.js";
-import type { LogRecord } from "./types.js";
+import type { LogRecord } from "../log/types.js";
 
 const NO_EFFECTS = { transition: () => undefined, sent: () => undefined };
 

@@ -2,7 +2,7 @@
  * A scheduler restarting from its log in JetStream: its core rebuilt by re-running the
  * recorded inputs through the replay engine (which also checks every recorded transition:
  * a log the code does not reproduce is refused, not trusted), from the latest snapshot of
- * its core when there is one (replay/core-snapshot.ts, replay/jetstream-snapshot.ts), then
+ * its core when there is one (log/core-snapshot.ts, log/jetstream-snapshot.ts), then
  * handed to the new SchedulerActor with its effects re-pointed at the live host.
  *
  * The log can end in the middle of an input: the input and some of its transitions were
@@ -15,14 +15,14 @@ import { LogCorruptError } from "../machines/errors.js";
 import type { SchedulerToClient, SchedulerToWorker } from "../machines/protocol.js";
 import type { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerEffects } from "../machines/scheduler/inputs.js";
-import { restoreCore, SnapshotError } from "./core-snapshot.js";
-import { openJetStreamLog, type JetStreamLogReader } from "./jetstream-reader.js";
-import type { LoadedSnapshot } from "./jetstream-snapshot.js";
+import { restoreCore, SnapshotError } from "../log/core-snapshot.js";
+import { openJetStreamLog, type JetStreamLogReader } from "../log/jetstream-reader.js";
+import type { LoadedSnapshot } from "../log/jetstream-snapshot.js";
 import { SchedulerHost, type MessageTarget, type ReplayEffects } from "./replay-cores.js";
 import { ReplayEngine } from "./replay-engine.js";
 import { scanRecordSource, type ScanHandler } from "./replay-scan.js";
 import type { TransitionFacts } from "./replay-types.js";
-import type { LogRecord, TransitionRecord } from "./types.js";
+import type { LogRecord, TransitionRecord } from "../log/types.js";
 
 const ACTOR = "scheduler";
 
@@ -44,7 +44,7 @@ export interface ResumedScheduler {
 /**
  * Rebuilds the scheduler of `cluster` from its log, whose records end before `nextSeq`
  * (from the writer's claim): from `snapshot` and the records after it when there is one
- * (replay/jetstream-snapshot.ts), else by re-running the whole log. Returns null when there is
+ * (log/jetstream-snapshot.ts), else by re-running the whole log. Returns null when there is
  * nothing to resume: no records, or the last scheduler stopped cleanly (its log ends with a
  * stop record). Throws LogCorruptError when the log cannot be trusted: damaged, with gaps, or
  * not reproduced. A snapshot that cannot be used (`onSnapshotProblem` says why) is left

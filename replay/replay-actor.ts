@@ -10,7 +10,7 @@ import { buildHost, type ReplayEffects, type ReplayHost } from "./replay-cores.j
 import { asLogged, jsonEqual } from "./replay-diff.js";
 import type { ActorReplay, Divergence, TransitionFacts } from "./replay-types.js";
 import { EVENT, FROM, ID, MACHINE, TO, type TransitionLine } from "./transition-line.js";
-import type { InputRecord, StartRecord, StopRecord, TransitionRecord } from "./types.js";
+import type { InputRecord, StartRecord, StopRecord, TransitionRecord } from "../log/types.js";
 
 const MAX_THROWS_KEPT = 20;
 
@@ -85,7 +85,7 @@ export class ActorRun implements ReplayEffects {
   }
 
   /**
-   * Replay goes on from a core rebuilt elsewhere (a snapshot: replay/core-snapshot.ts), as
+   * Replay goes on from a core rebuilt elsewhere (a snapshot: log/core-snapshot.ts), as
    * the actor stood after its record `lastSeq`; `makeHost` gets the effects its core reports to.
    */
   adopt(makeHost: (fx: ReplayEffects) => ReplayHost, lastSeq: number): void {

@@ -9,7 +9,7 @@ import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
 import { schedulerInstance, workerCoreInstance } from "./instance-snapshot.js";
-import type { InputRecord, StartRecord } from "./types.js";
+import type { InputRecord, StartRecord } from "../log/types.js";
 
 export interface ReplayEffects {
   transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void;

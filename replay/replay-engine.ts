@@ -7,7 +7,7 @@ import type { ReplayEffects, ReplayHost } from "./replay-cores.js";
 import type { ScanHandler } from "./replay-scan.js";
 import type { ReplayProblem, UntilKind } from "./replay-types.js";
 import type { TransitionLine } from "./transition-line.js";
-import type { LogProblem, LogRecord } from "./types.js";
+import type { LogProblem, LogRecord } from "../log/types.js";
 
 export interface EngineOptions {
   actor?: string | undefined;

@@ -7,14 +7,14 @@
 import { open, type FileHandle } from "node:fs/promises";
 import { LogCorruptError } from "../machines/errors.js";
 import { ActorNames } from "./actor-names.js";
-import { decodeHeaderLine, decodeRecordLine, recordShapeProblem } from "./codec.js";
-import { crc32Range } from "./crc32.js";
-import { readFirstLine } from "./first-line.js";
-import { FrameScanner } from "./frame-scanner.js";
-import { SequenceChecker } from "./sequences.js";
+import { decodeHeaderLine, decodeRecordLine, recordShapeProblem } from "../log/codec.js";
+import { crc32Range } from "../log/crc32.js";
+import { readFirstLine } from "../log/first-line.js";
+import { FrameScanner } from "../log/frame-scanner.js";
+import { SequenceChecker } from "../log/sequences.js";
 import { literal, literalBytes, plainString, RecordHead, trailingObject } from "./line-bytes.js";
 import { ACTOR, TransitionLine } from "./transition-line.js";
-import { LOG_FORMAT_FRAMES, type InputRecord, type LogProblem, type LogRecord } from "./types.js";
+import { LOG_FORMAT_FRAMES, type InputRecord, type LogProblem, type LogRecord } from "../log/types.js";
 
 const INPUT_KIND = literalBytes(',"kind":"input","event":');
 const OPEN_ACTOR = literalBytes('{"actor":"');
@@ -103,7 +103,7 @@ export async function scanLogFile(path: string, handler: ScanHandler, share?: Sc
 }
 
 /**
- * A version-2 log's frames (replay/frame-scanner.ts). With a share, every part decodes every
+ * A version-2 log's frames (log/frame-scanner.ts). With a share, every part decodes every
  * frame and keeps its actors' records; frame problems are reported by part 0.
  */
 async function scanFrames(handle: FileHandle, start: number, handler: ScanHandler, share: ScanShare | undefined): Promise<ScanOutcome> {

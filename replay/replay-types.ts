@@ -1,7 +1,7 @@
 /**
  * What `replay` takes and returns. See docs/replay.md.
  */
-import type { InputRecord, LogProblem, LogProblemKind, LogRecord } from "./types.js";
+import type { InputRecord, LogProblem, LogProblemKind, LogRecord } from "../log/types.js";
 import type { ClusterStateView } from "./state-view.js";
 
 /** A log to replay: a file path, or records (a MemoryLogSink's, or streamed from elsewhere). */

@@ -10,7 +10,7 @@ import { defaultParts, replayInParts, runView, type PartOutcome, type RunOutcome
 import { scanLogFile, scanRecordSource } from "./replay-scan.js";
 import type { ActorReplay, ReplayOptions, ReplayProblem, ReplayResult, ReplaySource, UntilKind } from "./replay-types.js";
 import type { ClusterStateView } from "./state-view.js";
-import type { LogRecord } from "./types.js";
+import type { LogRecord } from "../log/types.js";
 
 export async function replay(log: ReplaySource, options: ReplayOptions = {}): Promise<ReplayResult> {
   const until = cutOf(options);

@@ -7,7 +7,7 @@
  * JSON.parse and the record shape check would accept.
  */
 import { literal, literalBytes, plainString, QUOTE, RecordHead, trailingObject } from "./line-bytes.js";
-import type { TransitionRecord } from "./types.js";
+import type { TransitionRecord } from "../log/types.js";
 
 /** The string fields of a transition, as indexes into `TransitionLine.offsets`. */
 export const ACTOR = 0;

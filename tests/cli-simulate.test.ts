@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run.js";
-import { simulate } from "../actors/sim/simulator.js";
-import { readScenarioFile } from "../actors/sim/file.js";
-import { readLogSync } from "../replay/reader.js";
+import { simulate } from "../sim/simulator.js";
+import { readScenarioFile } from "../sim/file.js";
+import { readLogSync } from "../log/reader.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-simulate-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

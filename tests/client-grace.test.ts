@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "../actors/client.js";
 import { LocalCluster } from "../actors/local-cluster.js";
 import { NatschedError } from "../machines/errors.js";
-import { MemoryLogSink } from "../replay/memory-log.js";
+import { MemoryLogSink } from "../log/memory-log.js";
 import { replay } from "../replay/replay.js";
 import { LinkTransport } from "./support/link-transport.js";
 

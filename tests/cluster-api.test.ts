@@ -18,7 +18,7 @@ import {
   type LocalClusterOptions,
 } from "../index.js";
 import type { WorkerActor } from "../actors/worker-actor.js";
-import type { InputRecord, TransitionRecord } from "../replay/types.js";
+import type { InputRecord, TransitionRecord } from "../log/types.js";
 import { thrown, rejection } from "./errors-helpers.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

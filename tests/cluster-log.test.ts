@@ -8,14 +8,14 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { replay } from "../replay/replay.js";
 import { LocalCluster, type Future } from "../index.js";
-import { serializableConfig } from "../actors/scheduler-actor.js";
+import { serializableConfig } from "../actors/host/scheduler-host.js";
 import { CONFIG_KEYS, resolveConfig } from "../machines/config.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
-import { readLogSync } from "../replay/index.js";
-import type { InputRecord, LogRecord, StartRecord, TransitionRecord } from "../replay/types.js";
+import { readLogSync } from "../log/index.js";
+import type { InputRecord, LogRecord, StartRecord, TransitionRecord } from "../log/types.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-log-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { NOT_HELD, Tape } from "../replay/compact-tape.js";
-import { Slabs } from "../replay/slabs.js";
+import { NOT_HELD, Tape } from "../log/compact-tape.js";
+import { Slabs } from "../log/slabs.js";
 
 // fast-check's stringify tells -0 from 0 and shows NaN, undefined and key order: equal text, same payload.
 const same = (a: unknown, b: unknown): void => expect(fc.stringify(a)).toBe(fc.stringify(b));

@@ -1,5 +1,5 @@
 /**
- * A scheduler core's snapshot restores exactly (replay/core-snapshot.ts): on random
+ * A scheduler core's snapshot restores exactly (log/core-snapshot.ts): on random
  * deterministic-simulation runs (worker deaths, steals, failures, restarts), a core replayed
  * to a random input, snapshotted and restored has the live core's fingerprint
  * (verify/scheduler-fingerprint.ts), then replays the rest of the log without a divergence
@@ -9,10 +9,10 @@ import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { SchedulerCore } from "../machines/scheduler/core.js";
-import { restoreCore, snapshotCore, SnapshotError } from "../replay/core-snapshot.js";
+import { restoreCore, snapshotCore, SnapshotError } from "../log/core-snapshot.js";
 import { SchedulerHost } from "../replay/replay-cores.js";
 import { ReplayEngine } from "../replay/replay-engine.js";
-import type { LogRecord, StartRecord } from "../replay/types.js";
+import type { LogRecord, StartRecord } from "../log/types.js";
 import { simulate } from "../sim.js";
 import { dstCaseArb } from "../verify/dst-case.js";
 import { schedulerFingerprint } from "../verify/scheduler-fingerprint.js";

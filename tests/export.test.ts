@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run.js";
-import { readLogSync } from "../replay/reader.js";
-import { concernsKey } from "../replay/record-filter.js";
+import { readLogSync } from "../log/reader.js";
+import { concernsKey } from "../log/record-filter.js";
 import { replay } from "../replay/replay.js";
-import { storyLines } from "../replay/story.js";
-import type { LogRecord } from "../replay/types.js";
+import { storyLines } from "../tools/story.js";
+import type { LogRecord } from "../log/types.js";
 import { recordRun, type RunLog } from "./replay-fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-export-"));

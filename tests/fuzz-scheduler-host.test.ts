@@ -18,7 +18,7 @@ import { Client, Future } from "../actors/client.js";
 import { LocalCluster } from "../actors/local-cluster.js";
 import { NatschedError } from "../machines/errors.js";
 import type { TaskSpec } from "../machines/protocol.js";
-import { MemoryLogSink } from "../replay/memory-log.js";
+import { MemoryLogSink } from "../log/memory-log.js";
 import { replay } from "../replay/replay.js";
 import { checkSchedulerBookkeeping } from "../verify/scheduler-bookkeeping.js";
 import { FAKE_WORKERS, HONEST_KEYS, movesArb, resolve, type Move } from "./support/scheduler-fuzz-moves.js";

@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import type { Clock } from "../actors/clock.js";
 import { WorkerActor } from "../actors/worker-actor.js";
 import { NatschedError } from "../machines/errors.js";
-import { MemoryLogSink } from "../replay/memory-log.js";
+import { MemoryLogSink } from "../log/memory-log.js";
 import { replay } from "../replay/replay.js";
 import { MemoryBus } from "../transport/memory.js";
 import type { Msg, Payload, Transport } from "../transport/types.js";

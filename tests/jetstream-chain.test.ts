@@ -1,10 +1,10 @@
 /**
- * Which messages on an actor's subject are its log (replay/jetstream-chain.ts): those whose
+ * Which messages on an actor's subject are its log (log/jetstream-chain.ts): those whose
  * id links to the log's last message; everything else is foreign, with what it was.
  */
 import { describe, expect, it } from "vitest";
-import { LogChain, type ChainMessage } from "../replay/jetstream-chain.js";
-import { linkedMsgId, logMsgId, parseLogMsgId } from "../replay/jetstream-layout.js";
+import { LogChain, type ChainMessage } from "../log/jetstream-chain.js";
+import { linkedMsgId, logMsgId, parseLogMsgId } from "../log/jetstream-layout.js";
 
 const SUBJECT = "natsched.c.log.scheduler";
 const msg = (streamSeq: number, msgId: string | undefined, extra: Partial<ChainMessage> = {}): ChainMessage => ({ streamSeq, msgId, part: undefined, size: 10, ...extra });

@@ -1,11 +1,11 @@
 /** For the event log's property tests: fast-check values a record may carry, and the capture-and-write path. */
 import * as zlib from "node:zlib";
 import fc from "fast-check";
-import { captureDecoderProgram } from "../replay/capture-decoder.js";
-import { CAPTURE_TAGS } from "../replay/capture-tags.js";
-import { LogCapture } from "../replay/log-capture.js";
-import { logWriterProgram } from "../replay/log-format-thread.js";
-import type { LogRecord } from "../replay/types.js";
+import { captureDecoderProgram } from "../log/capture-decoder.js";
+import { CAPTURE_TAGS } from "../log/capture-tags.js";
+import { LogCapture } from "../log/log-capture.js";
+import { logWriterProgram } from "../log/log-format-thread.js";
+import type { LogRecord } from "../log/types.js";
 
 /**
  * Strings with everything JSON escapes or encodes specially (quotes, controls, non-ASCII,

@@ -8,7 +8,7 @@ import { crc32 } from "node:zlib";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ClosedError, LogCorruptError } from "../machines/errors.js";
-import { crc32Range } from "../replay/crc32.js";
+import { crc32Range } from "../log/crc32.js";
 import {
   FileLogSink,
   MemoryLogSink,
@@ -23,7 +23,7 @@ import {
   writeRecordLine,
   type LogRecord,
   type TransitionRecord,
-} from "../replay/index.js";
+} from "../log/index.js";
 
 let dir: string;
 beforeEach(() => {
@@ -412,7 +412,7 @@ describe("MemoryLogSink, NullLogSink and checkSequences", () => {
 
 describe("recordJson", () => {
   it("matches JSON.stringify for every record shape, including keys that need escaping", async () => {
-    const { recordJson } = await import("../replay/record-json.js");
+    const { recordJson } = await import("../log/record-json.js");
     const keys = ["inc-1a2b", "('x', 3)", 'say "hi"', "back\\slash", "tab\there", "emoji-\u{1F600}", "lone-\ud800", "nl\n"];
     for (const id of keys) {
       const transition = { actor: "worker.a", seq: 7, t: 1795321934.660123, kind: "transition", machine: "wtask", id, event: "DONE", from: "executing", to: "memory" } as const;

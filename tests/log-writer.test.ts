@@ -4,11 +4,11 @@ import { join } from "node:path";
 import * as zlib from "node:zlib";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { captureDecoderProgram } from "../replay/capture-decoder.js";
-import { CAPTURE_TAGS } from "../replay/capture-tags.js";
-import { LogCapture } from "../replay/log-capture.js";
-import { logWriterProgram } from "../replay/log-format-thread.js";
-import { FileLogSink, readLogSync, type LogRecord } from "../replay/index.js";
+import { captureDecoderProgram } from "../log/capture-decoder.js";
+import { CAPTURE_TAGS } from "../log/capture-tags.js";
+import { LogCapture } from "../log/log-capture.js";
+import { logWriterProgram } from "../log/log-format-thread.js";
+import { FileLogSink, readLogSync, type LogRecord } from "../log/index.js";
 import { json, number, object, text, writeCaptured } from "./log-arbitraries.js";
 
 const transition = fc

@@ -8,7 +8,7 @@
 import { jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { orderedLogConsumer } from "../replay/jetstream-elections.js";
+import { orderedLogConsumer } from "../log/jetstream-elections.js";
 import { NatsServerCluster } from "./support/nats-server.js";
 
 const STREAM = "ORDERED_PEER_DOWN";

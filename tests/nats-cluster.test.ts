@@ -10,7 +10,7 @@ import { LocalCluster } from "../actors/local-cluster.js";
 import { Client } from "../index.js";
 import type { Graph } from "../actors/graph-spec.js";
 import { TaskFailedError } from "../machines/errors.js";
-import { openLog } from "../replay/reader.js";
+import { openLog } from "../log/reader.js";
 import * as tasks from "./support/cluster-tasks.js";
 import { NatsServer } from "./support/nats-server.js";
 import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";

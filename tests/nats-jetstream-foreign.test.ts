@@ -15,11 +15,11 @@ import { connectClient } from "../actors/process/connect-client.js";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { runCli } from "../cli/run.js";
 import { LogConflictError, LogForeignMessageError } from "../machines/errors.js";
-import { decodeRecordLine, encodeRecordLine } from "../replay/codec.js";
-import { actorSubject, linkedMsgId, logHeaderSubject, logMsgId, logStreamName } from "../replay/jetstream-layout.js";
-import { JetStreamLogSink } from "../replay/jetstream-log.js";
-import { replayAt } from "../replay/jetstream-open.js";
-import { openJetStreamLog } from "../replay/jetstream-reader.js";
+import { decodeRecordLine, encodeRecordLine } from "../log/codec.js";
+import { actorSubject, linkedMsgId, logHeaderSubject, logMsgId, logStreamName } from "../log/jetstream-layout.js";
+import { JetStreamLogSink } from "../log/jetstream-log.js";
+import { replayAt } from "../replay/replay-at.js";
+import { openJetStreamLog } from "../log/jetstream-reader.js";
 import { NatsServer } from "./support/nats-server.js";
 import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";
 

@@ -8,9 +8,9 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JetStreamLogSink } from "../replay/jetstream-log.js";
-import { openJetStreamLog, pullMessages } from "../replay/jetstream-reader.js";
-import type { LogRecord } from "../replay/types.js";
+import { JetStreamLogSink } from "../log/jetstream-log.js";
+import { openJetStreamLog, pullMessages } from "../log/jetstream-reader.js";
+import type { LogRecord } from "../log/types.js";
 import { NatsServer } from "./support/nats-server.js";
 
 let server: NatsServer;

@@ -12,11 +12,11 @@ import type { Client } from "../actors/client.js";
 import { LocalCluster } from "../actors/local-cluster.js";
 import { runCli } from "../cli/run.js";
 import { LogCorruptError } from "../machines/errors.js";
-import { JetStreamLogSink } from "../replay/jetstream-log.js";
-import { replayAt } from "../replay/jetstream-open.js";
-import { openJetStreamLog } from "../replay/jetstream-reader.js";
-import { MemoryLogSink } from "../replay/memory-log.js";
-import type { LogRecord } from "../replay/types.js";
+import { JetStreamLogSink } from "../log/jetstream-log.js";
+import { replayAt } from "../replay/replay-at.js";
+import { openJetStreamLog } from "../log/jetstream-reader.js";
+import { MemoryLogSink } from "../log/memory-log.js";
+import type { LogRecord } from "../log/types.js";
 import { NatsServer } from "./support/nats-server.js";
 import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";
 

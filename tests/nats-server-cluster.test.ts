@@ -14,11 +14,11 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client, Future } from "../actors/client.js";
 import { connectClient } from "../actors/process/connect-client.js";
-import { logStreamName } from "../replay/jetstream-layout.js";
-import { replayAt } from "../replay/jetstream-open.js";
-import { openJetStreamLog } from "../replay/jetstream-reader.js";
-import type { LogRecord } from "../replay/types.js";
-import { jetStreamAvailability } from "../replay/jetstream-stream.js";
+import { logStreamName } from "../log/jetstream-layout.js";
+import { replayAt } from "../replay/replay-at.js";
+import { openJetStreamLog } from "../log/jetstream-reader.js";
+import type { LogRecord } from "../log/types.js";
+import { jetStreamAvailability } from "../log/jetstream-stream.js";
 import { NatsServerCluster, type NatsServer } from "./support/nats-server.js";
 import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";
 

@@ -1,6 +1,6 @@
 /**
  * A scheduler restarted from its JetStream log rebuilds its core from the latest snapshot and
- * the log after it (replay/jetstream-snapshot.ts, replay/jetstream-resume.ts): the same core
+ * the log after it (log/jetstream-snapshot.ts, replay/jetstream-resume.ts): the same core
  * as re-running the whole log; a snapshot that cannot be used is reported and the whole log
  * re-run. End to end: a scheduler process snapshots itself at rest, is SIGKILLed after more
  * work, and the same command resumes from the snapshot; the futures resolve and the log
@@ -14,15 +14,15 @@ import { LocalCluster } from "../actors/local-cluster.js";
 import { connectClient } from "../actors/process/connect-client.js";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { LogCorruptError } from "../machines/errors.js";
-import { snapshotCore } from "../replay/core-snapshot.js";
-import { JetStreamLogSink } from "../replay/jetstream-log.js";
-import { replayAt } from "../replay/jetstream-open.js";
-import { snapshotPointerSubject, snapshotStreamName, writeSnapshot } from "../replay/jetstream-snapshot.js";
-import { readLogHeader } from "../replay/jetstream-stream.js";
-import { MemoryLogSink } from "../replay/memory-log.js";
+import { snapshotCore } from "../log/core-snapshot.js";
+import { JetStreamLogSink } from "../log/jetstream-log.js";
+import { replayAt } from "../replay/replay-at.js";
+import { snapshotPointerSubject, snapshotStreamName, writeSnapshot } from "../log/jetstream-snapshot.js";
+import { readLogHeader } from "../log/jetstream-stream.js";
+import { MemoryLogSink } from "../log/memory-log.js";
 import type { SchedulerHost } from "../replay/replay-cores.js";
 import { ReplayEngine } from "../replay/replay-engine.js";
-import type { LogRecord, StartRecord } from "../replay/types.js";
+import type { LogRecord, StartRecord } from "../log/types.js";
 import { schedulerFingerprint } from "../verify/scheduler-fingerprint.js";
 import { NatsServer } from "./support/nats-server.js";
 import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";

@@ -10,8 +10,8 @@ import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { WorkerProcess } from "../actors/process/worker-process.js";
 import { runCli } from "../cli/run.js";
 import { BadOptionError, NatschedError } from "../machines/errors.js";
-import { exportLog } from "../replay/jetstream-export.js";
-import { openLogAt } from "../replay/jetstream-open.js";
+import { exportLog } from "../tools/jetstream-export.js";
+import { openLogAt } from "../log/jetstream-open.js";
 import { connectNats, natsConnectionOptions, redactUrls, splitUrlCredentials } from "../transport/nats-connect.js";
 import * as tasks from "./support/cluster-tasks.js";
 

@@ -12,7 +12,7 @@ import { unreachableWindow } from "../actors/liveness.js";
 import { connectClient } from "../actors/process/connect-client.js";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { DEFAULT_CONFIG } from "../machines/config.js";
-import { readLogSync } from "../replay/reader.js";
+import { readLogSync } from "../log/reader.js";
 import { NatsServer } from "./support/nats-server.js";
 import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";
 

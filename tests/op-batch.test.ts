@@ -1,6 +1,6 @@
 /** appendOp: what one actor sends one destination in one turn (Outbox and simulator alike). */
 import { describe, expect, it } from "vitest";
-import { appendOp } from "../actors/op-batch.js";
+import { appendOp } from "../actors/host/op-batch.js";
 
 const free = (keys: string[], attempt?: number, run?: number) => ({ op: "free-keys" as const, keys, ...(run !== undefined ? { run } : {}), ...(attempt !== undefined ? { attempt } : {}) });
 

@@ -1,12 +1,12 @@
 /**
- * The scheduler host's role and incarnation checks (actors/op-roles.ts) on their own, and on
+ * The scheduler host's role and incarnation checks (actors/host/op-roles.ts) on their own, and on
  * the in-process bus, where the same subjects and the same refusals apply as on NATS; and a
  * worker killed and restarted under its name, whose earlier incarnation's late report is
  * refused while the new one works on.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalCluster } from "../actors/local-cluster.js";
-import { incarnationProblem, roleProblem } from "../actors/op-roles.js";
+import { incarnationProblem, roleProblem } from "../actors/host/op-roles.js";
 import { resolveConfig } from "../machines/config.js";
 import { PROTOCOL_VERSION } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run.js";
-import { readLogSync } from "../replay/reader.js";
-import type { LogRecord, TransitionRecord } from "../replay/types.js";
+import { readLogSync } from "../log/reader.js";
+import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { findLine, isTransition, lineOf, logLines, recordOf, recordRun, writeLines } from "./replay-fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-replay-cli-"));

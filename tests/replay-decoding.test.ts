@@ -6,11 +6,11 @@
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { recordShapeProblem } from "../replay/codec.js";
-import { recordJson } from "../replay/record-json.js";
+import { recordShapeProblem } from "../log/codec.js";
+import { recordJson } from "../log/record-json.js";
 import { diffValues, jsonEqual } from "../replay/replay-diff.js";
 import { ACTOR, EVENT, FROM, ID, MACHINE, TO, TransitionLine } from "../replay/transition-line.js";
-import type { LogRecord, TransitionRecord } from "../replay/types.js";
+import type { LogRecord, TransitionRecord } from "../log/types.js";
 
 const FIELDS = [ACTOR, MACHINE, ID, EVENT, FROM, TO] as const;
 const NAMES = ["actor", "machine", "id", "event", "from", "to"] as const;

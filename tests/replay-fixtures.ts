@@ -1,9 +1,9 @@
 /** Logs of real embedded runs, and ways to damage them, for the replay tests. */
 import { readFileSync, writeFileSync } from "node:fs";
 import { LocalCluster } from "../actors/local-cluster.js";
-import { decodeRecordLine, encodeRecordLine } from "../replay/codec.js";
-import type { LogFileFormat } from "../replay/file-log.js";
-import type { LogRecord, LogSink, TransitionRecord } from "../replay/types.js";
+import { decodeRecordLine, encodeRecordLine } from "../log/codec.js";
+import type { LogFileFormat } from "../log/file-log.js";
+import type { LogRecord, LogSink, TransitionRecord } from "../log/types.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

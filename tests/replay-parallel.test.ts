@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { partOf } from "../replay/replay-parallel.js";
 import { replay } from "../replay/replay.js";
 import type { ReplayResult } from "../replay/replay-types.js";
-import type { LogRecord, TransitionRecord } from "../replay/types.js";
+import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { findLine, isTransition, lineOf, logLines, recordOf, recordRun, writeLines } from "./replay-fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-replay-parallel-"));

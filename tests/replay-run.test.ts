@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BadOptionError } from "../machines/errors.js";
-import { MemoryLogSink } from "../replay/memory-log.js";
-import { readLogSync } from "../replay/reader.js";
+import { MemoryLogSink } from "../log/memory-log.js";
+import { readLogSync } from "../log/reader.js";
 import { replay } from "../replay/replay.js";
-import type { LogRecord, TransitionRecord } from "../replay/types.js";
+import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { causeOf, isTransition, recordRun, type RunLog } from "./replay-fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-replay-run-"));

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readLogSync } from "../replay/reader.js";
+import { readLogSync } from "../log/reader.js";
 import { replay } from "../replay/replay.js";
-import type { LogRecord, TransitionRecord } from "../replay/types.js";
+import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { causeOf, findLine, isTransition, lineOf, logLines, recordOf, recordRun, writeLines } from "./replay-fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-replay-tamper-"));

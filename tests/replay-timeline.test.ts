@@ -6,9 +6,9 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalCluster } from "../index.js";
 import { runCli } from "../cli/run.js";
-import { readLogSync } from "../replay/reader.js";
-import { Timeline } from "../replay/timeline.js";
-import type { LogRecord } from "../replay/types.js";
+import { readLogSync } from "../log/reader.js";
+import { Timeline } from "../tools/timeline.js";
+import type { LogRecord } from "../log/types.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-timeline-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

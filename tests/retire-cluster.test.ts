@@ -5,9 +5,9 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalCluster, type LocalClusterOptions } from "../index.js";
-import { MemoryLogSink } from "../replay/memory-log.js";
+import { MemoryLogSink } from "../log/memory-log.js";
 import { replay } from "../replay/replay.js";
-import type { LogRecord } from "../replay/types.js";
+import type { LogRecord } from "../log/types.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -14,9 +14,9 @@ import type { Config } from "../machines/config.js";
 import { KeyExistsError } from "../machines/errors.js";
 import { tokenize } from "../machines/graph/index.js";
 import { PROTOCOL_VERSION } from "../machines/protocol.js";
-import { readLogSync } from "../replay/reader.js";
+import { readLogSync } from "../log/reader.js";
 import { replay } from "../replay/replay.js";
-import { extractWorkload } from "../replay/workload-extract.js";
+import { extractWorkload } from "../tools/workload-extract.js";
 import type { Transport } from "../transport/types.js";
 import { rejection } from "./errors-helpers.js";
 

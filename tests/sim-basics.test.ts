@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { NatschedError } from "../machines/errors.js";
-import { checkSequences } from "../replay/sequences.js";
+import { checkSequences } from "../log/sequences.js";
 import { formatSimResult, simulate, simulateFile, type Scenario } from "../sim.js";
 import { independentTasks, replayLog, transitions } from "./sim-helpers.js";
 

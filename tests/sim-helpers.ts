@@ -4,7 +4,7 @@ import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
-import type { LogRecord, TransitionRecord } from "../replay/types.js";
+import type { LogRecord, TransitionRecord } from "../log/types.js";
 import type { SimResult, SimTaskSpec } from "../sim.js";
 
 export function transitions(log: LogRecord[], filter: Partial<Pick<TransitionRecord, "actor" | "machine" | "id" | "event" | "to">> = {}): TransitionRecord[] {

@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CompactLogSink } from "../replay/compact-log.js";
-import { MemoryLogSink } from "../replay/memory-log.js";
-import { FileLogSink, readLogSync, replay } from "../replay/index.js";
+import { CompactLogSink } from "../log/compact-log.js";
+import { MemoryLogSink } from "../log/memory-log.js";
+import { FileLogSink, readLogSync } from "../log/index.js";
+import { replay } from "../replay/index.js";
 import { simulate, type Scenario } from "../sim.js";
 
 const tree: Scenario = {

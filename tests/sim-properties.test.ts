@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkSequences } from "../replay/sequences.js";
+import { checkSequences } from "../log/sequences.js";
 import { simulate, type Scenario, type SimAction, type SimTaskSpec } from "../sim.js";
 import { replayLog } from "./sim-helpers.js";
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { simulate, type Scenario, type SimTaskSpec } from "../sim.js";
 import { BadOptionError } from "../machines/errors.js";
-import { checkSequences } from "../replay/index.js";
+import { checkSequences } from "../log/index.js";
 import { replayLog } from "./sim-helpers.js";
 
 const tree: SimTaskSpec[] = [

@@ -5,7 +5,7 @@
  * here) is asserted next to them. See docs/dask-tests-ported.md for the deviations.
  */
 import { describe, expect, it } from "vitest";
-import { storyLines } from "../replay/story.js";
+import { storyLines } from "../tools/story.js";
 import { simulate, type Scenario, type SimResult, type SimTaskSpec, type SimView } from "../sim.js";
 import { transitions } from "./sim-helpers.js";
 import { ranOn } from "./steal-helpers.js";

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalCluster, MemoryLogSink } from "../index.js";
-import type { InputRecord, LogRecord, TransitionRecord } from "../replay/types.js";
+import type { InputRecord, LogRecord, TransitionRecord } from "../log/types.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -1,5 +1,5 @@
 /** Shared helpers for the work-stealing tests (tests/steal-*.test.ts). */
-import type { LogRecord } from "../replay/types.js";
+import type { LogRecord } from "../log/types.js";
 import type { SimResult, SimView } from "../sim.js";
 import { transitions } from "./sim-helpers.js";
 

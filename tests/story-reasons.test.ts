@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { simulate } from "../actors/sim/simulator.js";
-import type { Scenario } from "../actors/sim/scenario.js";
+import { simulate } from "../sim/simulator.js";
+import type { Scenario } from "../sim/scenario.js";
 import { runCli } from "../cli/run.js";
 import { LOGGED_CANDIDATES } from "../machines/scheduler/placement.js";
-import { FileLogSink } from "../replay/file-log.js";
-import { storyLines } from "../replay/story.js";
-import type { LogRecord, TransitionRecord } from "../replay/types.js";
+import { FileLogSink } from "../log/file-log.js";
+import { storyLines } from "../tools/story.js";
+import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { replayLog, transitions } from "./sim-helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-story-"));

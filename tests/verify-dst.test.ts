@@ -15,7 +15,7 @@ import { resolveConfig } from "../machines/config.js";
 import { NatschedError } from "../machines/errors.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import { WorkerCore } from "../machines/worker/core.js";
-import type { LogRecord } from "../replay/types.js";
+import type { LogRecord } from "../log/types.js";
 import type { Scenario, SimView } from "../sim.js";
 import { runCampaign } from "../verify/campaign.js";
 import { DstChecker } from "../verify/checker.js";

@@ -1,5 +1,5 @@
 /**
- * The simulator's optional network-fault model (actors/sim/faults.ts) and its observer
+ * The simulator's optional network-fault model (sim/faults.ts) and its observer
  * hooks: off by default, deterministic from the scenario seed, and each kind of fault does
  * what the docs say (delays keep each sender's order, reordering breaks it, duplicates
  * deliver twice).

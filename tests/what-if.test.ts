@@ -4,12 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalCluster } from "../actors/local-cluster.js";
-import { simulate } from "../actors/sim/simulator.js";
+import { simulate } from "../sim/simulator.js";
 import { runCli } from "../cli/run.js";
-import { readLogSync } from "../replay/reader.js";
-import type { InputRecord, LogRecord } from "../replay/types.js";
-import { whatIf } from "../replay/what-if.js";
-import { extractWorkload } from "../replay/workload-extract.js";
+import { readLogSync } from "../log/reader.js";
+import type { InputRecord, LogRecord } from "../log/types.js";
+import { whatIf } from "../tools/what-if.js";
+import { extractWorkload } from "../tools/workload-extract.js";
 import { recordRun, type RunLog } from "./replay-fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-what-if-"));

@@ -38,7 +38,7 @@ export type Subjects = ReturnType<typeof subjects>;
 /**
  * The role a subject to the scheduler stands for. Server permissions decide who may publish
  * on which (docs/nats-roles.conf); the scheduler checks that each op fits the role and names
- * the worker or client of its subject (actors/op-roles.ts).
+ * the worker or client of its subject (actors/host/op-roles.ts).
  */
 export type SchedulerSender =
   /** `id` null: the bare subject, any client. */

@@ -8,7 +8,7 @@ import { resolveConfig } from "../machines/config.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { SCHEDULER, TASK, WORKER, WORKER_TASK } from "../machines/tables.js";
-import type { LogRecord } from "../replay/types.js";
+import type { LogRecord } from "../log/types.js";
 import { DEFAULT_LATENCY, type SimObserver, type SimResult, type SimView } from "../sim.js";
 import type { DstCase } from "./dst-case.js";
 import { expectedEnd, wantedAtEnd } from "./expected-end.js";

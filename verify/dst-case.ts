@@ -16,7 +16,7 @@ export interface DstCase {
 }
 
 /**
- * Which network faults cases may have (actors/sim/faults.ts):
+ * Which network faults cases may have (sim/faults.ts):
  * - none;
  * - fifo: delays that keep each sender's order (the in-process bus, and NATS between
  *   reconnects);

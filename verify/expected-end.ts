@@ -3,7 +3,7 @@
  * always delivered in the simulator (faults delay it, never drop it), so a task that some
  * surviving worker may run, and whose inputs cannot be lost for good, must finish.
  */
-import { planScenario } from "../actors/sim/validate-scenario.js";
+import { planScenario } from "../sim/validate-scenario.js";
 import type { Scenario, SimTaskSpec, SimWorkerSpec } from "../sim.js";
 import { survivors } from "./dst-case.js";
 import { taskDeps } from "./reference.js";

@@ -1,7 +1,7 @@
 /**
  * A scheduler process taking up its log in JetStream: the sink, where the log stands, and,
  * when a scheduler died with the log open, the core rebuilt from it (replay/jetstream-resume.ts),
- * from the latest snapshot when there is one (replay/jetstream-snapshot.ts). From the moment
+ * from the latest snapshot when there is one (log/jetstream-snapshot.ts). From the moment
  * it sees scheduler records in the log until it serves, it says it is resuming on
  * `natsched.<cluster>.announce.resuming` every 250 ms, so clients wait for it past their
  * request timeout (actors/client.ts, actors/resuming.ts).
@@ -9,12 +9,12 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { LogCorruptError, LogForeignMessageError } from "../../machines/errors.js";
 import { PROTOCOL_VERSION } from "../../machines/protocol.js";
-import { JetStreamLogSink, type ClaimFrom } from "../../replay/jetstream-log.js";
+import { JetStreamLogSink, type ClaimFrom } from "../../log/jetstream-log.js";
 import { resumeScheduler, type ResumedScheduler } from "../../replay/jetstream-resume.js";
-import { snapshotToResume, type LoadedSnapshot } from "../../replay/jetstream-snapshot.js";
-import { actorSubject, logStreamName } from "../../replay/jetstream-layout.js";
-import { findLogStream, logStreamManager, readLogHeader } from "../../replay/jetstream-stream.js";
-import type { LogProblem } from "../../replay/types.js";
+import { snapshotToResume, type LoadedSnapshot } from "../../log/jetstream-snapshot.js";
+import { actorSubject, logStreamName } from "../../log/jetstream-layout.js";
+import { findLogStream, logStreamManager, readLogHeader } from "../../log/jetstream-stream.js";
+import type { LogProblem } from "../../log/types.js";
 import type { Transport } from "../../transport/types.js";
 import { RESUMING_EVERY_MS, resumingSubject, type ResumingAnnouncement } from "../resuming.js";
 

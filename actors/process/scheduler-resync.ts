@@ -1,7 +1,7 @@
 /**
  * A scheduler rebuilt from its log catching up with the cluster (the workers' side is
  * worker-resync.ts). The rebuilt state is exactly what the log holds, and with output commit
- * (replay/jetstream-gate.ts) nobody heard anything from the old process that the log does
+ * (actors/process/jetstream-gate.ts) nobody heard anything from the old process that the log does
  * not explain. What the log may lack is what the old process received last, and what was
  * said while no scheduler listened. So, once the new one serves:
  *

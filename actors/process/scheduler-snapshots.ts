@@ -1,6 +1,6 @@
 /**
- * When a scheduler logging to JetStream snapshots its core (replay/core-snapshot.ts,
- * replay/jetstream-snapshot.ts), so that a restart restores the snapshot and re-runs only
+ * When a scheduler logging to JetStream snapshots its core (log/core-snapshot.ts,
+ * log/jetstream-snapshot.ts), so that a restart restores the snapshot and re-runs only
  * the log after it:
  * - at rest: its log has not grown for `idleMs` and has grown by `idleRecords` since the
  *   last snapshot (a cluster that finished its work is snapshotted as it stands);
@@ -12,11 +12,11 @@
  */
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { snapshotCore } from "../../replay/core-snapshot.js";
-import type { JetStreamLogSink } from "../../replay/jetstream-log.js";
-import { writeSnapshot, type SnapshotPointer } from "../../replay/jetstream-snapshot.js";
+import { snapshotCore } from "../../log/core-snapshot.js";
+import type { JetStreamLogSink } from "../../log/jetstream-log.js";
+import { writeSnapshot, type SnapshotPointer } from "../../log/jetstream-snapshot.js";
 import type { SchedulerActor } from "../scheduler-actor.js";
-import { serializableConfig } from "../scheduler-actor.js";
+import { serializableConfig } from "../host/scheduler-host.js";
 
 export interface SnapshotPolicy {
   /** Milliseconds without a new record before a scheduler counts as at rest. Default 500. */

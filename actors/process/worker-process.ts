@@ -3,10 +3,10 @@ import { hostname } from "node:os";
 import type { Service } from "@nats-io/services";
 import type { Config } from "../../machines/config.js";
 import { BadOptionError, LogForeignMessageError } from "../../machines/errors.js";
-import { ActorRecorder } from "../recorder.js";
-import { FileLogSink, type LogFileFormat } from "../../replay/file-log.js";
-import { JetStreamLogSink } from "../../replay/jetstream-log.js";
-import type { LogProblem, LogSink } from "../../replay/types.js";
+import { ActorRecorder } from "../host/recorder.js";
+import { FileLogSink, type LogFileFormat } from "../../log/file-log.js";
+import { JetStreamLogSink } from "../../log/jetstream-log.js";
+import type { LogProblem, LogSink } from "../../log/types.js";
 import { NatsTransport } from "../../transport/nats.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import type { ResendOptions } from "../../transport/nats-resend.js";
@@ -92,7 +92,7 @@ export class WorkerProcess {
       });
       let recorder: ActorRecorder | undefined;
       if (typeof opts.log === "object") {
-        // Foreign messages on its log subject are skipped and reported (replay/jetstream-chain.ts).
+        // Foreign messages on its log subject are skipped and reported (log/jetstream-chain.ts).
         const foreign = (p: LogProblem) => opts.onError?.(new LogForeignMessageError(p.actor ?? "", p.streamSeq ?? 0, p.message));
         const sink = await JetStreamLogSink.open({ nc: transport.nc, cluster: opts.cluster, onForeign: foreign, ...(opts.onError ? { onError: opts.onError } : {}) });
         log = sink;

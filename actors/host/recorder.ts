@@ -1,0 +1,59 @@
+import { NullLogSink } from "../../log/memory-log.js";
+import type { InputRecord, LogSink } from "../../log/types.js";
+
+/**
+ * Writes one actor's records to the event log: its start, every input it takes and every
+ * transition its machines make, with a per-actor sequence number and no gaps.
+ */
+export class ActorRecorder {
+  private seq: number;
+  /** The time of the input being handled: transitions inherit it. */
+  private t = 0;
+  /** Null when nothing is kept: a NullLogSink needs no records built for it. */
+  private readonly sink: LogSink | null;
+
+  /** `firstSeq`: where the actor's log continues, when it already has records (a restart writing to JetStream). */
+  constructor(
+    readonly actor: string,
+    sink: LogSink | null,
+    firstSeq = 0,
+  ) {
+    this.sink = sink instanceof NullLogSink ? null : sink;
+    this.seq = firstSeq;
+  }
+
+  get enabled(): boolean {
+    return this.sink !== null;
+  }
+
+  start(t: number, role: string, init: Record<string, unknown>): void {
+    this.t = t;
+    this.sink?.append({ actor: this.actor, seq: this.seq++, t, kind: "start", role, init });
+  }
+
+  input(event: { op: string; t: number }): void {
+    this.t = event.t;
+    const sink = this.sink;
+    if (sink === null) return;
+    if (sink.appendInput !== undefined) sink.appendInput(this.actor, this.seq++, event as InputRecord["event"] & { t: number });
+    else sink.append({ actor: this.actor, seq: this.seq++, t: event.t, kind: "input", event: event as InputRecord["event"] });
+  }
+
+  transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void {
+    const sink = this.sink;
+    if (sink === null) return;
+    if (sink.appendTransition !== undefined) {
+      sink.appendTransition(this.actor, this.seq++, this.t, machine, id, event, from, to, why);
+      return;
+    }
+    sink.append(
+      why === undefined
+        ? { actor: this.actor, seq: this.seq++, t: this.t, kind: "transition", machine, id, event, from, to }
+        : { actor: this.actor, seq: this.seq++, t: this.t, kind: "transition", machine, id, event, from, to, why },
+    );
+  }
+
+  stop(t: number, reason?: string): void {
+    this.sink?.append({ actor: this.actor, seq: this.seq++, t, kind: "stop", ...(reason ? { reason } : {}) });
+  }
+}

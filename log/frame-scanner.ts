@@ -1,0 +1,245 @@
+/**
+ * Reads the frames of a version-2 log (log/frame-format.ts) from its bytes after the
+ * header, in chunks of any size: every frame checked, decoded into records, and the
+ * records checked as a version-1 reader checks lines (shape, per-actor sequence;
+ * duplicates dropped). What it skips it reports, never silently:
+ *   - "torn": the file ends inside a frame (a crash cut the last write short);
+ *   - "checksum": a frame whose body does not match its CRC (its records are skipped);
+ *   - "malformed": bytes that are not a frame (the scan looks for the next frame head and
+ *     goes on from there), or a frame whose body does not decode;
+ *   - "gap" / "duplicate": as for version 1.
+ */
+import { endianness } from "node:os";
+import { LogCorruptError } from "../machines/errors.js";
+import { captureDecoderProgram, type RecordSink } from "./capture-decoder.js";
+import { CAPTURE_TAGS } from "./capture-tags.js";
+import { recordShapeProblem } from "./codec.js";
+import { decodeFrameHead, FRAME_HEAD_BYTES, FRAME_MAGIC_BYTES, frameBodyCrc } from "./frame-format.js";
+import { SequenceChecker } from "./sequences.js";
+import type { LogProblem, LogRecord } from "./types.js";
+
+const decoders = captureDecoderProgram(CAPTURE_TAGS);
+
+export interface FrameScanHandler {
+  problem(problem: LogProblem): void;
+  /** Return false to stop reading. */
+  record(record: LogRecord): boolean;
+}
+
+export interface FrameScanOptions {
+  /**
+   * Only the records of actors this takes are checked and handed over (one share of a
+   * parallel scan, replay-parallel.ts); the others are decoded and dropped.
+   */
+  takes?: (actor: string) => boolean;
+  /** Report the problems of the frames themselves (torn, checksum, malformed): one share does. Default true. */
+  frameProblems?: boolean;
+  /** Called with each taken actor's first record's number in the file. */
+  firstRecord?: (actor: string, index: number) => void;
+}
+
+export class FrameScanner implements RecordSink {
+  private buf: Buffer = Buffer.alloc(0);
+  private start = 0;
+  private end = 0;
+  /** File offset of buf[0]. */
+  private base: number;
+  /** Bytes skipped as not a frame, not yet reported: from where, how many. */
+  private junkAt = -1;
+  private junkBytes = 0;
+  private readonly decoder = decoders.decoder();
+  private readonly sequences = new SequenceChecker();
+  private readonly taken = new Map<string, boolean>();
+  private decoded: (LogRecord | string)[] = [];
+  private index = 0;
+  private stopped = false;
+
+  /** `offset`: where in the file the first byte pushed is. */
+  constructor(
+    offset: number,
+    private readonly handler: FrameScanHandler,
+    private readonly options: FrameScanOptions = {},
+  ) {
+    if (endianness() !== "LE") throw new LogCorruptError("version-2 (binary) logs are read on little-endian machines only: convert it to JSON lines on one (natsched log export --format jsonl)");
+    this.base = offset;
+  }
+
+  /** Takes the next bytes of the file (kept only as long as a frame needs them); false once the handler asked to stop. */
+  push(chunk: Buffer): boolean {
+    if (this.stopped) return false;
+    if (this.end === this.start) {
+      // Nothing pending: read frames in the chunk itself, copy what is left of it.
+      this.base += this.start;
+      this.buf = chunk;
+      this.start = 0;
+      this.end = chunk.length;
+      this.frames();
+      if (this.end > this.start) {
+        const rest = Buffer.allocUnsafe(Math.max(this.end - this.start, 64 * 1024));
+        chunk.copy(rest, 0, this.start, this.end);
+        this.base += this.start;
+        this.buf = rest;
+        this.end -= this.start;
+        this.start = 0;
+      } else {
+        this.base += this.end;
+        this.buf = Buffer.alloc(0);
+        this.start = this.end = 0;
+      }
+      return !this.stopped;
+    }
+    if (this.end + chunk.length > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.end - this.start + chunk.length, 2 * this.buf.length));
+      this.buf.copy(bigger, 0, this.start, this.end);
+      this.base += this.start;
+      this.end -= this.start;
+      this.start = 0;
+      this.buf = bigger;
+    }
+    chunk.copy(this.buf, this.end);
+    this.end += chunk.length;
+    this.frames();
+    return !this.stopped;
+  }
+
+  /** The end of the file: whatever is left is a torn frame or not a frame. */
+  finish(): void {
+    if (this.stopped) return;
+    const left = this.end - this.start;
+    if (left > 0) {
+      const at = this.base + this.start;
+      const head = decodeFrameHead(this.buf.subarray(0, this.end), this.start);
+      const magic = FRAME_MAGIC_BYTES.subarray(0, Math.min(4, left)).equals(this.buf.subarray(this.start, this.start + Math.min(4, left)));
+      if (head !== undefined || (left < FRAME_HEAD_BYTES && magic)) {
+        this.reportJunk();
+        const whole = head === undefined ? "" : ` of ${FRAME_HEAD_BYTES + head.bodyBytes}`;
+        this.frameProblem({ kind: "torn", offset: at, message: `frame at byte ${at}: torn last frame (${left}${whole} bytes)` });
+      } else {
+        this.junk(at, left);
+      }
+      this.start = this.end;
+    }
+    this.reportJunk();
+  }
+
+  // RecordSink: the decoder's output for one frame, kept until the frame has decoded whole.
+  record(record: LogRecord): void {
+    this.decoded.push(record);
+  }
+
+  raw(json: string): void {
+    this.decoded.push(json);
+  }
+
+  private frames(): void {
+    const buf = this.buf;
+    while (!this.stopped) {
+      const left = this.end - this.start;
+      if (left < FRAME_HEAD_BYTES) return;
+      const at = this.base + this.start;
+      const head = decodeFrameHead(buf, this.start);
+      if (head === undefined) {
+        // Not a frame head: on to the next place that starts like one.
+        const next = buf.subarray(0, this.end).indexOf(FRAME_MAGIC_BYTES, this.start + 1);
+        const skip = next === -1 ? Math.max(1, left - (FRAME_MAGIC_BYTES.length - 1)) : next - this.start;
+        this.junk(at, skip);
+        this.start += skip;
+        continue;
+      }
+      const total = FRAME_HEAD_BYTES + head.bodyBytes;
+      if (left < total) return;
+      this.reportJunk();
+      const body = buf.subarray(this.start + FRAME_HEAD_BYTES, this.start + total);
+      this.start += total;
+      const crc = frameBodyCrc(body, head);
+      if (crc !== head.bodyCrc) {
+        this.frameProblem({ kind: "checksum", offset: at, message: `frame at byte ${at}: checksum mismatch (head says ${hex(head.bodyCrc)}, body hashes to ${hex(crc)}): its ${head.records} records are skipped` });
+        continue;
+      }
+      this.frame(body, head.n, head.c, head.records, at);
+    }
+  }
+
+  private frame(body: Buffer, n: number, c: number, records: number, at: number): void {
+    const offset = body.byteOffset;
+    const nums = offset % 8 === 0 ? new Float64Array(body.buffer, offset, n) : new Float64Array(copyOf(body, 0, n * 8));
+    const chars = (offset + n * 8) % 2 === 0 ? new Uint16Array(body.buffer, offset + n * 8, c) : new Uint16Array(copyOf(body, n * 8, c * 2));
+    this.decoded = [];
+    try {
+      this.decoder.decode(nums, chars, n, c, this);
+      if (this.decoded.length !== records) throw new Error(`${this.decoded.length} records where the head says ${records}`);
+    } catch (err) {
+      this.frameProblem({ kind: "malformed", offset: at, message: `frame at byte ${at}: ${(err as Error).message}: its records are skipped` });
+      return;
+    }
+    const decoded = this.decoded;
+    this.decoded = [];
+    for (let k = 0; k < decoded.length && !this.stopped; k++) this.take(decoded[k]!, at);
+  }
+
+  private take(item: LogRecord | string, at: number): void {
+    const index = this.index++;
+    let record: LogRecord;
+    if (typeof item === "string") {
+      let value: unknown;
+      try {
+        value = JSON.parse(item);
+      } catch (err) {
+        this.frameProblem({ kind: "malformed", offset: at, message: `record #${index} (frame at byte ${at}): record is not JSON: ${(err as Error).message}` });
+        return;
+      }
+      record = value as LogRecord;
+    } else {
+      record = item;
+    }
+    const shape = recordShapeProblem(record);
+    if (shape !== undefined) {
+      this.frameProblem({ kind: "malformed", offset: at, message: `record #${index} (frame at byte ${at}): ${shape}` });
+      return;
+    }
+    const takes = this.options.takes;
+    if (takes !== undefined) {
+      let taken = this.taken.get(record.actor);
+      if (taken === undefined) {
+        this.taken.set(record.actor, (taken = takes(record.actor)));
+        if (taken) this.options.firstRecord?.(record.actor, index);
+      }
+      if (!taken) return;
+    }
+    const problem = this.sequences.check(record, { index, offset: at });
+    if (problem !== undefined) {
+      this.handler.problem(problem);
+      if (problem.kind === "duplicate") return;
+    }
+    if (!this.handler.record(record)) this.stopped = true;
+  }
+
+  private junk(at: number, bytes: number): void {
+    if (this.junkAt < 0) this.junkAt = at;
+    this.junkBytes += bytes;
+  }
+
+  private reportJunk(): void {
+    if (this.junkAt < 0) return;
+    const at = this.junkAt;
+    const bytes = this.junkBytes;
+    this.junkAt = -1;
+    this.junkBytes = 0;
+    this.frameProblem({ kind: "malformed", offset: at, message: `bytes ${at}..${at + bytes - 1} are not a frame (${bytes} bytes skipped)` });
+  }
+
+  private frameProblem(problem: LogProblem): void {
+    if (this.options.frameProblems === false) return;
+    this.handler.problem(problem);
+  }
+}
+
+function copyOf(body: Buffer, start: number, bytes: number): ArrayBuffer {
+  const copy = new Uint8Array(bytes);
+  copy.set(body.subarray(start, start + bytes));
+  return copy.buffer;
+}
+
+function hex(value: number): string {
+  return value.toString(16).padStart(8, "0");
+}

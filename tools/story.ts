@@ -1,0 +1,81 @@
+import { explainReasons, type ReasonContext } from "./story-reasons.js";
+import type { LogRecord } from "../log/types.js";
+
+/** One line of a task's story: when, who, what happened, and why. */
+export interface StoryLine {
+  t: number;
+  actor: string;
+  seq: number;
+  text: string;
+  /** The decision's reasons in words (placement candidates and objective values, steal costs), if any. */
+  reasons?: string[];
+  /** The reasons as the log records them. */
+  why?: Record<string, unknown>;
+}
+
+/**
+ * A task's life across the scheduler and workers, in the order the actors saw it, with the
+ * reasons of each decision. `ctx.bandwidth` (the scheduler's config) lets placement reasons
+ * show transfer estimates in seconds.
+ */
+export function storyLines(records: Iterable<LogRecord>, key: string, ctx: ReasonContext = {}): StoryLine[] {
+  const lines: StoryLine[] = [];
+  for (const r of records) {
+    if (r.kind === "transition") {
+      if (r.id !== key) continue;
+      const line: StoryLine = { t: r.t, actor: r.actor, seq: r.seq, text: `${r.machine} ${r.from} -> ${r.to} (${r.event})` };
+      const reasons = explainReasons(r, ctx);
+      if (reasons.length > 0) line.reasons = reasons;
+      if (r.why !== undefined) line.why = r.why;
+      lines.push(line);
+    } else if (r.kind === "input") {
+      const text = describeInput(r.event, key);
+      if (text !== undefined) lines.push({ t: r.t, actor: r.actor, seq: r.seq, text });
+    }
+  }
+  lines.sort((a, b) => a.t - b.t || (a.actor === b.actor ? a.seq - b.seq : a.actor < b.actor ? -1 : 1));
+  return lines;
+}
+
+function describeInput(event: { op: string; [k: string]: unknown }, key: string): string | undefined {
+  const e = event as Record<string, unknown>;
+  if (e.key === key) {
+    const detail: string[] = [];
+    if (typeof e.worker === "string") detail.push(`from ${e.worker}`);
+    if (typeof e.nbytes === "number") detail.push(`${e.nbytes} B`);
+    if (typeof e.start === "number" && typeof e.stop === "number") detail.push(`ran ${formatSeconds(e.stop - e.start)}`);
+    if (typeof e.outcome === "string") detail.push(e.outcome);
+    const err = e.error as { name?: string; message?: string } | undefined;
+    if (err?.message) detail.push(`${err.name ?? "Error"}: ${err.message}`);
+    return `input ${event.op}${detail.length ? ` (${detail.join(", ")})` : ""}`;
+  }
+  if (Array.isArray(e.keys) && e.keys.some((k) => k === key || (typeof k === "object" && k !== null && (k as { key?: unknown }).key === key))) {
+    return `input ${event.op}${typeof e.client === "string" ? ` from ${e.client}` : ""}${typeof e.from === "string" ? ` from ${e.from}` : ""}`;
+  }
+  if (Array.isArray(e.received) && e.received.some((k) => (k as { key?: unknown }).key === key)) return `input ${event.op} (received from ${String(e.from)})`;
+  if (Array.isArray(e.tasks)) {
+    const spec = e.tasks.find((t) => (t as { key?: unknown }).key === key) as { func?: string; deps?: string[] } | undefined;
+    if (spec) return `input ${event.op} from ${String(e.client)}: ${spec.func}(${(spec.deps ?? []).length} deps${spec.deps?.length ? `: ${spec.deps.join(", ")}` : ""})`;
+  }
+  if (Array.isArray(e.data) && e.data.some((d) => (d as { key?: unknown }).key === key)) return `input ${event.op} (scattered)`;
+  return undefined;
+}
+
+function formatSeconds(s: number): string {
+  return s < 1e-3 ? `${(s * 1e6).toFixed(0)} us` : s < 1 ? `${(s * 1e3).toFixed(2)} ms` : `${s.toFixed(3)} s`;
+}
+
+/** Render story lines with times relative to the first one; reasons go indented under their line. */
+export function formatStory(lines: StoryLine[]): string {
+  if (lines.length === 0) return "";
+  const t0 = lines[0]!.t;
+  const width = Math.max(...lines.map((l) => l.actor.length));
+  const out: string[] = [];
+  for (const l of lines) {
+    const prefix = `+${(l.t - t0).toFixed(6)}s  ${l.actor.padEnd(width)}  `;
+    out.push(`${prefix}#${l.seq}  ${l.text}`);
+    const indent = " ".repeat(prefix.length + 4);
+    for (const reason of l.reasons ?? []) out.push(`${indent}${reason}`);
+  }
+  return out.join("\n");
+}

@@ -1,0 +1,478 @@
+/**
+ * The workload of a recorded run, as a simulator scenario: what `natsched what-if` re-runs.
+ *
+ * From the scheduler's records: the graph (update-graph inputs: keys, dependencies,
+ * restrictions, user priorities, submission times), scattered data (update-data), the
+ * worker set (register-worker: nthreads, host, resources, join time; worker-lost and
+ * unregister-worker: deaths and leaves) and the config (its start record). From the
+ * workers' records: each task's measured duration and result size (execute-done /
+ * execute-failed), and the network as the run saw it (one-way message latency, transfer
+ * bandwidth). docs/replay.md lists the approximations; `notes` says which ones a log needed.
+ */
+import { resolveConfig, type Config } from "../machines/config.js";
+import { BadOptionError } from "../machines/errors.js";
+import { keySplit } from "../machines/graph/keys.js";
+import type { TaskSpec } from "../machines/protocol.js";
+import type { Scenario, SimAction, SimDataSpec, SimTaskSpec, SimWorkerSpec } from "../sim/scenario.js";
+import { MetricsCollector, type RunMetrics } from "./what-if-metrics.js";
+import type { LogRecord } from "../log/types.js";
+
+export interface WorkloadSummary {
+  tasks: number;
+  /** Submissions (update-graph inputs) that brought new tasks. */
+  graphs: number;
+  data: number;
+  /** Workers present from the start, and workers that joined, died or left during the run. */
+  workers: number;
+  joins: number;
+  leaves: number;
+  /** Tasks whose duration was measured; tasks that never completed a run (duration guessed). */
+  measured: number;
+  estimated: number;
+  /** Tasks whose last run failed: they fail in the simulation too. */
+  failed: number;
+}
+
+export interface ExtractedWorkload {
+  /** Runs on `simulate` as is; `config` is the recorded one as the log stores it (JSON-safe). */
+  scenario: Scenario;
+  /** The recorded config, resolved. */
+  config: Config;
+  /** The log time that is t=0 in the scenario: the first graph or scatter the scheduler took. */
+  origin: number;
+  /** The recorded run, measured on its log from `origin`. */
+  recorded: RunMetrics;
+  summary: WorkloadSummary;
+  /** Approximations this log needed, in words. */
+  notes: string[];
+}
+
+interface Incarnation {
+  name: string;
+  id: string;
+  nthreads: number;
+  host: string;
+  resources: Record<string, number>;
+  join: number;
+  joinOrder: number;
+  leave?: number;
+  leaveOrder?: number;
+}
+
+interface Execution {
+  duration: number;
+  nbytes?: number;
+  error?: string;
+}
+
+const MICRO = 1e6;
+const round = (seconds: number): number => Math.round(seconds * MICRO) / MICRO;
+/** Below this many bytes moved, the transfers say nothing about bandwidth (latency dominates). */
+const BANDWIDTH_SAMPLE_BYTES = 1e6;
+
+/** Feeds on a log's records in order (streaming), then builds the scenario. */
+export class WorkloadExtractor {
+  private rawConfig: Record<string, unknown> | undefined;
+  private schedulerStarts = 0;
+  private origin = Infinity;
+  private order = 0;
+  private readonly incarnations: Incarnation[] = [];
+  private readonly specs = new Map<string, { spec: TaskSpec; t: number; graph: number }>();
+  private graphCount = 0;
+  private readonly data = new Map<string, { nbytes: number; on: string[] }>();
+  /**
+   * The scheduler's latest update-data input, until its transitions say which keys it took:
+   * a refused one (scatter never overwrites) makes none and places nothing.
+   */
+  private pendingData: { t: number; entries: Map<string, { nbytes: number; workers: string[] }[]> } | null = null;
+  /** Keys the scheduler made a transition for: graphs it accepted. */
+  private readonly accepted = new Set<string>();
+  private readonly fromWorkers = new Map<string, Execution>();
+  private readonly fromScheduler = new Map<string, Execution>();
+  private readonly metrics = new MetricsCollector();
+  /** Network: when the scheduler sent a key to a worker, and when a worker started a gather. */
+  private readonly assigned = new Map<string, number>();
+  /** One-way delays, scheduler to worker, one per message (by worker and sending time). */
+  private readonly latencies = new Map<string, number>();
+  private readonly gatherStarts = new Map<string, number>();
+  /** When a worker's task machine entered `executing`: the host starts the function a little later. */
+  private readonly executeStarts = new Map<string, number>();
+  private readonly transferSamples: { bytes: number; seconds: number }[] = [];
+
+  add(record: LogRecord): void {
+    this.metrics.add(record);
+    if (record.actor === "scheduler") this.scheduler(record);
+    else if (record.actor.startsWith("worker.")) this.worker(record.actor.slice("worker.".length), record);
+  }
+
+  private scheduler(record: LogRecord): void {
+    if (record.kind === "start") {
+      this.schedulerStarts += 1;
+      if (this.rawConfig === undefined) this.rawConfig = (record.init.config ?? {}) as Record<string, unknown>;
+      return;
+    }
+    if (record.kind === "transition") {
+      if (record.machine !== "task") return;
+      this.accepted.add(record.id);
+      if (record.event === "DATA" && record.why?.rule === "scatter") this.scattered(record.id);
+      const worker = record.why?.worker;
+      if ((record.event === "ASSIGN" || record.event === "STEAL_CONFIRM") && typeof worker === "string") {
+        this.assigned.set(`${worker}\u0000${record.id}`, record.t);
+      }
+      return;
+    }
+    if (record.kind !== "input") return;
+    this.pendingData = null;
+    const e = record.event as Record<string, unknown>;
+    const t = record.t;
+    switch (e.op) {
+      case "register-worker":
+        this.register(e, t);
+        break;
+      case "worker-lost":
+      case "unregister-worker":
+        this.leave(String(e.name), String(e.id), t);
+        break;
+      case "update-graph": {
+        this.origin = Math.min(this.origin, t);
+        this.graphCount += 1;
+        for (const spec of (e.tasks as TaskSpec[] | undefined) ?? []) {
+          if (!this.specs.has(spec.key)) this.specs.set(spec.key, { spec, t, graph: this.graphCount });
+        }
+        break;
+      }
+      case "update-data": {
+        const entries = new Map<string, { nbytes: number; workers: string[] }[]>();
+        for (const d of (e.data as { key: string; nbytes: number; workers: string[] }[] | undefined) ?? []) {
+          let list = entries.get(d.key);
+          if (list === undefined) entries.set(d.key, (list = []));
+          list.push(d);
+        }
+        this.pendingData = { t, entries };
+        break;
+      }
+      case "task-finished":
+        this.fromScheduler.set(String(e.key), { duration: Number(e.stop) - Number(e.start), nbytes: Number(e.nbytes) });
+        break;
+    }
+  }
+
+  /** The scheduler took scattered `key` from its latest update-data. */
+  private scattered(key: string): void {
+    const pending = this.pendingData;
+    const entries = pending?.entries.get(key);
+    if (pending === null || entries === undefined) return;
+    pending.entries.delete(key);
+    this.origin = Math.min(this.origin, pending.t);
+    for (const d of entries) {
+      const seen = this.data.get(key);
+      if (seen === undefined) this.data.set(key, { nbytes: d.nbytes, on: [...d.workers] });
+      else for (const w of d.workers) if (!seen.on.includes(w)) seen.on.push(w);
+    }
+  }
+
+  private register(e: Record<string, unknown>, t: number): void {
+    const name = String(e.name);
+    const id = String(e.id);
+    const alive = this.alive(name);
+    if (alive !== undefined) {
+      if (alive.id === id) return;
+      // A new incarnation under a live name: the scheduler removes the old one first.
+      alive.leave = t;
+      alive.leaveOrder = this.order++;
+    }
+    this.incarnations.push({
+      name,
+      id,
+      nthreads: Number(e.nthreads) || 1,
+      host: typeof e.host === "string" && e.host !== "" ? e.host : "localhost",
+      resources: (e.resources as Record<string, number> | undefined) ?? {},
+      join: t,
+      joinOrder: this.order++,
+    });
+  }
+
+  private leave(name: string, id: string, t: number): void {
+    const alive = this.alive(name);
+    if (alive === undefined || alive.id !== id) return;
+    alive.leave = t;
+    alive.leaveOrder = this.order++;
+  }
+
+  private alive(name: string): Incarnation | undefined {
+    for (let i = this.incarnations.length - 1; i >= 0; i--) {
+      const inc = this.incarnations[i]!;
+      if (inc.name === name) return inc.leave === undefined ? inc : undefined;
+    }
+    return undefined;
+  }
+
+  private worker(name: string, record: LogRecord): void {
+    if (record.kind === "transition") {
+      if (record.machine !== "wtask") return;
+      if (record.event === "GATHER") this.gatherStarts.set(`${name}\u0000${record.id}`, record.t);
+      else if (record.event === "EXECUTE") this.executeStarts.set(`${name}\u0000${record.id}`, record.t);
+      return;
+    }
+    if (record.kind !== "input") return;
+    const e = record.event as Record<string, unknown>;
+    switch (e.op) {
+      case "execute-done":
+        this.fromWorkers.set(String(e.key), { duration: this.occupied(name, e), nbytes: Number(e.nbytes) });
+        break;
+      case "execute-failed": {
+        const error = e.error as { name?: string; message?: string } | undefined;
+        const text = `${error?.name ?? "Error"}: ${error?.message ?? ""}`.trim();
+        this.fromWorkers.set(String(e.key), { duration: this.occupied(name, e), error: text });
+        break;
+      }
+      case "compute-task": {
+        const sent = this.assigned.get(`${name}\u0000${String(e.key)}`);
+        this.assigned.delete(`${name}\u0000${String(e.key)}`);
+        if (sent === undefined || record.t < sent) break;
+        // One sample per message: the scheduler sends a turn's compute-tasks to a worker in
+        // one envelope, which arrives once (its ops are stamped one after the other).
+        const message = `${name}\u0000${sent}`;
+        const seen = this.latencies.get(message);
+        if (seen === undefined || record.t - sent < seen) this.latencies.set(message, record.t - sent);
+        break;
+      }
+      case "gather-done": {
+        let bytes = 0;
+        let started = Infinity;
+        for (const item of (e.received as { key: string; nbytes: number }[] | undefined) ?? []) {
+          bytes += Math.max(Number(item.nbytes) || 0, 0);
+          const at = this.gatherStarts.get(`${name}\u0000${item.key}`);
+          if (at !== undefined) started = Math.min(started, at);
+          this.gatherStarts.delete(`${name}\u0000${item.key}`);
+        }
+        if (Number.isFinite(started) && bytes > 0) this.transferSamples.push({ bytes, seconds: record.t - started });
+        break;
+      }
+    }
+  }
+
+  /**
+   * How long the run held its thread: from the machine's EXECUTE (when the simulator starts
+   * the clock too) to the function's stop. It includes the host's dispatch delay before the
+   * function starts, which the function's own start/stop leave out.
+   */
+  private occupied(worker: string, e: Record<string, unknown>): number {
+    const id = `${worker}\u0000${String(e.key)}`;
+    const executing = this.executeStarts.get(id);
+    this.executeStarts.delete(id);
+    const start = Number(e.start);
+    const from = executing !== undefined && executing <= start ? executing : start;
+    return Number(e.stop) - from;
+  }
+
+  finish(): ExtractedWorkload {
+    if (!Number.isFinite(this.origin)) {
+      throw new BadOptionError("log", "the log has no task graph or scattered data taken by the scheduler: there is no workload to extract");
+    }
+    const notes: string[] = [];
+    const origin = this.origin;
+    if (this.rawConfig === undefined) notes.push("the log has no scheduler start record: the default config is used");
+    if (this.schedulerStarts > 1) notes.push(`the scheduler started ${this.schedulerStarts} times: the first start's config is used, and the run is simulated as one scheduler`);
+    const rawConfig = this.rawConfig ?? {};
+    const config = resolveConfig(rawConfig, "the log's scheduler start record");
+    const lastEnd = this.metrics.lastEnd;
+
+    const { workers, actions, present, joins, leaves } = this.workerSet(origin, lastEnd, notes);
+    const data = this.scatteredData(present, notes);
+    const { tasks, measured, estimated, failed, graphs } = this.taskList(origin, new Set(data.map((d) => d.key)), notes);
+
+    const network: Scenario["network"] = {};
+    const latency = median([...this.latencies.values()]);
+    if (latency !== undefined) network.latency = round(latency);
+    const bandwidth = this.bandwidth(latency ?? 0);
+    if (bandwidth !== undefined) network.bandwidth = bandwidth;
+
+    const scenario: Scenario = { config: { ...rawConfig } as Scenario["config"], network, workers, tasks };
+    if (data.length > 0) scenario.data = data;
+    if (actions.length > 0) scenario.actions = actions;
+    return {
+      scenario,
+      config,
+      origin,
+      recorded: this.metrics.finish(origin, workers.map((w) => w.name)),
+      summary: { tasks: tasks.length, graphs, data: data.length, workers: workers.length, joins, leaves, measured, estimated, failed },
+      notes,
+    };
+  }
+
+  /**
+   * Incarnations gone before the origin are left out, and so are leaves after the last
+   * execution ended (the cluster shutting down, not part of the workload).
+   */
+  private workerSet(origin: number, lastEnd: number, notes: string[]) {
+    const workers: SimWorkerSpec[] = [];
+    const events: { at: number; order: number; action: SimAction }[] = [];
+    const present = new Set<string>();
+    const seen = new Set<string>();
+    let joins = 0;
+    let leaves = 0;
+    let early = 0;
+    for (const inc of this.incarnations) {
+      if (inc.leave !== undefined && inc.leave <= origin) {
+        early += 1;
+        continue;
+      }
+      const spec = { name: inc.name, nthreads: inc.nthreads, ...(inc.host !== "localhost" ? { host: inc.host } : {}), ...(Object.keys(inc.resources).length > 0 ? { resources: { ...inc.resources } } : {}) };
+      const at = round(Math.max(inc.join - origin, 0));
+      if (!seen.has(inc.name)) {
+        seen.add(inc.name);
+        workers.push(at > 0 ? { ...spec, joinAt: at } : spec);
+        if (at === 0) present.add(inc.name);
+        if (at > 0) joins += 1;
+      } else {
+        events.push({ at, order: inc.joinOrder, action: { at, do: "add-worker", worker: spec } });
+        joins += 1;
+      }
+      if (inc.leave !== undefined && inc.leave < lastEnd) {
+        const leaveAt = round(inc.leave - origin);
+        events.push({ at: leaveAt, order: inc.leaveOrder!, action: { at: leaveAt, do: "kill-worker", worker: inc.name } });
+        leaves += 1;
+      }
+    }
+    if (early > 0) notes.push(`${early} worker incarnation(s) left before the first graph: left out`);
+    if (leaves > 0) notes.push(`${leaves} worker death(s) or leave(s) during the run are simulated as kills (the scheduler is told at once; a clean leave counts as a death)`);
+    events.sort((a, b) => a.at - b.at || a.order - b.order);
+    return { workers, actions: events.map((e) => e.action), present, joins, leaves };
+  }
+
+  /** Scattered data is placed at t=0, on those of its holders present then. */
+  private scatteredData(present: Set<string>, notes: string[]): SimDataSpec[] {
+    const out: SimDataSpec[] = [];
+    let moved = 0;
+    let dropped = 0;
+    const fallback = [...present][0];
+    for (const [key, { nbytes, on }] of this.data) {
+      if (this.specs.has(key) && this.accepted.has(key)) continue;
+      let holders = on.filter((w) => present.has(w));
+      if (holders.length === 0) {
+        if (fallback === undefined) {
+          dropped += 1;
+          continue;
+        }
+        holders = [fallback];
+        moved += 1;
+      }
+      out.push({ key, nbytes: Math.max(Math.round(nbytes), 0), on: holders });
+    }
+    if (this.data.size > 0) notes.push(`${this.data.size} scattered key(s) are placed at t=0`);
+    if (moved > 0) notes.push(`${moved} scattered key(s) whose holders were not there at the start are placed on ${fallback}`);
+    if (dropped > 0) notes.push(`${dropped} scattered key(s) are left out: no worker is there at the start`);
+    return out;
+  }
+
+  private taskList(origin: number, dataKeys: Set<string>, notes: string[]) {
+    // Keys of graphs the scheduler accepted, first submission wins; then drop, until none
+    // is left, tasks depending on a key the workload does not have.
+    const keep = new Map<string, { spec: TaskSpec; t: number; graph: number }>();
+    for (const [key, entry] of this.specs) if (this.accepted.has(key) && !dataKeys.has(key)) keep.set(key, entry);
+    let dropped = 0;
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const [key, { spec }] of keep) {
+        if (spec.deps.every((d) => keep.has(d) || dataKeys.has(d))) continue;
+        keep.delete(key);
+        dropped += 1;
+        changed = true;
+      }
+    }
+    if (dropped > 0) notes.push(`${dropped} task(s) depend on keys the log does not define: left out`);
+
+    if (this.fromWorkers.size === 0 && this.fromScheduler.size > 0) notes.push("the log has no worker execution records: durations and sizes come from the scheduler's task-finished inputs");
+    const runs = new Map<string, Execution>(this.fromScheduler);
+    for (const [key, run] of this.fromWorkers) runs.set(key, run);
+    const guess = new Guesses();
+    for (const [key, run] of runs) if (keep.has(key) && run.error === undefined) guess.add(keySplit(key), run);
+
+    const tasks: SimTaskSpec[] = [];
+    const graphs = new Set<number>();
+    let measured = 0;
+    let estimated = 0;
+    let failed = 0;
+    for (const [key, { spec, t, graph }] of keep) {
+      graphs.add(graph);
+      const run = runs.get(key);
+      const task: SimTaskSpec = { key, duration: 0 };
+      if (spec.deps.length > 0) task.deps = [...new Set(spec.deps)];
+      if (run !== undefined) {
+        measured += 1;
+        task.duration = round(Math.max(run.duration, 0));
+        if (run.nbytes !== undefined && Number.isFinite(run.nbytes)) task.nbytes = Math.max(Math.round(run.nbytes), 0);
+        if (run.error !== undefined) {
+          task.error = run.error || "failed";
+          failed += 1;
+        }
+      } else {
+        estimated += 1;
+        const g = guess.of(keySplit(key));
+        task.duration = round(g.duration);
+        if (g.nbytes !== undefined) task.nbytes = Math.round(g.nbytes);
+      }
+      if (spec.priority !== undefined && spec.priority !== 0) task.priority = spec.priority;
+      if (spec.workers !== undefined) task.workers = [...spec.workers];
+      if (spec.hosts !== undefined) task.hosts = [...spec.hosts];
+      if (spec.resources !== undefined) task.resources = { ...spec.resources };
+      if (spec.allowOtherWorkers !== undefined) task.allowOtherWorkers = spec.allowOtherWorkers;
+      const submitAt = round(Math.max(t - origin, 0));
+      if (submitAt > 0) task.submitAt = submitAt;
+      tasks.push(task);
+    }
+    if (estimated > 0) notes.push(`${estimated} task(s) never completed a run: their duration and size are the mean of their prefix's measured runs (or of all runs)`);
+    return { tasks, measured, estimated, failed, graphs: graphs.size };
+  }
+
+  /** Bytes per second over the transfers, once enough bytes moved to tell. */
+  private bandwidth(latency: number): number | undefined {
+    let bytes = 0;
+    let seconds = 0;
+    for (const s of this.transferSamples) {
+      bytes += s.bytes;
+      seconds += Math.max(s.seconds - latency, 0);
+    }
+    if (bytes < BANDWIDTH_SAMPLE_BYTES || seconds <= 0) return undefined;
+    return Math.round(bytes / seconds);
+  }
+}
+
+/** Mean duration and size of completed runs, per prefix and overall, for tasks that never ran. */
+class Guesses {
+  private readonly byPrefix = new Map<string, { n: number; duration: number; nbytes: number; sized: number }>();
+  private readonly all = { n: 0, duration: 0, nbytes: 0, sized: 0 };
+
+  add(prefix: string, run: Execution): void {
+    let p = this.byPrefix.get(prefix);
+    if (p === undefined) this.byPrefix.set(prefix, (p = { n: 0, duration: 0, nbytes: 0, sized: 0 }));
+    for (const acc of [p, this.all]) {
+      acc.n += 1;
+      acc.duration += Math.max(run.duration, 0);
+      if (run.nbytes !== undefined && Number.isFinite(run.nbytes)) {
+        acc.nbytes += run.nbytes;
+        acc.sized += 1;
+      }
+    }
+  }
+
+  of(prefix: string): { duration: number; nbytes?: number } {
+    const acc = this.byPrefix.get(prefix) ?? this.all;
+    if (acc.n === 0) return { duration: 0 };
+    return acc.sized > 0 ? { duration: acc.duration / acc.n, nbytes: acc.nbytes / acc.sized } : { duration: acc.duration / acc.n };
+  }
+}
+
+function median(values: number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** The workload of a log held in memory (a MemoryLogSink's records, a simulation's log). */
+export function extractWorkload(records: Iterable<LogRecord>): ExtractedWorkload {
+  const extractor = new WorkloadExtractor();
+  for (const record of records) extractor.add(record);
+  return extractor.finish();
+}
