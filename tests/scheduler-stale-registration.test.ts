@@ -86,3 +86,20 @@ describe("a worker's report of an earlier run", () => {
     expect(core.tasks.get("k")?.state).toBe("memory");
   });
 });
+
+describe("a stale result of a key in memory", () => {
+  it("counts the worker's copy, so it is freed there later (DST quiescence-132d736d)", () => {
+    const s = scheduler();
+    s.register("w1", "w1#1");
+    s.handle({ op: "update-graph", client: "c", tasks: [{ key: "leaf", func: "f", args: [], deps: [] }], wants: ["leaf"] });
+    expect(s.core.tasks.get("leaf")?.processingOn?.name).toBe("w1");
+    // Another worker brings the key along as it registers: it is data now, and w1 is told to stop.
+    s.handle({ op: "register-worker", name: "w2", id: "w2#1", nthreads: 1, host: "h", resources: {}, functions: ["f"], holding: [{ key: "leaf", nbytes: 8 }] });
+    expect(s.core.tasks.get("leaf")?.state).toBe("memory");
+    // A task on w1 needs it: w1 is to fetch it from w2, but it finished computing it first and reports that.
+    s.handle({ op: "update-graph", client: "c", tasks: [{ key: "sum", func: "f", args: [], deps: ["leaf"], workers: ["w1"] }], wants: ["sum"] });
+    expect(s.core.tasks.get("sum")?.processingOn?.name).toBe("w1");
+    s.handle({ op: "task-finished", worker: "w1", id: "w1#1", key: "leaf", nbytes: 8, start: 0, stop: 1, attempt: 99, run: 0 });
+    expect([...(s.core.tasks.get("leaf")?.whoHas ?? [])].map((ws) => ws.name).sort()).toEqual(["w1", "w2"]);
+  });
+});

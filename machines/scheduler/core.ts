@@ -631,8 +631,13 @@ export class SchedulerCore implements PlacementContext, StealHost {
       return;
     }
     // The result of an assignment superseded since (a copy delivered late or twice, or a result
-    // of a worker removed while alive, which tells what it holds again: void-assignments): stale.
-    if (attempt !== undefined && attempt !== ts.attempt) return;
+    // of a worker removed while alive, which tells what it holds again: void-assignments): stale
+    // as a result. Of a key in memory, though, the worker holds a copy: counted (or freed) as
+    // an add-keys of it would be, or nobody would ever free it there.
+    if (attempt !== undefined && attempt !== ts.attempt) {
+      if (ts.state === "memory") this.addKeys(worker, id, [{ key, nbytes }]);
+      return;
+    }
     if (ts.state === "memory") {
       ts.nbytes = nbytes;
       this.addReplica(ts, ws);
