@@ -15,6 +15,7 @@ export * from "./machines/errors.js";
 export { SchedulerCore } from "./machines/scheduler/core.js";
 export type { SchedulerInput, SchedulerEffects, SchedulerReply } from "./machines/scheduler/inputs.js";
 export { WorkerCore } from "./machines/worker/core.js";
+export { readReason, type LoggedWhy, type MachineName, type Reason, type ReasonKind, type Why, type WhyOf } from "./machines/reasons.js";
 export type { WorkerInput, WorkerEffects, WorkerInit } from "./machines/worker/inputs.js";
 export { TASK, WORKER_TASK, WORKER, SCHEDULER, taskMachine, workerTaskMachine, workerMachine, schedulerMachine } from "./machines/tables.js";
 export type { TaskStateName, WorkerTaskStateName, WorkerStateName, SchedulerStateName } from "./machines/tables.js";

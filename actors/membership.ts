@@ -6,6 +6,7 @@
  */
 import type { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
+import { readReason, type Why } from "../machines/reasons.js";
 
 export type MembershipChange =
   | { who: "worker"; name: string; change: "joined"; nthreads: number; host: string }
@@ -41,8 +42,9 @@ export class MembershipWatch {
   }
 
   /** A transition of a worker's lifecycle machine, during the current input. */
-  workerTransition(name: string, event: string, why: Record<string, unknown> | undefined): void {
-    const reason = typeof why?.reason === "string" ? why.reason : "";
+  workerTransition(name: string, event: string, why: Why | undefined): void {
+    const logged = readReason({ machine: "worker", event, why });
+    const reason = logged.kind === "retire" || logged.kind === "worker-closed" ? logged.why.reason : "";
     if (event === "START") {
       const ws = this.core().workers.get(name);
       this.listener({ who: "worker", name, change: "joined", nthreads: ws?.nthreads ?? 0, host: ws?.host ?? "" });

@@ -22,6 +22,7 @@ import { ClosedError } from "../machines/errors.js";
 import { NOT_HELD, Tape } from "./compact-tape.js";
 import { Slabs } from "./slabs.js";
 import type { InputRecord, LogRecord, LogSink, TransitionRecord } from "./types.js";
+import type { LoggedWhy, MachineName } from "../machines/reasons.js";
 
 const ROW_BITS = 16;
 const ROWS = 1 << ROW_BITS;
@@ -38,7 +39,8 @@ interface Shape {
   /** An input shape (one per actor): the payload is the event. */
   input: boolean;
   actor: string;
-  machine: string;
+  /** "" for an input shape. */
+  machine: MachineName | "";
   event: string;
   from: string;
   to: string;
@@ -48,7 +50,7 @@ interface Shape {
 class WithWhy {
   constructor(
     readonly id: string,
-    readonly why: Record<string, unknown>,
+    readonly why: LoggedWhy,
   ) {}
 }
 
@@ -83,7 +85,7 @@ export class CompactLogSink implements LogSink {
     this.row(OBJECT, 0, 0, NONE, record);
   }
 
-  appendTransition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void {
+  appendTransition(actor: string, seq: number, t: number, machine: MachineName, id: string, event: string, from: string, to: string, why?: LoggedWhy): void {
     if (this.closed) throw new ClosedError(`log ${this.location}`);
     if ((seq | 0) !== seq || typeof id !== "string") {
       // Not what the rows hold (a seq beyond 2^31, an id that is not a string): kept as the record.
@@ -126,12 +128,13 @@ export class CompactLogSink implements LogSink {
       const event = (at === BY_REFERENCE ? ref : this.read(at)) as InputRecord["event"];
       return { actor: s.actor, seq, t, kind: "input", event };
     }
-    if (at === NONE) return transitionRecord(s.actor, seq, t, s.machine, ref as string, s.event, s.from, s.to, undefined);
+    const machine = s.machine as MachineName; // "" only in an input shape
+    if (at === NONE) return transitionRecord(s.actor, seq, t, machine, ref as string, s.event, s.from, s.to, undefined);
     if (at === BY_REFERENCE) {
       const w = ref as WithWhy;
-      return transitionRecord(s.actor, seq, t, s.machine, w.id, s.event, s.from, s.to, w.why);
+      return transitionRecord(s.actor, seq, t, machine, w.id, s.event, s.from, s.to, w.why);
     }
-    return transitionRecord(s.actor, seq, t, s.machine, ref as string, s.event, s.from, s.to, this.read(at) as Record<string, unknown>);
+    return transitionRecord(s.actor, seq, t, machine, ref as string, s.event, s.from, s.to, this.read(at) as LoggedWhy);
   }
 
   /** Every record, in order, as an array. */
@@ -171,7 +174,7 @@ export class CompactLogSink implements LogSink {
     this.refOf[c]![o] = ref;
   }
 
-  private shape(actor: string, machine: string, event: string, from: string, to: string): number {
+  private shape(actor: string, machine: MachineName | "", event: string, from: string, to: string): number {
     let byEvent = this.lastActorShapes;
     if (byEvent === undefined || actor !== this.lastActor) {
       byEvent = this.shapesByActor.get(actor);
@@ -204,7 +207,7 @@ export class CompactLogSink implements LogSink {
 }
 
 /** The transition record the recorder builds (same fields, same order). */
-function transitionRecord(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): TransitionRecord {
+function transitionRecord(actor: string, seq: number, t: number, machine: MachineName, id: string, event: string, from: string, to: string, why: LoggedWhy | undefined): TransitionRecord {
   return why === undefined
     ? { actor, seq, t, kind: "transition", machine, id, event, from, to }
     : { actor, seq, t, kind: "transition", machine, id, event, from, to, why };

@@ -17,6 +17,7 @@ import { decodeFrameHead, FRAME_HEAD_BYTES, FRAME_MAGIC_BYTES } from "./frame-fo
 import { LogCapture } from "./log-capture.js";
 import { BATCH_CHARS, BATCH_NUMS, LogWriterThread } from "./log-writer.js";
 import { LOG_FORMAT_FRAMES, LOG_FORMAT_VERSION, type InputRecord, type LogRecord, type LogSink } from "./types.js";
+import type { LoggedWhy, MachineName } from "../machines/reasons.js";
 
 /** A file log's format: "binary" (version 2, frames: the default) or "jsonl" (version 1, a JSON line per record). */
 export type LogFileFormat = "binary" | "jsonl";
@@ -142,7 +143,7 @@ export class FileLogSink implements LogSink {
   }
 
   /** The transition record { actor, seq, t, kind: "transition", machine, id, event, from, to, why? }, given as fields. */
-  appendTransition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void {
+  appendTransition(actor: string, seq: number, t: number, machine: MachineName, id: string, event: string, from: string, to: string, why?: LoggedWhy): void {
     if (this.closing) throw new ClosedError(`log ${this.location}`);
     if (this.failure) return;
     if (!this.capture.transition(actor, seq, t, machine, id, event, from, to, why)) {

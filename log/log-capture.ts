@@ -41,6 +41,7 @@ import {
 } from "./capture-tags.js";
 import { KeyNode } from "./key-trie.js";
 import type { InputRecord, LogRecord } from "./types.js";
+import type { LoggedWhy, MachineName } from "../machines/reasons.js";
 
 /** Nesting deeper than this is left to JSON.stringify (which also reports cycles). */
 const MAX_DEPTH = 32;
@@ -209,7 +210,7 @@ export class LogCapture {
    * Captures a transition given as fields. False if the batch has no room for it (nothing
    * of it is kept): seal the batch and try again in an empty one, growing it if need be.
    */
-  transition(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): boolean {
+  transition(actor: string, seq: number, t: number, machine: MachineName, id: string, event: string, from: string, to: string, why: LoggedWhy | undefined): boolean {
     const shapes = this.actor(actor).shapes;
     const list = shapes.get(event);
     if (list !== undefined && why === undefined) {
@@ -313,7 +314,7 @@ export class LogCapture {
     }
   }
 
-  private transitionBody(shapes: Map<string, TShape[]>, actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why: Record<string, unknown> | undefined): Outcome {
+  private transitionBody(shapes: Map<string, TShape[]>, actor: string, seq: number, t: number, machine: MachineName, id: string, event: string, from: string, to: string, why: LoggedWhy | undefined): Outcome {
     let shape: TShape | undefined;
     let list = shapes.get(event);
     if (list !== undefined) {

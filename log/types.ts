@@ -3,6 +3,8 @@
  * makes. Per-actor `seq` numbers start at 0 and have no gaps. `t` is the time the actor
  * saw (seconds; wall clock in the embedded and NATS hosts, virtual in the simulator).
  */
+import type { LoggedWhy, MachineName } from "../machines/reasons.js";
+
 /** Version 1: a JSON line per record. Version 2: records in binary frames (the file log's default). */
 export const LOG_FORMAT_VERSION = 1;
 export const LOG_FORMAT_FRAMES = 2;
@@ -42,16 +44,19 @@ export interface InputRecord extends BaseRecord {
 
 export interface TransitionRecord extends BaseRecord {
   kind: "transition";
-  /** Which machine: "task" (scheduler's task), "wtask" (worker-side task), "worker", "scheduler". */
-  machine: string;
+  /**
+   * Which machine: "task" (scheduler's task), "wtask" (worker-side task), "worker", "scheduler".
+   * Not checked when read back: a name no core writes is kept as it is and matches no reason.
+   */
+  machine: MachineName;
   /** The machine instance: a task key, a worker name. */
   id: string;
   /** The machine event that caused it. */
   event: string;
   from: string;
   to: string;
-  /** The decision's reasons (placement candidates, objective values, steal costs...). */
-  why?: Record<string, unknown>;
+  /** The decision's reasons (placement candidates, objective values, steal costs...): read them with readReason. */
+  why?: LoggedWhy;
 }
 
 export interface StopRecord extends BaseRecord {
@@ -69,7 +74,7 @@ export interface LogSink {
    * { actor, seq, t, kind: "transition", machine, id, event, from, to, why? } (without
    * `why` when it is undefined), without building the object.
    */
-  appendTransition?(actor: string, seq: number, t: number, machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void;
+  appendTransition?(actor: string, seq: number, t: number, machine: MachineName, id: string, event: string, from: string, to: string, why?: LoggedWhy): void;
   /** Optional fast path: the same as appending { actor, seq, t: event.t, kind: "input", event }. */
   appendInput?(actor: string, seq: number, event: InputRecord["event"] & { t: number }): void;
   /** Write everything appended so far. */

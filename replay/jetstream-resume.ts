@@ -23,6 +23,7 @@ import { ReplayEngine } from "./replay-engine.js";
 import { scanRecordSource, type ScanHandler } from "./replay-scan.js";
 import type { TransitionFacts } from "./replay-types.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
+import type { MachineName, Why } from "../machines/reasons.js";
 
 const ACTOR = "scheduler";
 
@@ -148,7 +149,7 @@ class EffectsRelay implements ReplayEffects {
     this.current = [];
   }
 
-  transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void {
+  transition(machine: MachineName, id: string, event: string, from: string, to: string, why?: Why): void {
     if (this.live !== null) {
       this.live.transition(machine, id, event, from, to, why);
       return;

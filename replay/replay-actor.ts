@@ -11,16 +11,17 @@ import { asLogged, jsonEqual } from "./replay-diff.js";
 import type { ActorReplay, Divergence, TransitionFacts } from "./replay-types.js";
 import { EVENT, FROM, ID, MACHINE, TO, type TransitionLine } from "./transition-line.js";
 import type { InputRecord, StartRecord, StopRecord, TransitionRecord } from "../log/types.js";
+import type { LoggedWhy, MachineName, Why } from "../machines/reasons.js";
 
 const MAX_THROWS_KEPT = 20;
 
 interface Produced {
-  machine: string;
+  machine: MachineName;
   id: string;
   event: string;
   from: string;
   to: string;
-  why: Record<string, unknown> | undefined;
+  why: Why | undefined;
 }
 
 export class ActorRun implements ReplayEffects {
@@ -47,7 +48,7 @@ export class ActorRun implements ReplayEffects {
 
   // ---- effects of the replayed core ---------------------------------------------------
 
-  transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void {
+  transition(machine: MachineName, id: string, event: string, from: string, to: string, why?: Why): void {
     let slot = this.produced[this.tail];
     if (slot === undefined) this.produced.push((slot = { machine, id, event, from, to, why }));
     else {
@@ -247,12 +248,12 @@ export class ActorRun implements ReplayEffects {
   }
 }
 
-function sameWhy(logged: Record<string, unknown> | undefined, live: Record<string, unknown> | undefined): boolean {
+function sameWhy(logged: LoggedWhy | undefined, live: Why | undefined): boolean {
   if (live === undefined) return logged === undefined;
   return logged !== undefined && jsonEqual(logged, live);
 }
 
-type TransitionLike = { machine: string; id: string; event: string; from: string; to: string; why?: Record<string, unknown> | undefined };
+type TransitionLike = { machine: MachineName; id: string; event: string; from: string; to: string; why?: LoggedWhy | undefined };
 
 function facts(t: TransitionLike): TransitionFacts {
   const out: TransitionFacts = { machine: t.machine, id: t.id, event: t.event, from: t.from, to: t.to };

@@ -10,9 +10,10 @@ import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
 import { schedulerInstance, workerCoreInstance } from "./instance-snapshot.js";
 import type { InputRecord, StartRecord } from "../log/types.js";
+import type { MachineName, Why } from "../machines/reasons.js";
 
 export interface ReplayEffects {
-  transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void;
+  transition(machine: MachineName, id: string, event: string, from: string, to: string, why?: Why): void;
   /**
    * The core sent a message (or asked its host to run or fetch something). A scheduler core
    * also says to whom and what, for a core that goes live after its replay (a restart).

@@ -3,6 +3,7 @@
  */
 import type { InputRecord, LogProblem, LogProblemKind, LogRecord } from "../log/types.js";
 import type { ClusterStateView } from "./state-view.js";
+import type { LoggedWhy, MachineName } from "../machines/reasons.js";
 
 /** A log to replay: a file path, or records (a MemoryLogSink's, or streamed from elsewhere). */
 export type ReplaySource = string | readonly LogRecord[] | Iterable<LogRecord> | AsyncIterable<LogRecord>;
@@ -40,12 +41,12 @@ export interface ReplayOptions {
 
 /** A machine transition, as recorded or as reproduced. */
 export interface TransitionFacts {
-  machine: string;
+  machine: MachineName;
   id: string;
   event: string;
   from: string;
   to: string;
-  why?: Record<string, unknown>;
+  why?: LoggedWhy;
 }
 
 /** One path of a snapshot that differs: absent on one side shows as undefined. */

@@ -8,6 +8,7 @@
  */
 import { literal, literalBytes, plainString, QUOTE, RecordHead, trailingObject } from "./line-bytes.js";
 import type { TransitionRecord } from "../log/types.js";
+import type { LoggedWhy } from "../machines/reasons.js";
 
 /** The string fields of a transition, as indexes into `TransitionLine.offsets`. */
 export const ACTOR = 0;
@@ -37,7 +38,7 @@ export class TransitionLine {
   seq = 0;
   /** Start and end of each string field's content: field f at [2f, 2f + 1]. */
   readonly offsets = new Int32Array(12);
-  why: Record<string, unknown> | undefined = undefined;
+  why: LoggedWhy | undefined = undefined;
   private readonly head = new RecordHead();
 
   /** Decodes `buf[start, end)` (a record's JSON) in place; false if it is not a plain transition. */

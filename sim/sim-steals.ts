@@ -1,4 +1,4 @@
-import type { Why } from "../machines/scheduler/placement.js";
+import { readReason, type MachineName, type Why } from "../machines/reasons.js";
 import type { SimSteal } from "./scenario.js";
 
 /**
@@ -10,15 +10,18 @@ export class SimSteals {
   readonly steals: SimSteal[] = [];
   private readonly open = new Map<string, SimSteal>();
 
-  transition(machine: string, key: string, event: string, from: string, why: Why | undefined, t: number): void {
+  transition(machine: MachineName, key: string, event: string, from: string, why: Why | undefined, t: number): void {
     if (machine !== "task") return;
     if (event === "STEAL") {
+      const reason = readReason({ machine, event, why });
+      if (reason.kind !== "steal-request") throw new Error(`task ${key}: a steal request without its reasons`);
+      const { victim, thief, level, requestId } = reason.why;
       const steal: SimSteal = {
         key,
-        victim: String(why?.victim),
-        thief: String(why?.thief),
-        level: Number(why?.level),
-        requestId: String(why?.requestId),
+        victim,
+        thief,
+        level,
+        requestId,
         requested: t,
         decided: -1,
         outcome: "in-flight",

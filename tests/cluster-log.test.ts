@@ -16,6 +16,7 @@ import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
 import { readLogSync } from "../log/index.js";
 import type { InputRecord, LogRecord, StartRecord, TransitionRecord } from "../log/types.js";
+import type { Why } from "../machines/reasons.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-log-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -67,7 +68,7 @@ function replayActor(records: LogRecord[]): { transitions: number; mismatches: {
   const start = records[0] as StartRecord;
   expect(start.kind).toBe("start");
   let produced: string[] = [];
-  const transition = (machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>) =>
+  const transition = (machine: string, id: string, event: string, from: string, to: string, why?: Why) =>
     produced.push(compact({ machine, id, event, from, to, why: why === undefined ? undefined : JSON.parse(JSON.stringify(why)) }));
   // Only recorded inputs drive the replay: the lifecycle too must be an input (for the
   // scheduler, its "scheduler-start"/"scheduler-close" stimuli).

@@ -16,6 +16,7 @@ import { replay } from "../replay/replay.js";
 import { runCli } from "../cli/run.js";
 import { number, object, text, writeCaptured } from "./log-arbitraries.js";
 import { recordRun } from "./replay-fixtures.js";
+import type { MachineName } from "../machines/reasons.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-frames-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,7 +27,8 @@ const asJson = (r: unknown): unknown => JSON.parse(JSON.stringify(r));
 const name = fc.constantFrom("scheduler", "worker.a", "task", "READY", "memory", "processing.assigned", "task-key-0123456789", "x");
 const transition = fc
   .tuple(name, fc.nat(), number, name, fc.oneof(name, text), name, name, name)
-  .map(([actor, seq, t, machine, id, event, from, to]): TransitionRecord => ({ actor, seq, t, kind: "transition", machine, id, event, from, to }));
+  // Any machine name: the format keeps whatever name a log holds.
+  .map(([actor, seq, t, machine, id, event, from, to]): TransitionRecord => ({ actor, seq, t, kind: "transition", machine: machine as MachineName, id, event, from, to }));
 const record: fc.Arbitrary<LogRecord> = fc.oneof(
   transition,
   fc.tuple(transition, object).map(([r, why]) => ({ ...r, why })),
@@ -80,8 +82,8 @@ describe("version-2 frames", () => {
     const keys = Array.from({ length: 5 }, (_, i) => `task-key-number-${i}-of-the-pool`);
     const key = fc.constantFrom(...keys);
     const recurring: fc.Arbitrary<LogRecord> = fc.oneof(
-      fc.tuple(key, fc.constantFrom("READY", "EXECUTE")).map(([id, event]) => ({ actor: "w", seq: 0, t: 1.5, kind: "transition" as const, machine: "wtask", id, event, from: "a", to: "b" })),
-      fc.tuple(key, key).map(([id, other]) => ({ actor: "s", seq: 0, t: 2, kind: "transition" as const, machine: "task", id, event: "ASSIGN", from: "q", to: "p", why: { worker: other, cost: [1, { key: other }] } })),
+      fc.tuple(key, fc.constantFrom("READY", "EXECUTE")).map(([id, event]) => ({ actor: "w", seq: 0, t: 1.5, kind: "transition" as const, machine: "wtask" as const, id, event, from: "a", to: "b" })),
+      fc.tuple(key, key).map(([id, other]) => ({ actor: "s", seq: 0, t: 2, kind: "transition" as const, machine: "task" as const, id, event: "ASSIGN", from: "q", to: "p", why: { worker: other, cost: [1, { key: other }] } })),
       fc.tuple(key, fc.array(key, { maxLength: 3 })).map(([k, ks]) => ({ actor: "w", seq: 0, t: 3, kind: "input" as const, event: { op: "free-keys", key: k, keys: ks, nested: { key: k, deps: ks.map((d) => ({ key: d })) }, t: 3 } })),
       // A dictionary keyed by task keys (each its own shape), and one too wide for a shape.
       fc.array(key, { maxLength: 4 }).map((ks) => ({ actor: "s", seq: 0, t: 4, kind: "input" as const, event: { op: "who-has", who: Object.fromEntries(ks.map((k) => [k, ["w"]])), t: 4 } })),

@@ -8,9 +8,11 @@ import type { ErrorInfo, SchedulerToClient, SchedulerToWorker, TaskSpec } from "
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
 import { priorityLess } from "../machines/priority.js";
+import { readReason, type Why } from "../machines/reasons.js";
+import { exactReason } from "./exact-reason.js";
 
 type Out =
-  | { kind: "transition"; machine: string; id: string; event: string; from: string; to: string; why?: Record<string, unknown> }
+  | { kind: "transition"; machine: string; id: string; event: string; from: string; to: string; why?: Why }
   | { kind: "worker"; worker: string; op: SchedulerToWorker }
   | { kind: "client"; client: string; op: SchedulerToClient };
 
@@ -27,8 +29,10 @@ class Harness {
     const fx: SchedulerEffects = {
       toWorker: (worker, op) => this.out.push({ kind: "worker", worker, op: structuredClone(op) }),
       toClient: (client, op) => this.out.push({ kind: "client", client, op: structuredClone(op) }),
-      transition: (machine, id, event, from, to, why) =>
-        this.out.push(why === undefined ? { kind: "transition", machine, id, event, from, to } : { kind: "transition", machine, id, event, from, to, why: structuredClone(why) }),
+      transition: (machine, id, event, from, to, why) => {
+        exactReason(machine, event, why);
+        this.out.push(why === undefined ? { kind: "transition", machine, id, event, from, to } : { kind: "transition", machine, id, event, from, to, why: structuredClone(why) });
+      },
     };
     this.core = new SchedulerCore(resolveConfig(config), fx);
     this.core.start(0);
@@ -275,7 +279,8 @@ describe("SchedulerCore: placement", () => {
       expect(computes(out)).toEqual([{ worker: expected, key: "x" }]);
       const assign = out.find((o) => o.kind === "transition" && o.id === "x" && o.event === "ASSIGN") as Extract<Out, { kind: "transition" }>;
       expect(assign.why).toMatchObject({ worker: expected, rule: "objective" });
-      const candidates = (assign.why!.candidates as [string, number, number][]).map((c) => c[0]).sort();
+      const placed = readReason(assign);
+      const candidates = (placed.kind === "objective" ? (placed.why.candidates ?? []) : []).map((c) => c[0]).sort();
       expect(candidates).toEqual(["w1", "w2"]);
       const compute = toWorkers(out).find((m) => m.op.op === "compute-task")!.op as Extract<SchedulerToWorker, { op: "compute-task" }>;
       expect(compute.deps).toEqual([

@@ -8,6 +8,7 @@ import type { ComputeTaskOp, DepInfo, WorkerToScheduler } from "../machines/prot
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerEffects, WorkerInput } from "../machines/worker/inputs.js";
 import { WORKER_TASK } from "../machines/tables.js";
+import { exactReason } from "./exact-reason.js";
 
 type Out =
   | { kind: "transition"; machine: string; id: string; event: string; from: string; to: string }
@@ -29,7 +30,10 @@ class Harness {
       execute: (key, func, args) => this.out.push({ kind: "execute", key, func, args }),
       gather: (from, keys) => this.out.push({ kind: "gather", from, keys: [...keys] }),
       freeData: (key) => this.out.push({ kind: "free", key }),
-      transition: (machine, id, event, from, to) => this.out.push({ kind: "transition", machine, id, event, from, to }),
+      transition: (machine, id, event, from, to, why) => {
+        exactReason(machine, event, why);
+        this.out.push({ kind: "transition", machine, id, event, from, to });
+      },
     };
     this.core = new WorkerCore({ name: opts.name ?? "w", id: "w#1", nthreads: opts.nthreads ?? 1, transferIncomingCountLimit: opts.limit ?? 50 }, fx);
     this.handle({ op: "registered" });

@@ -7,6 +7,7 @@ import { runCli } from "../cli/run.js";
 import { readLogSync } from "../log/reader.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { findLine, isTransition, lineOf, logLines, recordOf, recordRun, writeLines } from "./replay-fixtures.js";
+import { assignedWorker } from "./sim-helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-replay-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -45,7 +46,7 @@ describe("natsched replay", () => {
     expect(out).toContain(`cluster state at scheduler #${assign.seq}`);
     expect(out).toMatch(new RegExp(`^    processing\\.assigned +\\d+  .*${assign.id}`, "m"));
     expect(out).toContain("workers as the scheduler sees them:");
-    expect(out).toMatch(new RegExp(`^    ${String(assign.why!.worker)} +running +2 `, "m"));
+    expect(out).toMatch(new RegExp(`^    ${assignedWorker(assign)} +running +2 `, "m"));
     expect(out).toContain("worker cores:");
     const json = await cli(path, "--until", String(assign.seq), "--json");
     expect(JSON.parse(json.out).state.scheduler.tasks["processing.assigned"]).toContain(assign.id);

@@ -11,13 +11,15 @@ import { recordJson } from "../log/record-json.js";
 import { diffValues, jsonEqual } from "../replay/replay-diff.js";
 import { ACTOR, EVENT, FROM, ID, MACHINE, TO, TransitionLine } from "../replay/transition-line.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
+import type { MachineName } from "../machines/reasons.js";
 
 const FIELDS = [ACTOR, MACHINE, ID, EVENT, FROM, TO] as const;
 const NAMES = ["actor", "machine", "id", "event", "from", "to"] as const;
 
-/** Fields in the order ActorRecorder creates them, which JSON.stringify keeps. */
-function inRecorderOrder(r: Omit<TransitionRecord, "kind">): TransitionRecord {
-  const { actor, seq, t, machine, id, event, from, to, why } = r;
+/** Fields in the order ActorRecorder creates them, which JSON.stringify keeps; any machine name, as a log may hold. */
+function inRecorderOrder(r: Omit<TransitionRecord, "kind" | "machine"> & { machine: string }): TransitionRecord {
+  const { actor, seq, t, id, event, from, to, why } = r;
+  const machine = r.machine as MachineName;
   return why === undefined ? { actor, seq, t, kind: "transition", machine, id, event, from, to } : { actor, seq, t, kind: "transition", machine, id, event, from, to, why };
 }
 

@@ -12,6 +12,8 @@ import { readLogSync } from "../log/reader.js";
 import { replay } from "../replay/replay.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { causeOf, isTransition, recordRun, type RunLog } from "./replay-fixtures.js";
+import { readReason } from "../machines/reasons.js";
+import { assignedWorker } from "./sim-helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-replay-run-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -117,7 +119,7 @@ describe("the state at --until", () => {
 
   it("a seq: the scheduler right after that record's input, a task still processing", async () => {
     const assign = firstAssign();
-    const worker = String(assign.why!.worker);
+    const worker = assignedWorker(assign);
     const result = await replay(path, { until: assign.seq });
     expect(result.ok).toBe(true);
     expect(result.stats.readTo).toBe("until");
@@ -165,7 +167,9 @@ describe("the state at --until", () => {
     expect(steal).toBeDefined(); // the run's twelve 2 ms tasks on three workers always get balanced
     const result = await replay(path, { until: steal.seq });
     expect(result.ok).toBe(true);
-    const { victim, thief, requestId } = steal.why as { victim: string; thief: string; requestId: string };
+    const request = readReason(steal);
+    if (request.kind !== "steal-request") throw new Error(`the STEAL carries ${request.kind} reasons`);
+    const { victim, thief, requestId } = request.why;
     expect(result.state.scheduler!.steals).toContainEqual({ key: steal.id, victim, thief, requestId });
     expect(result.state.scheduler!.tasks["processing.stealing"]).toContain(steal.id);
   });

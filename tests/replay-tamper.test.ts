@@ -77,9 +77,10 @@ describe("a rewritten transition", () => {
   it("a changed reason (why) is a divergence too", async () => {
     const at = findLine(lines, (r) => isTransition(r) && r.actor === "scheduler" && r.event === "ASSIGN");
     const genuine = recordOf(lines[at]!) as TransitionRecord;
-    const path = variant("why.natlog", (copy) => (copy[at] = lineOf({ ...genuine, why: { ...genuine.why, worker: "worker-elsewhere" } })));
+    const tampered = { ...(genuine.why as Record<string, unknown>), worker: "worker-elsewhere" };
+    const path = variant("why.natlog", (copy) => (copy[at] = lineOf({ ...genuine, why: tampered })));
     const d = (await replay(path)).actors["scheduler"]!.divergence!;
-    expect(d.recorded).toEqual({ seq: genuine.seq, machine: "task", id: genuine.id, event: "ASSIGN", from: genuine.from, to: genuine.to, why: { ...genuine.why, worker: "worker-elsewhere" } });
+    expect(d.recorded).toEqual({ seq: genuine.seq, machine: "task", id: genuine.id, event: "ASSIGN", from: genuine.from, to: genuine.to, why: tampered });
     expect(d.reproduced).toEqual({ machine: "task", id: genuine.id, event: "ASSIGN", from: genuine.from, to: genuine.to, why: genuine.why });
   });
 

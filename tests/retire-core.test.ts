@@ -10,6 +10,7 @@ import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
+import { exactReason } from "./exact-reason.js";
 
 /** A worker input without its time, member by member (Omit over a union would merge them). */
 type WorkerOp = WorkerInput extends infer U ? (U extends unknown ? Omit<U, "t"> : never) : never;
@@ -22,7 +23,10 @@ class Scheduler {
   readonly core = new SchedulerCore(resolveConfig({ workStealing: false }), {
     toWorker: (worker, op) => this.sent.push({ worker, op: structuredClone(op) }),
     toClient: () => undefined,
-    transition: (machine, id, event, from, to) => this.transitions.push(`${machine} ${id}: ${event} ${from}->${to}`),
+    transition: (machine, id, event, from, to, why) => {
+      exactReason(machine, event, why);
+      this.transitions.push(`${machine} ${id}: ${event} ${from}->${to}`);
+    },
   });
   private t = 0;
 

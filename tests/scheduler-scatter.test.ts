@@ -9,6 +9,7 @@ import { resolveConfig } from "../machines/config.js";
 import type { SchedulerToClient, SchedulerToWorker, UpdateDataOp } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
+import { exactReason } from "./exact-reason.js";
 
 type Op = SchedulerInput extends infer I ? (I extends unknown ? Omit<I, "t"> : never) : never;
 
@@ -20,7 +21,8 @@ class Scheduler {
     toWorker: (worker, op) => this.toWorkers.push({ worker, op: structuredClone(op) }),
     toClient: (client, op) => this.toClients.push({ client, op: structuredClone(op) }),
     transition: (machine, id, event, from, to, why) => {
-      if (machine === "task") this.transitions.push(`${id}: ${event} ${from}->${to}${why?.rule ? ` (${String(why.rule)})` : ""}`);
+      exactReason(machine, event, why);
+      if (machine === "task") this.transitions.push(`${id}: ${event} ${from}->${to}${why !== undefined && "rule" in why ? ` (${why.rule})` : ""}`);
     },
   });
   private t = 0;

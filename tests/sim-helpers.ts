@@ -6,6 +6,7 @@ import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
 import type { SimResult, SimTaskSpec } from "../sim.js";
+import { isPlacement, readReason, type Why } from "../machines/reasons.js";
 
 export function transitions(log: LogRecord[], filter: Partial<Pick<TransitionRecord, "actor" | "machine" | "id" | "event" | "to">> = {}): TransitionRecord[] {
   return log.filter(
@@ -23,9 +24,16 @@ export function transitions(log: LogRecord[], filter: Partial<Pick<TransitionRec
 export function assignments(log: LogRecord[]): { key: string; worker: string; t: number }[] {
   return transitions(log, { actor: "scheduler", machine: "task", event: "ASSIGN" }).map((r) => ({
     key: r.id,
-    worker: String(r.why?.worker),
+    worker: assignedWorker(r),
     t: r.t,
   }));
+}
+
+/** The worker a scheduler ASSIGN names (its placement reasons). */
+export function assignedWorker(assign: TransitionRecord): string {
+  const reason = readReason(assign);
+  if (!isPlacement(reason)) throw new Error(`${assign.id}: ${assign.event} has no placement reasons (${reason.kind})`);
+  return reason.why.worker;
 }
 
 /** How many tasks each worker ran to completion. */
@@ -64,7 +72,7 @@ export function replayLog(log: LogRecord[]): { actors: string[]; mismatches: str
   const mismatches: string[] = [];
   for (const [actor, records] of byActor) {
     const replayed: string[] = [];
-    const note = (machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>) =>
+    const note = (machine: string, id: string, event: string, from: string, to: string, why?: Why) =>
       replayed.push(JSON.stringify([machine, id, event, from, to, why ?? null]));
     let feed: ((event: unknown) => void) | undefined;
     for (const r of records) {

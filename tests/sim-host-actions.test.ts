@@ -8,8 +8,9 @@ import { describe, expect, it } from "vitest";
 import { replay } from "../replay/index.js";
 import { simulate, type Scenario } from "../sim.js";
 import { transitions } from "./sim-helpers.js";
+import type { MachineName } from "../machines/reasons.js";
 
-const edges = (log: ReturnType<typeof simulate>["log"], actor: string, machine: string) =>
+const edges = (log: ReturnType<typeof simulate>["log"], actor: string, machine: MachineName) =>
   transitions(log, { actor, machine }).map((r) => `${r.id}: ${r.event} ${r.from}->${r.to}`);
 
 describe("retire-worker", () => {

@@ -105,7 +105,7 @@ describe("the default in-memory log (CompactLogSink)", () => {
     ];
     const payloads = new CompactLogSink();
     [...exact, ...kept].forEach((event, seq) => payloads.appendInput("a", seq, event));
-    payloads.appendTransition("a", 7, 8, "m", "k", "E", "f", "t", { nested: [{ x: -0 }], u: undefined });
+    payloads.appendTransition("a", 7, 8, "task", "k", "E", "f", "t", { nested: [{ x: -0 }], u: undefined });
     const back = payloads.toArray();
     exact.forEach((event, i) => {
       const got = (back[i] as { event: unknown }).event;

@@ -10,6 +10,8 @@ import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import type { TaskRec, WorkerRec } from "../machines/scheduler/state.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
+import type { MachineName, Why } from "../machines/reasons.js";
+import { exactReason } from "./exact-reason.js";
 
 type Op<T> = T extends unknown ? Omit<T, "t"> : never;
 export type SchedulerOp = Op<SchedulerInput>;
@@ -17,11 +19,12 @@ type WorkerOp = Op<WorkerInput>;
 
 export interface Transition {
   actor: string;
+  machine: MachineName;
   id: string;
   event: string;
   from: string;
   to: string;
-  why?: Record<string, unknown>;
+  why?: Why;
 }
 
 export class MiniCluster {
@@ -45,7 +48,8 @@ export class MiniCluster {
       toWorker: (worker, op) => this.mailbox(worker).push(structuredClone(op)),
       toClient: () => {},
       transition: (machine, id, event, from, to, why) => {
-        if (machine === "task") this.transitions.push({ actor: "scheduler", id, event, from, to, ...(why ? { why: structuredClone(why) } : {}) });
+        exactReason(machine, event, why);
+        if (machine === "task") this.transitions.push({ actor: "scheduler", machine, id, event, from, to, ...(why ? { why: structuredClone(why) } : {}) });
       },
     });
     this.feed({ op: "scheduler-start" });
@@ -78,7 +82,8 @@ export class MiniCluster {
         gather: (from, keys) => this.gathers.push({ worker: name, from, keys: [...keys] }),
         freeData: () => {},
         transition: (machine, key, event, from, to, why) => {
-          if (machine === "wtask") this.transitions.push({ actor: name, id: key, event, from, to, ...(why ? { why: structuredClone(why) } : {}) });
+          exactReason(machine, event, why);
+          if (machine === "wtask") this.transitions.push({ actor: name, machine, id: key, event, from, to, ...(why ? { why: structuredClone(why) } : {}) });
         },
       },
     );

@@ -7,9 +7,10 @@
 import { describe, expect, it } from "vitest";
 import { answerQuery } from "../actors/scheduler-queries.js";
 import { LEVELS } from "../machines/scheduler/stealing.js";
+import { readReason, type StealRequestWhy } from "../machines/reasons.js";
 import { MiniCluster } from "./steal-mini-cluster.js";
 
-const REASONS = ["victim", "thief", "level", "requestId", "compute", "commVictim", "commThief", "occVictim", "occThief"];
+const REASONS: (keyof StealRequestWhy)[] = ["victim", "thief", "level", "requestId", "compute", "commVictim", "commThief", "occVictim", "occThief"];
 
 /** a, b and c with one thread each; f-0..f-3 pinned loosely on a, known to take 1 s. */
 function pinnedOnA(): MiniCluster {
@@ -34,11 +35,13 @@ describe("steal reasons in the log", () => {
     const ends = ["f-0", "f-1", "f-2"].map((key) => stealTransitions(cluster, key).find((r) => r.from === "processing.stealing")!);
     expect(ends.map((r) => r.event)).toEqual(["STEAL_REJECT", "STEAL_CONFIRM", "RELEASE"]);
     for (const [i, r] of ends.entries()) {
-      const request = stealTransitions(cluster, `f-${i}`).find((t) => t.event === "STEAL")!;
-      for (const field of REASONS) expect(r.why![field], `${r.event} ${field}`).toEqual(request.why![field]);
-      expect(r.why!.requestId).toBe(`steal-${i}`);
-      expect(r.why!.level).toBe(0);
-      expect(typeof r.why!.occVictim).toBe("number");
+      const request = readReason(stealTransitions(cluster, `f-${i}`).find((t) => t.event === "STEAL")!);
+      const end = readReason(r, true);
+      if (request.kind !== "steal-request") throw new Error(`f-${i}: the STEAL carries ${request.kind} reasons`);
+      if (end.kind !== "steal-rejected" && end.kind !== "steal-confirmed" && end.kind !== "steal-aborted") throw new Error(`f-${i}: ${r.event} carries ${end.kind} reasons`);
+      for (const field of REASONS) expect(end.why[field], `${r.event} ${field}`).toEqual(request.why[field]);
+      expect(end.why.requestId).toBe(`steal-${i}`);
+      expect(end.why.level).toBe(0);
     }
     expect(ends[0]!.why).toMatchObject({ outcome: "reject", state: "executing" });
     expect(ends[1]!.why).toMatchObject({ outcome: "confirm", state: "ready", worker: "b" });

@@ -9,6 +9,7 @@ import { ON_DEMAND_GAP } from "../actors/host/scheduler-host.js";
 import type { InputRecord, LogRecord } from "../log/types.js";
 import { formatSimResult, simulate, type Scenario, type SimTaskSpec } from "../sim.js";
 import { replayLog, transitions } from "./sim-helpers.js";
+import { readReason } from "../machines/reasons.js";
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -90,7 +91,11 @@ describe("result.steals", () => {
   it("one entry per STEAL transition: key, victim, thief, level, request id, when asked and when decided, outcome", () => {
     const result = simulate(scenario);
     const requests = transitions(result.log, { actor: "scheduler", event: "STEAL" });
-    expect(result.steals.map((s) => s.requestId)).toEqual(requests.map((r) => r.why!.requestId));
+    const requestIds = requests.map((r) => {
+      const reason = readReason(r);
+      return reason.kind === "steal-request" ? reason.why.requestId : reason.kind;
+    });
+    expect(result.steals.map((s) => s.requestId)).toEqual(requestIds);
     expect(result.steals[0]).toEqual({ key: "f-8", victim: "a", thief: "b", level: 0, requestId: "steal-0", requested: 0, decided: 0.02, outcome: "confirmed" });
     for (const steal of result.steals) {
       const [decision] = transitions(result.log, { actor: "scheduler", id: steal.key }).filter((r) => r.from === "processing.stealing" && r.t === steal.decided);

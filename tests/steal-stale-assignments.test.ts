@@ -13,6 +13,8 @@ import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { MAX_TOMBSTONES, WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
 import { correctionsAreZero, MiniCluster } from "./steal-mini-cluster.js";
+import { readReason, type Why } from "../machines/reasons.js";
+import { exactReason } from "./exact-reason.js";
 
 const isOp = (name: string) => (op: SchedulerToWorker) => op.op === name;
 
@@ -50,6 +52,7 @@ describe("the audit's race: steal-request overtakes the compute-task it targets"
     const onA = cluster.transitions.filter((r) => r.actor === "a" && r.id === "f-1");
     expect(onA[0]).toEqual({
       actor: "a",
+      machine: "wtask",
       id: "f-1",
       event: "STALE",
       from: "released",
@@ -91,7 +94,10 @@ describe("the audit's race: steal-request overtakes the compute-task it targets"
     expect(cluster.story("f-1").at(-1)).toBe("STEAL_CONFIRM processing.stealing->processing.assigned");
     // Now the copies arrive: f-0's is a duplicate of what a runs, f-1's was voided by the confirm.
     cluster.deliverWhere("a", isOp("compute-task"));
-    const drops = cluster.transitions.filter((r) => r.actor === "a" && r.event === "STALE").map((r) => [r.id, r.why?.why]);
+    const drops = cluster.transitions.filter((r) => r.actor === "a" && r.event === "STALE").map((r) => {
+      const reason = readReason(r);
+      return [r.id, reason.kind === "stale-assignment" ? reason.why.why : reason.kind];
+    });
     expect(drops).toEqual([
       ["f-0", "duplicate"],
       ["f-1", "voided"],
@@ -125,7 +131,7 @@ describe("the audit's race: steal-request overtakes the compute-task it targets"
 class Worker {
   readonly sent: WorkerToScheduler[] = [];
   readonly executed: string[] = [];
-  readonly log: { id: string; event: string; from: string; to: string; why?: Record<string, unknown> }[] = [];
+  readonly log: { id: string; event: string; from: string; to: string; why?: Why }[] = [];
   readonly core: WorkerCore;
   private t = 0;
 
@@ -138,6 +144,7 @@ class Worker {
         gather: () => {},
         freeData: () => {},
         transition: (machine, id, event, from, to, why) => {
+          exactReason(machine, event, why);
           if (machine === "wtask") this.log.push({ id, event, from, to, ...(why ? { why } : {}) });
         },
       },
@@ -158,7 +165,12 @@ class Worker {
   }
 
   stale(): string[] {
-    return this.log.filter((r) => r.event === "STALE").map((r) => `${r.id}: ${String(r.why?.rule)} ${String(r.why?.why ?? "")}`.trim());
+    return this.log
+      .filter((r) => r.event === "STALE")
+      .map((r) => {
+        const reason = readReason({ machine: "wtask", ...r });
+        return `${r.id}: ${reason.kind} ${reason.kind === "stale-assignment" ? reason.why.why : ""}`.trim();
+      });
   }
 }
 

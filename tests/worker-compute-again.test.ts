@@ -10,6 +10,8 @@ import type { ComputeTaskOp, DepInfo, ErrorInfo, WorkerToScheduler } from "../ma
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerEffects, WorkerInput } from "../machines/worker/inputs.js";
 import type { WorkerTaskStateName } from "../machines/tables.js";
+import type { Why } from "../machines/reasons.js";
+import { exactReason } from "./exact-reason.js";
 
 const RUN = 100;
 const BOOM: ErrorInfo = { name: "Error", message: "boom" };
@@ -19,7 +21,7 @@ type Op = WorkerInput extends infer I ? (I extends unknown ? Omit<I, "t"> : neve
 class Harness {
   readonly core: WorkerCore;
   readonly reports: WorkerToScheduler[] = [];
-  readonly transitions: { id: string; event: string; from: string; to: string; why?: Record<string, unknown> }[] = [];
+  readonly transitions: { id: string; event: string; from: string; to: string; why?: Why }[] = [];
   /** Executions and gathers the worker asked its host for, not answered yet. */
   readonly executing: string[] = [];
   readonly gathering = new Map<string, string[]>();
@@ -32,7 +34,10 @@ class Harness {
       execute: (key) => this.executing.push(key),
       gather: (from, keys) => this.gathering.set(from, [...keys]),
       freeData: () => undefined,
-      transition: (_machine, id, event, from, to, why) => this.transitions.push(why === undefined ? { id, event, from, to } : { id, event, from, to, why }),
+      transition: (machine, id, event, from, to, why) => {
+        exactReason(machine, event, why);
+        this.transitions.push(why === undefined ? { id, event, from, to } : { id, event, from, to, why });
+      },
     };
     this.core = new WorkerCore({ name: "w", id: "w#1", nthreads, transferIncomingCountLimit: limit }, fx);
     this.handle({ op: "registered" });
@@ -221,6 +226,16 @@ describe("WorkerCore: a compute-task for a newer assignment, in every state the 
     expect(reports).toEqual([expect.objectContaining({ op: "task-finished", attempt: newest })]);
     // Its own number is not lowered, so a free-keys between the two requests is not mistaken for current.
     expect(h.core.tasks.get("k")!.attempt).toBe(newest);
+  });
+
+  it("a failure kept here of a key the scheduler asks to copy from elsewhere is dropped, and the key fetched", () => {
+    const h = new Harness();
+    h.compute("x");
+    h.finish("x", true);
+    h.handle({ op: "acquire-replicas", keys: [held("x", ["p2"])] });
+    const x = h.transitions.filter((t) => t.id === "x").slice(-3);
+    expect(x.map((t) => `${t.event} ${t.from}->${t.to}`)).toEqual(["FREE error->released", "FETCH released->fetch", "GATHER fetch->flight"]);
+    expect(x[0]!.why).toEqual({ rule: "replica-in-memory-elsewhere" });
   });
 
   it("a failure kept here of an input the scheduler now has in memory elsewhere is dropped, and the input fetched", () => {

@@ -12,6 +12,7 @@ import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
+import { exactReason } from "./exact-reason.js";
 
 type SchedulerOp = SchedulerInput extends infer I ? (I extends unknown ? Omit<I, "t"> : never) : never;
 type WorkerOp = WorkerInput extends infer I ? (I extends unknown ? Omit<I, "t"> : never) : never;
@@ -22,7 +23,10 @@ class Scheduler {
   readonly core = new SchedulerCore(resolveConfig({ workStealing: false }), {
     toWorker: (worker, op) => this.sent.push({ worker, op: structuredClone(op) }),
     toClient: () => undefined,
-    transition: (machine, id, event, from, to) => this.transitions.push(`${machine} ${id}: ${event} ${from}->${to}`),
+    transition: (machine, id, event, from, to, why) => {
+      exactReason(machine, event, why);
+      this.transitions.push(`${machine} ${id}: ${event} ${from}->${to}`);
+    },
   });
   private t = 0;
 
@@ -65,7 +69,10 @@ class Worker {
         execute: () => undefined,
         gather: () => undefined,
         freeData: () => undefined,
-        transition: (machine, id, event, from, to, why) => this.transitions.push(`${id}: ${event} ${from}->${to}${why?.rule ? ` (${String(why.rule)})` : ""}`),
+        transition: (machine, id, event, from, to, why) => {
+          exactReason(machine, event, why);
+          this.transitions.push(`${id}: ${event} ${from}->${to}${why !== undefined && "rule" in why ? ` (${why.rule})` : ""}`);
+        },
       },
     );
     this.handle({ op: "registered", ...registered });

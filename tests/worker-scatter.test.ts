@@ -8,13 +8,15 @@ import { describe, expect, it } from "vitest";
 import type { DepInfo, WorkerToScheduler } from "../machines/protocol.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
+import type { Why } from "../machines/reasons.js";
+import { exactReason } from "./exact-reason.js";
 
 type Op = WorkerInput extends infer I ? (I extends unknown ? Omit<I, "t"> : never) : never;
 
 interface Transition {
   key: string;
   line: string;
-  why: Record<string, unknown> | undefined;
+  why: Why | undefined;
 }
 
 /** A worker core named "w" with everything it asks for written down. */
@@ -32,6 +34,7 @@ class Worker {
       gather: (from, keys) => this.gathered.push({ from, keys: [...keys] }),
       freeData: (key) => this.freed.push(key),
       transition: (machine, id, event, from, to, why) => {
+        exactReason(machine, event, why);
         if (machine === "wtask") this.transitions.push({ key: id, line: `${id}: ${event} ${from}->${to}`, why });
       },
     },
@@ -171,7 +174,7 @@ describe("the scatter lease", () => {
     w.put("kept", "orphan");
     w.reset();
     w.handle({ op: "scatter-lease", held: ["kept"], unclaimed: ["orphan"] });
-    expect(w.transitions.map((t) => [t.line, t.why?.rule])).toEqual([
+    expect(w.transitions.map((t) => [t.line, t.why !== undefined && "rule" in t.why ? t.why.rule : undefined])).toEqual([
       ["kept: CONFIRM memory->memory", "scatter-confirmed"],
       ["orphan: FREE memory->released", "scatter-lease-expired"],
     ]);

@@ -1,36 +1,40 @@
 /**
- * The reasons a transition's `why` records, in words: for `natsched story`. The shapes are
- * the scheduler's (machines/scheduler/placement.ts, stealing.ts, core.ts); anything this
- * does not know is shown as key=value, so a newer log still reads.
+ * The reasons a transition's `why` records, in words: for `natsched story`. The kinds and
+ * their fields are machines/reasons.ts's; a why of no known kind (a log from another
+ * version) is shown as key=value, so it still reads.
  */
 import type { TransitionRecord } from "../log/types.js";
+import { isPlacement, readReason, type AbortedBy, type PlacementReason, type Reason, type StealRequestWhy } from "../machines/reasons.js";
 
 export interface ReasonContext {
   /** The scheduler's bandwidth estimate (bytes/s), from its start record: turns missing bytes into seconds. */
   bandwidth?: number;
 }
 
-type Why = Record<string, unknown>;
-
 /** Lines explaining the transition's decision; empty when it records none. */
 export function explainReasons(record: TransitionRecord, ctx: ReasonContext = {}): string[] {
-  const why = record.why;
-  if (why === undefined) return explainWithoutWhy(record);
-  if (record.machine !== "task") return [formatFields(why)];
-  if (why.steal === "aborted") return stealAborted(record, why);
-  switch (record.event) {
-    case "ASSIGN":
-      return placement(record, why, ctx);
-    case "STEAL":
-      return stealRequest(why);
-    case "STEAL_CONFIRM":
-      return [`steal ${str(why.requestId)} confirmed by ${str(why.victim)} (the task was ${str(why.state)} there, not started): moved to ${str(why.thief)} (level ${str(why.level)})`, ...stealCosts(why)];
-    case "STEAL_REJECT":
-      return [`steal ${str(why.requestId)} rejected by ${str(why.victim)} (the task was ${str(why.state)} there): it stays (level ${str(why.level)})`, ...stealCosts(why)];
-    case "NO_WORKER":
-      return why.rule === "no-candidate" ? ["no running worker can run it (none joined, or none meets its restrictions): it waits for one"] : [formatFields(why)];
+  const reason = readReason(record);
+  if (reason.kind === "none") return explainWithoutWhy(record);
+  if (record.machine !== "task" || reason.kind === "unknown") return [formatFields(reason.why)];
+  if (isPlacement(reason)) return placement(record, reason, ctx);
+  switch (reason.kind) {
+    case "steal-aborted":
+    case "steal-reschedule":
+      return stealAborted(record, reason);
+    case "steal-request":
+      return stealRequest(reason.why);
+    case "steal-confirmed": {
+      const why = reason.why;
+      return [`steal ${why.requestId} confirmed by ${why.victim} (the task was ${why.state} there, not started): moved to ${why.thief} (level ${why.level})`, ...stealCosts(why)];
+    }
+    case "steal-rejected": {
+      const why = reason.why;
+      return [`steal ${why.requestId} rejected by ${why.victim} (the task was ${why.state} there): it stays (level ${why.level})`, ...stealCosts(why)];
+    }
+    case "no-candidate":
+      return ["no running worker can run it (none joined, or none meets its restrictions): it waits for one"];
     default:
-      return [ruleText(why)];
+      return [decisionText(reason)];
   }
 }
 
@@ -41,7 +45,7 @@ function explainWithoutWhy(record: TransitionRecord): string[] {
   return [];
 }
 
-const PLACEMENT_RULES: Record<string, string> = {
+const PLACEMENT_RULES: Record<PlacementReason["kind"], string> = {
   objective: "the worker where it would start soonest: occupancy / nthreads + missing bytes / bandwidth, ties to the fewest bytes held",
   "only-candidate": "the only candidate (the one worker holding its dependencies, the one its restrictions allow, or the only one running)",
   "least-occupied": "no dependencies, no restrictions, not root-ish: the least occupied worker (round-robin among idle ones)",
@@ -49,126 +53,122 @@ const PLACEMENT_RULES: Record<string, string> = {
   "co-assign": "root-ish task, queuing off: co-assigned with its group's neighbours in priority order",
 };
 
-function placement(record: TransitionRecord, why: Why, ctx: ReasonContext): string[] {
-  const rule = str(why.rule);
-  const worker = str(why.worker);
+function placement(record: TransitionRecord, reason: PlacementReason, ctx: ReasonContext): string[] {
+  const worker = reason.why.worker;
   const from = record.from === "queued" ? "out of the scheduler's queue, " : "";
-  let head = `to ${worker}, ${from}${PLACEMENT_RULES[rule] ?? `rule ${rule}`}`;
-  if (rule === "co-assign" && typeof why.left === "number") head += `; ${why.left} more of its group go to ${worker}`;
-  if (rule === "co-assign" && Array.isArray(why.candidates)) head += `; a new run of the group starts on the worker with the least occupancy per thread`;
-  const kept = why.inputsKeptLocal as { copy?: unknown; share?: unknown } | undefined;
-  if (kept !== undefined && typeof kept === "object") {
-    head += `; its group is root-ish, but copying its inputs (${seconds(Number(kept.copy))}) costs more than the work a copy would let another worker take (${seconds(Number(kept.share))}), so it stays with them`;
+  let head = `to ${worker}, ${from}${PLACEMENT_RULES[reason.kind]}`;
+  if (reason.kind === "co-assign") {
+    head += `; ${reason.why.left} more of its group go to ${worker}`;
+    if (reason.why.candidates !== undefined) head += `; a new run of the group starts on the worker with the least occupancy per thread`;
   }
-  const candidates = Array.isArray(why.candidates) ? (why.candidates as unknown[][]) : [];
-  if (candidates.length === 0) {
-    if (rule === "rootish-queuing") head += ` (${worker} was the only worker with a free slot)`;
-    else if (rule === "least-occupied") head += ` (${worker} was the only idle worker, or the only one running)`;
-    else if (rule === "co-assign") head += ` (continuing the run its group started on ${worker})`;
+  const kept = reason.kind === "objective" || reason.kind === "only-candidate" || reason.kind === "least-occupied" ? reason.why.inputsKeptLocal : undefined;
+  if (kept !== undefined) {
+    head += `; its group is root-ish, but copying its inputs (${seconds(kept.copy)}) costs more than the work a copy would let another worker take (${seconds(kept.share)}), so it stays with them`;
+  }
+  const listed = candidateLines(reason, ctx);
+  if (listed.length === 0) {
+    if (reason.kind === "rootish-queuing") head += ` (${worker} was the only worker with a free slot)`;
+    else if (reason.kind === "least-occupied") head += ` (${worker} was the only idle worker, or the only one running)`;
+    else if (reason.kind === "co-assign") head += ` (continuing the run its group started on ${worker})`;
     return [head];
   }
-  const total = typeof why.n === "number" ? why.n : candidates.length;
-  const lines = [`${head}; ${total} candidates${total > candidates.length ? `, best ${candidates.length}` : ""}:`];
-  const width = Math.max(...candidates.map((c) => String(c[0]).length));
-  for (const c of candidates) {
-    const name = String(c[0]).padEnd(width);
-    const mark = c[0] === worker ? "  <- chosen" : "";
-    lines.push(`  ${name}  ${candidateText(rule, c, ctx)}${mark}`);
-  }
+  const n = reason.kind === "only-candidate" ? undefined : reason.why.n;
+  const total = n ?? listed.length;
+  const lines = [`${head}; ${total} candidates${total > listed.length ? `, best ${listed.length}` : ""}:`];
+  const width = Math.max(...listed.map(([name]) => name.length));
+  for (const [name, text] of listed) lines.push(`  ${name.padEnd(width)}  ${text}${name === worker ? "  <- chosen" : ""}`);
   return lines;
 }
 
-function candidateText(rule: string, c: unknown[], ctx: ReasonContext): string {
-  if (rule === "objective") {
-    const [, stack, missing, held] = c as [string, number, number, number];
-    const move = typeof ctx.bandwidth === "number" && ctx.bandwidth > 0 ? missing / ctx.bandwidth : undefined;
-    const start = move === undefined ? "" : ` = starts in ${seconds(stack + move)}`;
-    return `${seconds(stack)} queued per thread + ${bytes(missing)} to move${move === undefined ? "" : ` (${seconds(move)})`}${start}; holds ${bytes(held)}`;
+/** Each candidate listed, as [name, its figures in words]. */
+function candidateLines(reason: PlacementReason, ctx: ReasonContext): [string, string][] {
+  switch (reason.kind) {
+    case "only-candidate":
+      return [];
+    case "objective":
+      return (reason.why.candidates ?? []).map(([name, stack, missing, held]) => {
+        const move = typeof ctx.bandwidth === "number" && ctx.bandwidth > 0 ? missing / ctx.bandwidth : undefined;
+        const start = move === undefined ? "" : ` = starts in ${seconds(stack + move)}`;
+        return [name, `${seconds(stack)} queued per thread + ${bytes(missing)} to move${move === undefined ? "" : ` (${seconds(move)})`}${start}; holds ${bytes(held)}`];
+      });
+    case "rootish-queuing":
+      return (reason.why.candidates ?? []).map(([name, load]) => [name, `${Number(load.toFixed(3))} tasks processing per thread`]);
+    case "co-assign":
+      return (reason.why.candidates ?? []).map(([name, load]) => [name, `${seconds(load)} occupancy per thread`]);
+    case "least-occupied":
+      return (reason.why.candidates ?? []).map(([name, load]) => [name, `${seconds(load)} occupancy`]);
   }
-  if (rule === "rootish-queuing") return `${num(c[1])} tasks processing per thread`;
-  if (rule === "co-assign") return `${seconds(Number(c[1]))} occupancy per thread`;
-  return `${seconds(Number(c[1]))} occupancy`;
 }
 
-function stealRequest(why: Why): string[] {
-  const lines = [`steal request ${str(why.requestId)}: from ${str(why.victim)} to ${str(why.thief)}, stealable level ${str(why.level)} (0: no dependencies; higher: more transfer per compute)`, ...stealCosts(why)];
-  const known = new Set(["victim", "thief", "level", "requestId", "compute", "commThief", "commVictim", "occVictim", "occThief"]);
-  const rest = Object.fromEntries(Object.entries(why).filter(([k]) => !known.has(k)));
+function stealRequest(why: StealRequestWhy): string[] {
+  const lines = [`steal request ${why.requestId}: from ${why.victim} to ${why.thief}, stealable level ${why.level} (0: no dependencies; higher: more transfer per compute)`, ...stealCosts(why)];
+  const request: Record<keyof StealRequestWhy, true> = { victim: true, thief: true, level: true, requestId: true, compute: true, commVictim: true, commThief: true, occVictim: true, occThief: true };
+  const rest = Object.fromEntries(Object.entries(why).filter(([k]) => !Object.hasOwn(request, k)));
   if (Object.keys(rest).length > 0) lines.push(`  ${formatFields(rest)}`);
   return lines;
 }
 
-/** Why a steal request ended without a confirm or reject deciding it (the core logs `steal: "aborted"`). */
-function stealAborted(record: TransitionRecord, why: Why): string[] {
-  let reason: string;
-  if (why.rule === "steal-reschedule") {
-    reason =
-      why.cause === "thief-gone"
-        ? `${str(why.victim)} gave it up (${str(why.state)}) but the thief is gone: placed afresh`
-        : `${str(why.victim)} did not hold the assignment (it answered ${str(why.state)}): placed afresh`;
-  } else if (record.event === "FINISH") {
-    reason = "its result came first";
-  } else if (record.event === "DATA") {
-    reason = "its data arrived from elsewhere";
-  } else if (record.event === "ERR") {
-    reason = typeof why.blame === "string" ? `a dependency failed: ${why.blame}` : typeof why.rule === "string" ? (RULES[why.rule] ?? `rule ${why.rule}`) : "it failed";
+/** Why a steal request ended without a confirm or reject deciding it. */
+function stealAborted(record: TransitionRecord, reason: Extract<Reason, { kind: "steal-aborted" | "steal-reschedule" }>): string[] {
+  const why = reason.why;
+  let text: string;
+  let where = "";
+  if (reason.kind === "steal-reschedule") {
+    text =
+      reason.why.cause === "thief-gone"
+        ? `${why.victim} gave it up (${reason.why.state}) but the thief is gone: placed afresh`
+        : `${why.victim} did not hold the assignment (it answered ${reason.why.state}): placed afresh`;
   } else {
-    reason = typeof why.rule === "string" ? (RULES[why.rule] ?? `rule ${why.rule}`) : "it was released (no longer needed)";
+    text = abortText(record, reason.by);
+    if (reason.by.kind !== "none" && reason.by.kind !== "unknown" && "worker" in reason.by.why) where = ` (${reason.by.why.worker})`;
   }
-  const where = typeof why.worker === "string" && why.rule !== "steal-reschedule" ? ` (${why.worker})` : "";
-  return [`steal ${str(why.requestId)} from ${str(why.victim)} to ${str(why.thief)} (level ${str(why.level)}) aborted: ${reason}${where}`, ...stealCosts(why)];
+  return [`steal ${why.requestId} from ${why.victim} to ${why.thief} (level ${why.level}) aborted: ${text}${where}`, ...stealCosts(why)];
+}
+
+function abortText(record: TransitionRecord, by: AbortedBy): string {
+  if (record.event === "FINISH") return "its result came first";
+  if (record.event === "DATA") return "its data arrived from elsewhere";
+  if (by.kind === "dependency-erred") return `a dependency failed: ${by.why.blame}`;
+  if (by.kind === "none" || by.kind === "task-erred") return record.event === "ERR" ? "it failed" : "it was released (no longer needed)";
+  if (by.kind === "unknown") return formatFields(by.why);
+  return DECISIONS[by.kind] ?? `rule ${by.why.rule}`;
 }
 
 /** The estimated costs and occupancies a steal request was made on (logged again with its outcome). */
-function stealCosts(why: Why): string[] {
-  const lines: string[] = [];
-  const compute = why.compute;
-  const commThief = why.commThief;
-  const commVictim = why.commVictim;
-  if (typeof compute === "number" && typeof commThief === "number" && typeof commVictim === "number") {
-    lines.push(`  estimated: compute ${seconds(compute)}, transfer to the thief ${seconds(commThief)}, at the victim ${seconds(commVictim)}`);
-    const occVictim = why.occVictim;
-    const occThief = why.occThief;
-    if (typeof occVictim === "number" && typeof occThief === "number") {
-      const thiefStart = occThief + commThief + compute;
-      const victimStart = occVictim - (commVictim + compute) / 2;
-      lines.push(`  occupancy: victim ${seconds(occVictim)}, thief ${seconds(occThief)}; it pays: thief ${seconds(thiefStart)} (occupancy + transfer + compute) <= victim ${seconds(victimStart)} (occupancy - (transfer + compute) / 2)`);
-    }
-  }
-  return lines;
+function stealCosts(why: StealRequestWhy): string[] {
+  const { compute, commThief, commVictim, occVictim, occThief } = why;
+  const thiefStart = occThief + commThief + compute;
+  const victimStart = occVictim - (commVictim + compute) / 2;
+  return [
+    `  estimated: compute ${seconds(compute)}, transfer to the thief ${seconds(commThief)}, at the victim ${seconds(commVictim)}`,
+    `  occupancy: victim ${seconds(occVictim)}, thief ${seconds(occThief)}; it pays: thief ${seconds(thiefStart)} (occupancy + transfer + compute) <= victim ${seconds(victimStart)} (occupancy - (transfer + compute) / 2)`,
+  ];
 }
 
-const RULES: Record<string, string> = {
+/** The scheduler's other decisions, in words. */
+const DECISIONS: Partial<Record<Reason["kind"], string>> = {
   scatter: "the client scattered it",
   "held-by-joining-worker": "a joining worker already held it",
   "worker-left": "its worker left or died",
   "killed-worker": "it was running on too many workers that died (allowedFailures)",
   "missing-data": "a worker reported the only copy missing",
   "data-lost": "scattered data whose every holder is gone cannot be recomputed",
-  "steal-reschedule": "steal answer: the victim no longer had it or the thief is gone, so it is placed afresh",
 };
 
-function ruleText(why: Why): string {
-  const rule = typeof why.rule === "string" ? why.rule : undefined;
+/** A decision's words, with its fields other than the rule; a failed dependency by name; else its fields. */
+function decisionText(reason: Exclude<Reason, { kind: "none" | "unknown" }>): string {
+  if (reason.kind === "dependency-erred") return `a dependency failed: ${reason.why.blame}`;
+  const why = reason.why;
+  if (!("rule" in why)) return formatFields(why);
   const rest = Object.fromEntries(Object.entries(why).filter(([k]) => k !== "rule"));
   const restText = Object.keys(rest).length > 0 ? ` (${formatFields(rest)})` : "";
-  if (rule !== undefined) return `${RULES[rule] ?? `rule ${rule}`}${restText}`;
-  if (typeof why.blame === "string") return `a dependency failed: ${why.blame}`;
-  return formatFields(why);
+  return `${DECISIONS[reason.kind] ?? `rule ${why.rule}`}${restText}`;
 }
 
-export function formatFields(why: Why): string {
+export function formatFields(why: { readonly [field: string]: unknown }): string {
   return Object.entries(why)
     .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
     .join(" ");
-}
-
-function str(value: unknown): string {
-  return typeof value === "string" ? value : JSON.stringify(value);
-}
-
-function num(value: unknown): string {
-  return typeof value === "number" ? String(Number(value.toFixed(3))) : str(value);
 }
 
 export function seconds(s: number): string {

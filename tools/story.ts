@@ -1,5 +1,6 @@
 import { explainReasons, type ReasonContext } from "./story-reasons.js";
 import type { LogRecord } from "../log/types.js";
+import type { LoggedWhy } from "../machines/reasons.js";
 
 /** One line of a task's story: when, who, what happened, and why. */
 export interface StoryLine {
@@ -10,7 +11,7 @@ export interface StoryLine {
   /** The decision's reasons in words (placement candidates and objective values, steal costs), if any. */
   reasons?: string[];
   /** The reasons as the log records them. */
-  why?: Record<string, unknown>;
+  why?: LoggedWhy;
 }
 
 /**

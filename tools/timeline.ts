@@ -10,6 +10,7 @@
 import { applyPatches, enablePatches, produceWithPatches, type Patch } from "immer";
 import { BadOptionError } from "../machines/errors.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
+import type { LoggedWhy } from "../machines/reasons.js";
 
 enablePatches();
 
@@ -27,7 +28,7 @@ export interface EntityView {
   /** Transitions it made up to this step. */
   readonly transitions: number;
   /** The reasons recorded with its last transition, if any. */
-  readonly why?: Readonly<Record<string, unknown>>;
+  readonly why?: LoggedWhy;
 }
 
 interface Step {

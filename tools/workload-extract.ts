@@ -14,6 +14,7 @@ import { BadOptionError } from "../machines/errors.js";
 import { keySplit } from "../machines/graph/keys.js";
 import type { TaskSpec } from "../machines/protocol.js";
 import type { Scenario, SimAction, SimDataSpec, SimTaskSpec, SimWorkerSpec } from "../sim/scenario.js";
+import { isPlacement, readReason } from "../machines/reasons.js";
 import { MetricsCollector, type RunMetrics } from "./what-if-metrics.js";
 import type { LogRecord } from "../log/types.js";
 
@@ -114,10 +115,11 @@ export class WorkloadExtractor {
     if (record.kind === "transition") {
       if (record.machine !== "task") return;
       this.accepted.add(record.id);
-      if (record.event === "DATA" && record.why?.rule === "scatter") this.scattered(record.id);
-      const worker = record.why?.worker;
-      if ((record.event === "ASSIGN" || record.event === "STEAL_CONFIRM") && typeof worker === "string") {
-        this.assigned.set(`${worker}\u0000${record.id}`, record.t);
+      if (record.event !== "DATA" && record.event !== "ASSIGN" && record.event !== "STEAL_CONFIRM") return;
+      const reason = readReason(record);
+      if (reason.kind === "scatter") this.scattered(record.id);
+      else if (isPlacement(reason) || reason.kind === "steal-confirmed") {
+        this.assigned.set(`${reason.why.worker}\u0000${record.id}`, record.t);
       }
       return;
     }

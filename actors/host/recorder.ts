@@ -1,5 +1,6 @@
 import { NullLogSink } from "../../log/memory-log.js";
 import type { InputRecord, LogSink } from "../../log/types.js";
+import type { MachineName, Why } from "../../machines/reasons.js";
 
 /**
  * Writes one actor's records to the event log: its start, every input it takes and every
@@ -39,7 +40,7 @@ export class ActorRecorder {
     else sink.append({ actor: this.actor, seq: this.seq++, t: event.t, kind: "input", event: event as InputRecord["event"] });
   }
 
-  transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void {
+  transition(machine: MachineName, id: string, event: string, from: string, to: string, why?: Why): void {
     const sink = this.sink;
     if (sink === null) return;
     if (sink.appendTransition !== undefined) {

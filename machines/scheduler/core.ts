@@ -13,11 +13,12 @@ import {
   decideRootishQueuing,
   inputsKeptLocal,
   isRootishGroup,
+  keptWithInputs,
   taskSlotsAvailable,
   type Decision,
   type PlacementContext,
-  type Why,
 } from "./placement.js";
+import type { PlacementWhy, StealAbortedWhy, StealAnswerWhy, StealRequestWhy, TaskWhy, WhyOf, WorkerWhy } from "../reasons.js";
 import { addCount, Estimates } from "./estimates.js";
 import { GroupRec, PrefixRec, QUEUED_AT, TaskRec, WorkerRec } from "./state.js";
 import { RemovedIncarnations } from "./incarnations.js";
@@ -749,14 +750,15 @@ export class SchedulerCore implements PlacementContext, StealHost {
     recs.length = 0;
   }
 
-  private move(ts: TaskRec, event: TaskEvent["type"], why: Why | undefined): void {
+  private move(ts: TaskRec, event: TaskEvent["type"], why: TaskWhy | undefined): void {
     const from = ts.state;
     const to = TASK.next(from, event);
     if (to === undefined) throw new Error(`task ${ts.key}: ${event} is not accepted in state ${from}`);
     if (from === "processing.stealing" && this.stealing !== null) {
       // Leaving a steal by anything but its answer aborts the request: say which, and why it was made.
       const aborted = this.stealing.takeAborted(ts);
-      if (aborted !== undefined) why = { ...why, steal: "aborted", ...aborted.why };
+      // Only the decisions of this core's other edges out of processing.stealing reach here (machines/reasons.ts, AbortedBy).
+      if (aborted !== undefined) why = { ...why, steal: "aborted", ...aborted.why } as StealAbortedWhy;
     }
     ts.state = to;
     if (from === "released" || from === "waiting") ts.group.pending -= 1;
@@ -822,8 +824,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
         decision = decideRootishCoassign(this, ts);
       }
     } else {
-      decision = decideNonRootish(this, ts);
-      if (kept !== null) decision = { worker: decision.worker, why: { ...decision.why, inputsKeptLocal: kept } };
+      const placed = decideNonRootish(this, ts);
+      decision = kept === null ? placed : keptWithInputs(placed, kept);
     }
     if (decision.worker === null) {
       if (state !== "no-worker") {
@@ -836,7 +838,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.assign(ts, decision.worker, decision.why);
   }
 
-  private assign(ts: TaskRec, ws: WorkerRec, why: Why, event: "ASSIGN" | "STEAL_CONFIRM" = "ASSIGN"): void {
+  private assign(ts: TaskRec, ws: WorkerRec, why: PlacementWhy | StealAnswerWhy, event: "ASSIGN" | "STEAL_CONFIRM" = "ASSIGN"): void {
     this.queued.remove(ts);
     this.unrunnable.delete(ts);
     const duration = this.taskDuration(ts);
@@ -966,7 +968,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   }
 
   /** Data lost with the only workers that held it: recompute it if anything needs it. */
-  private dataLost(ts: TaskRec, why: Why): void {
+  private dataLost(ts: TaskRec, why: WhyOf<"worker-left" | "missing-data">): void {
     this.move(ts, "RELEASE", why);
     for (const dts of ts.dependents) {
       if (dts.state === "processing.assigned" || dts.state === "processing.stealing" || dts.state === "no-worker") {
@@ -1058,7 +1060,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
    * current assignment number, so any later assignment of the key is newer than it
    * (docs/protocol.md, "Assignment numbers"). The reasons of the RELEASE, or undefined.
    */
-  private freeErred(ts: TaskRec): Why | undefined {
+  private freeErred(ts: TaskRec): WhyOf<"free-erred"> | undefined {
     const ws = ts.erredOn;
     if (ws === null) return undefined;
     ts.erredOn = null;
@@ -1068,7 +1070,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     return { rule: "free-erred", worker: ws.name, attempt: this.attempts };
   }
 
-  private fail(ts: TaskRec, error: ErrorInfo, why: Why): void {
+  private fail(ts: TaskRec, error: ErrorInfo, why: WhyOf<"killed-worker" | "data-lost" | "task-erred">): void {
     ts.exception = error;
     ts.exceptionBlame = null;
     this.queued.remove(ts);
@@ -1123,7 +1125,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   }
 
   /** Send a steal request: the task waits in processing.stealing for the victim's answer. */
-  requestSteal(ts: TaskRec, info: InFlight, why: Why): void {
+  requestSteal(ts: TaskRec, info: InFlight, why: StealRequestWhy): void {
     ts.stealRequest = info.requestId;
     this.move(ts, "STEAL", why);
     this.fx.toWorker(info.victim.name, this.stealRequestOp(ts, info.requestId));
@@ -1146,7 +1148,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     stealing.removeInFlight(ts);
     const { victim, thief, level } = info;
     // The request's reasons (level, costs, occupancies), and what the victim answered.
-    const why: Why = { ...info.why, outcome: op.outcome, state: op.state };
+    const why: StealAnswerWhy = { ...info.why, outcome: op.outcome, state: op.state };
     const thiefAlive = this.workers.get(thief.name) === thief && thief.state === "running";
     const undefinedState = op.state === "released";
     if (undefinedState || (op.outcome === "confirm" && !thiefAlive)) {
@@ -1203,7 +1205,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.fx.transition("scheduler", "scheduler", event, from, to);
   }
 
-  private workerLifecycle(ws: WorkerRec, event: WorkerLifecycleEvent["type"], why?: Why): void {
+  private workerLifecycle(ws: WorkerRec, event: WorkerLifecycleEvent["type"], why?: WorkerWhy): void {
     const to = WORKER.next(ws.state, event);
     if (to === undefined) return;
     const from = ws.state;

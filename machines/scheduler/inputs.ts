@@ -1,5 +1,5 @@
 import type { ClientToScheduler, ErrorInfo, SchedulerToClient, SchedulerToWorker, WorkerToScheduler } from "../protocol.js";
-import type { Why } from "./placement.js";
+import type { MachineName, Why } from "../reasons.js";
 
 /** A worker stopped answering (missed heartbeats, closed connection): detected by the host. */
 export interface WorkerLostOp {
@@ -27,5 +27,6 @@ export type SchedulerReply = { ok: true; run?: number } | { ok: false; error: Er
 export interface SchedulerEffects {
   toWorker(worker: string, op: SchedulerToWorker): void;
   toClient(client: string, op: SchedulerToClient): void;
-  transition(machine: string, id: string, event: string, from: string, to: string, why?: Why): void;
+  /** A machine's transition, with the decision's reasons (machines/reasons.ts): the host logs it. */
+  transition(machine: MachineName, id: string, event: string, from: string, to: string, why?: Why): void;
 }

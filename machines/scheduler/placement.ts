@@ -1,4 +1,5 @@
 import type { Config } from "../config.js";
+import type { PlacementWhy, WhyOf, WithoutWorker } from "../reasons.js";
 import type { TaskRec, WorkerRec } from "./state.js";
 
 /**
@@ -21,15 +22,14 @@ export interface PlacementContext {
   dataSize(ts: TaskRec): number;
 }
 
-export type Why = Record<string, unknown>;
+/** A worker and the reasons it was chosen (machines/reasons.ts), or none and why. */
+export type Decision = { worker: WorkerRec; why: PlacementWhy } | { worker: null; why: WhyOf<"no-candidate"> };
 
-export interface Decision {
-  worker: WorkerRec | null;
-  why: Why;
-}
+/** What decideNonRootish decides by: no root-ish rule. */
+export type NonRootishDecision = { worker: WorkerRec; why: WithoutWorker<WhyOf<"objective" | "only-candidate" | "least-occupied">> } | { worker: null; why: WhyOf<"no-candidate"> };
 
-const ONLY_CANDIDATE: Why = Object.freeze({ rule: "only-candidate" });
-const NO_CANDIDATE: Why = Object.freeze({ rule: "no-candidate" });
+const ONLY_CANDIDATE: WithoutWorker<WhyOf<"only-candidate">> = Object.freeze({ rule: "only-candidate" });
+const NO_CANDIDATE: WhyOf<"no-candidate"> = Object.freeze({ rule: "no-candidate" });
 
 /**
  * The reasons keep at most this many candidates, best first (the winner is the first);
@@ -50,9 +50,15 @@ function keepBest<T>(top: T[], entry: T, better: (a: T, b: T) => boolean): void 
 }
 
 /** The reasons of a choice among several candidates (a single candidate needs no list, unless `always`). */
-function withCandidates(rule: string, candidates: unknown[][], n: number, extra?: Why, always = false): Why {
-  if (n <= 1 && !always) return extra === undefined ? { rule } : { rule, ...extra };
-  const why: Why = { rule, ...extra, candidates };
+function withCandidates<R extends string, C, E extends object = {}>(
+  rule: R,
+  candidates: C[],
+  n: number,
+  extra?: E,
+  always = false,
+): { rule: R } & E & { candidates?: C[]; n?: number } {
+  if (n <= 1 && !always) return (extra === undefined ? { rule } : { rule, ...extra }) as { rule: R } & E;
+  const why: { rule: R } & E & { candidates: C[]; n?: number } = { rule, ...(extra as E), candidates };
   if (n > candidates.length) why.n = n;
   return why;
 }
@@ -133,6 +139,13 @@ export function inputsKeptLocal(ctx: PlacementContext, ts: TaskRec): InputsKeptL
   return copy > share ? { copy: micro(copy), share: micro(share) } : null;
 }
 
+/** A non-root-ish decision for a root-ish task kept with its inputs (inputsKeptLocal): its reasons say so. */
+export function keptWithInputs(decision: NonRootishDecision, kept: InputsKeptLocal): Decision {
+  return decision.worker === null
+    ? { worker: null, why: { ...decision.why, inputsKeptLocal: kept } }
+    : { worker: decision.worker, why: { ...decision.why, inputsKeptLocal: kept } };
+}
+
 /** Bytes of the dependencies `ws` lacks (estimated where a size is not known yet). */
 export function missingBytes(ctx: PlacementContext, ts: TaskRec, ws: WorkerRec): number {
   let bytes = 0;
@@ -172,7 +185,7 @@ const scoredBetter = (a: Scored, b: Scored): boolean =>
  * bandwidth, then the fewest bytes held. Reasons: `candidates` as [name, occupancy /
  * nthreads, missing bytes, nbytes held], best first.
  */
-function byObjective(ctx: PlacementContext, ts: TaskRec, candidates: Iterable<WorkerRec>): Decision {
+function byObjective(ctx: PlacementContext, ts: TaskRec, candidates: Iterable<WorkerRec>): NonRootishDecision {
   let best: Scored | null = null;
   const top: Scored[] = [];
   let n = 0;
@@ -184,8 +197,9 @@ function byObjective(ctx: PlacementContext, ts: TaskRec, candidates: Iterable<Wo
     if (best === null || scoredBetter(scored, best)) best = scored;
     keepBest(top, scored, scoredBetter);
   }
-  const listed = top.map((c) => [c.ws.name, micro(c.stack), c.missing, c.ws.nbytes]);
-  return { worker: best?.ws ?? null, why: withCandidates("objective", listed, n) };
+  if (best === null) return { worker: null, why: NO_CANDIDATE }; // no candidates: decideWorker never asks with fewer than two
+  const listed = top.map((c): [string, number, number, number] => [c.ws.name, micro(c.stack), c.missing, c.ws.nbytes]);
+  return { worker: best.ws, why: withCandidates("objective", listed, n) };
 }
 
 /**
@@ -193,7 +207,7 @@ function byObjective(ctx: PlacementContext, ts: TaskRec, candidates: Iterable<Wo
  * workers, if restricted), else the valid workers, else (loose restrictions) anyone; the
  * winner is the worker where the task would start soonest.
  */
-export function decideWorker(ctx: PlacementContext, ts: TaskRec, valid: Set<WorkerRec> | null): Decision {
+export function decideWorker(ctx: PlacementContext, ts: TaskRec, valid: Set<WorkerRec> | null): NonRootishDecision {
   const candidates = new Set<WorkerRec>();
   for (const dts of ts.dependencies) {
     for (const ws of dts.whoHas) if (ws.state === "running") candidates.add(ws);
@@ -216,7 +230,7 @@ export function decideWorker(ctx: PlacementContext, ts: TaskRec, valid: Set<Work
 }
 
 /** Dask's `decide_worker_non_rootish`. */
-export function decideNonRootish(ctx: PlacementContext, ts: TaskRec): Decision {
+export function decideNonRootish(ctx: PlacementContext, ts: TaskRec): NonRootishDecision {
   const valid = validWorkers(ctx, ts);
   if (ts.dependencies.length > 0 || valid !== null) return decideWorker(ctx, ts, valid);
   if (ctx.running.length === 0) return { worker: null, why: NO_CANDIDATE };
@@ -242,7 +256,7 @@ export function decideNonRootish(ctx: PlacementContext, ts: TaskRec): Decision {
  * the least loaded others (ties broken round-robin or by join order, so the winner need not
  * be the first of equals).
  */
-function leastOccupiedWhy(rule: string, pool: Iterable<WorkerRec>, chosen: WorkerRec, load: (ws: WorkerRec) => number, extra: Why | undefined, always = false): Why {
+function leastOccupiedWhy<R extends string, E extends object = {}>(rule: R, pool: Iterable<WorkerRec>, chosen: WorkerRec, load: (ws: WorkerRec) => number, extra: E | undefined, always = false) {
   const top: WorkerRec[] = [chosen];
   let n = 0;
   const better = (a: WorkerRec, b: WorkerRec) => b !== chosen && (load(a) < load(b) || (load(a) === load(b) && a.order < b.order));
@@ -250,7 +264,7 @@ function leastOccupiedWhy(rule: string, pool: Iterable<WorkerRec>, chosen: Worke
     n += 1;
     if (ws !== chosen) keepBest(top, ws, better);
   }
-  return withCandidates(rule, top.map((ws) => [ws.name, micro(load(ws))]), n, extra, always);
+  return withCandidates(rule, top.map((ws): [string, number] => [ws.name, micro(load(ws))]), n, extra, always);
 }
 
 /** Queue slots a worker has: max(ceil(saturation * nthreads), 1) minus what it processes. */

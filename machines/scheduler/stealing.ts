@@ -1,5 +1,6 @@
 import type { Config } from "../config.js";
-import { commCost, validWorkers, type PlacementContext, type Why } from "./placement.js";
+import { commCost, validWorkers, type PlacementContext } from "./placement.js";
+import type { StealRequestWhy } from "../reasons.js";
 import type { PrefixRec, TaskRec, WorkerRec } from "./state.js";
 import { StealBin } from "./steal-bin.js";
 
@@ -31,7 +32,7 @@ export interface InFlight {
    * confirm, reject or abort: victim, thief, level, requestId, the estimated costs
    * (compute, commVictim, commThief) and the occupancies (occVictim, occThief).
    */
-  why: Why;
+  why: StealRequestWhy;
 }
 
 export interface StealHost extends PlacementContext {
@@ -39,7 +40,7 @@ export interface StealHost extends PlacementContext {
   readonly saturated: ReadonlySet<WorkerRec>;
   readonly totalOccupancy: number;
   /** Move the task to processing.stealing and send the steal request to the victim. */
-  requestSteal(ts: TaskRec, info: InFlight, why: Why): void;
+  requestSteal(ts: TaskRec, info: InFlight, why: StealRequestWhy): void;
   /** Dask's `is_unoccupied`: still a candidate thief at this occupancy and task count. */
   isUnoccupied(ws: WorkerRec, occupancy: number, nprocessing: number): boolean;
   checkIdleSaturated(ws: WorkerRec, occupancy?: number): void;
@@ -354,7 +355,7 @@ export class WorkStealing {
     victim: WorkerRec,
     thief: WorkerRec,
     level = this.levelOf.get(ts) ?? this.stealTimeRatio(ts)?.level ?? -1,
-    extra: Why = {},
+    extra: Partial<Pick<StealRequestWhy, "occVictim" | "occThief">> = {},
   ): string | null {
     if (this.inFlight.has(ts) || ts.processingOn !== victim || ts.state !== "processing.assigned") return null;
     const host = this.host;
@@ -362,7 +363,7 @@ export class WorkStealing {
     const commVictim = commCost(host, ts, victim);
     const commThief = commCost(host, ts, thief);
     const requestId = this.nextRequestId();
-    const why: Why = {
+    const why: StealRequestWhy = {
       victim: victim.name,
       thief: thief.name,
       level,

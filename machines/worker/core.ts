@@ -3,6 +3,7 @@ import type { WorkerTaskEvent } from "../definitions/worker-task.js";
 import { isReservedKey } from "../graph/reserved-keys.js";
 import { priorityLess, type Priority } from "../priority.js";
 import type { ComputeTaskOp, DepInfo, ErrorInfo, FreeKeysOp, StealRequestOp, WorkerMetricsOp, WorkerToScheduler } from "../protocol.js";
+import type { WhyOf, WTaskWhy } from "../reasons.js";
 import { WORKER, WORKER_TASK, type WorkerStateName, type WorkerTaskStateName } from "../tables.js";
 import { IndexedHeap } from "../util/heap.js";
 import { emptyMap, emptySet, withAdded, withDeleted, withEntry, withoutEntry } from "../util/shared-empty.js";
@@ -471,7 +472,7 @@ export class WorkerCore {
    * memory elsewhere and names it as data to copy: the failure was freed in a message still
    * on its way, or the key was computed again since.
    */
-  private dropError(ts: WTask, rule: string): void {
+  private dropError(ts: WTask, rule: "input-in-memory-elsewhere" | "replica-in-memory-elsewhere"): void {
     ts.error = null;
     this.move(ts, "FREE", { rule });
   }
@@ -514,7 +515,7 @@ export class WorkerCore {
    * Drop the work and failures of assignments numbered up to `upTo`, as a free-keys would
    * (work under way is cancelled, its outcome discarded); data in memory stays.
    */
-  private voidWork(upTo: number, why: Record<string, unknown>): void {
+  private voidWork(upTo: number, why: WhyOf<"void-assignments" | "new-run">): void {
     const stale: WTask[] = [];
     for (const ts of this.tasks.values()) {
       if (ts.attempt > upTo || ts.state === "memory" || ts.state === "released" || ts.state === "cancelled") continue;
@@ -582,7 +583,7 @@ export class WorkerCore {
     return false;
   }
 
-  private release(ts: WTask, why?: Record<string, unknown>): void {
+  private release(ts: WTask, why?: WhyOf<"void-assignments" | "new-run">): void {
     switch (ts.state) {
       case "memory":
         this.fx.freeData(ts.key);
@@ -714,7 +715,7 @@ export class WorkerCore {
    * other. Not among them: the scheduler does not count this copy, which may hold anything;
    * dropped, and fetched from those holders by the caller.
    */
-  private scatterNamed(ts: WTask, holders: readonly string[], op: string): void {
+  private scatterNamed(ts: WTask, holders: readonly string[], op: "compute-task" | "acquire-replicas"): void {
     if (holders.includes(this.name)) {
       ts.scattered = false;
       this.move(ts, "CONFIRM", { rule: "scatter-confirmed", op });
@@ -724,7 +725,7 @@ export class WorkerCore {
   }
 
   /** Unconfirmed scattered data leaves memory (the caller decides what follows: compute, fetch or forget). */
-  private dropScattered(ts: WTask, why: Record<string, unknown>): void {
+  private dropScattered(ts: WTask, why: WhyOf<"scattered-not-a-result" | "scattered-not-counted" | "scatter-lease-expired">): void {
     this.fx.freeData(ts.key);
     this.move(ts, "FREE", why);
   }
@@ -1023,7 +1024,7 @@ export class WorkerCore {
   }
 
   /** A superseded instruction was dropped: logged as a STALE self-transition with its reasons. */
-  private stale(key: string, why: Record<string, unknown>): void {
+  private stale(key: string, why: WhyOf<"past-run" | "stale-assignment" | "stale-free-keys" | "scatter-refused">): void {
     const state = this.tasks.get(key)?.state ?? "released";
     this.fx.transition("wtask", key, "STALE", state, state, why);
   }
@@ -1036,7 +1037,7 @@ export class WorkerCore {
     return ts;
   }
 
-  private move(ts: WTask, event: WorkerTaskEvent["type"], why?: Record<string, unknown>): void {
+  private move(ts: WTask, event: WorkerTaskEvent["type"], why?: WTaskWhy): void {
     const from = ts.state;
     const to = WORKER_TASK.next(from, event);
     if (to === undefined) throw new Error(`worker ${this.name}: task ${ts.key}: ${event} is not accepted in state ${from}`);

@@ -1,4 +1,5 @@
 import type { ErrorInfo, SchedulerToWorker, WorkerToScheduler } from "../protocol.js";
+import type { MachineName, Why } from "../reasons.js";
 
 export interface WorkerInit {
   name: string;
@@ -51,5 +52,6 @@ export interface WorkerEffects {
   gather(from: string, keys: string[]): void;
   /** Drop a result from the data store. */
   freeData(key: string): void;
-  transition(machine: string, id: string, event: string, from: string, to: string, why?: Record<string, unknown>): void;
+  /** A machine's transition, with the decision's reasons (machines/reasons.ts): the host logs it. */
+  transition(machine: MachineName, id: string, event: string, from: string, to: string, why?: Why): void;
 }
