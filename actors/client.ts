@@ -418,6 +418,11 @@ export class Client {
     return this.core.status(key);
   }
 
+  /** The specs kept for resubmission after a new run of the scheduler (tests look). */
+  private get specs(): ReadonlyMap<string, TaskSpec> {
+    return this.core.keptSpecs();
+  }
+
   // ---- reference counting --------------------------------------------------------------
 
   /** @internal */

@@ -159,9 +159,9 @@ export class ClientCore {
     return [...this.keys].map(([key, st]) => ({ key, status: st.status, refs: st.refs, holders: st.holders }));
   }
 
-  /** The keys whose specs are kept for resubmission. */
-  keptSpecs(): string[] {
-    return [...this.specs.keys()];
+  /** The specs kept for resubmission, by key (read-only). */
+  keptSpecs(): ReadonlyMap<string, TaskSpec> {
+    return this.specs.view();
   }
 
   handle(input: ClientInput): readonly ClientInstruction[] {
