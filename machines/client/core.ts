@@ -293,7 +293,7 @@ export class ClientCore {
     if (st.refs > 0) return;
     this.keys.delete(key);
     this.specs.forget(key);
-    this.fail(st, { kind: "released", key });
+    if (st.waits !== null) this.fail(st, { kind: "released", key });
     if (this.closedFlag) return;
     this.toRelease.add(key);
     this.scheduleFlush();
