@@ -139,7 +139,7 @@ export class Client {
   private readonly waits = new Map<number, Settle<void>>();
   /** Each gather's promise, and the values its fetches brought. */
   private readonly gathers = new Map<number, Settle<Map<string, unknown>> & { values: Map<string, unknown> }>();
-  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly timers = new Map<string, { handle: ReturnType<typeof setTimeout>; repeat: boolean }>();
   /** The error of each failure the core handed out: one per failure, so a key's waits reject with the same error. */
   private readonly errors = new WeakMap<ClientFailure, unknown>();
 
@@ -494,15 +494,15 @@ export class Client {
           const handle = i.repeat ? setInterval(fire, i.ms) : setTimeout(fire, i.ms);
           // Heartbeats do not keep a process alive; a pending result does.
           if (timer.kind === "heartbeat") handle.unref();
-          this.timers.set(name, handle);
+          this.timers.set(name, { handle, repeat: i.repeat === true });
           break;
         }
         case "clear-timer": {
           const name = timerName(i.timer);
-          const handle = this.timers.get(name);
-          if (handle === undefined) break;
-          clearTimeout(handle);
-          clearInterval(handle);
+          const timer = this.timers.get(name);
+          if (timer === undefined) break;
+          if (timer.repeat) clearInterval(timer.handle);
+          else clearTimeout(timer.handle);
           this.timers.delete(name);
           break;
         }

@@ -90,7 +90,7 @@ const NO_INSTRUCTIONS: readonly ClientInstruction[] = Object.freeze([]);
 const NO_WAITS: readonly Wait[] = Object.freeze([]);
 const NO_REPLY: SchedulerReply = { ok: false, error: { name: "ProtocolError", message: "no reply" } };
 const CLOSED: ClientFailure = { kind: "closed" };
-/** Bounds of the interval a resuming scheduler may announce (ms). */
+/** The longest interval (ms) a resuming scheduler is believed to announce itself at. */
 const MAX_RESUMING_EVERY = 60_000;
 
 export class ClientCore {
