@@ -1,68 +1,25 @@
 import { randomFillSync } from "node:crypto";
+import { checkKeys, checkTimeout, describeValue, typeName } from "../machines/client/arguments.js";
+import { ClientCore, type KeyStatus } from "../machines/client/core.js";
+import { timerName, type ClientFailure, type ClientInput, type ClientInstruction, type ClientKeysAnswer, type ClientQuery, type ClientStimulus } from "../machines/client/inputs.js";
 import { BadOptionError, ClosedError, NatschedError, ProtocolError, SchedulerRestartedError, TimeoutError } from "../machines/errors.js";
 import { tokenize } from "../machines/graph/index.js";
-import { reservedKeyProblem } from "../machines/graph/reserved-keys.js";
-import {
-  PROTOCOL_VERSION,
-  type ClientHeartbeatOp,
-  type ClientToScheduler,
-  type Envelope,
-  type ErrorInfo,
-  type SchedulerToClient,
-  type TaskSpec,
-} from "../machines/protocol.js";
+import { PROTOCOL_VERSION, type ClientToScheduler, type Envelope, type ErrorInfo, type SchedulerToClient, type TaskSpec } from "../machines/protocol.js";
 import type { SchedulerReply } from "../machines/scheduler/inputs.js";
 import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
-import type { Msg, Payload, Subscription, Transport } from "../transport/types.js";
+import type { Msg, Subscription, Transport } from "../transport/types.js";
 import { encodeArgs } from "./args.js";
-import { fetchData, HolderRefusedError, type FetchedData } from "./data-plane/fetch.js";
+import { fetchData, HolderRefusedError } from "./data-plane/fetch.js";
 import { graphToSpecs, type Graph } from "./graph-spec.js";
 import { isAnnouncement, refuseRequest } from "./publish-only.js";
+import { RESUMING_EVERY_MS, RESUMING_MISSED, resumingSubject, type ResumingAnnouncement } from "./resuming.js";
 import { scatterByContent, scatterExplicit, type ScatterHost } from "./scatter.js";
 import { checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
 import { clientReportProblem, envelopeProblem } from "./validate-ops.js";
 import { errorFromInfo, taskError } from "./wire-errors.js";
-import { RESUMING_EVERY_MS, RESUMING_MISSED, resumingSubject, type ResumingAnnouncement } from "./resuming.js";
 
 export type { SubmitOptions };
-
-type KeyStatus = "pending" | "finished" | "error" | "cancelled";
-
-interface KeyState {
-  status: KeyStatus;
-  /** Futures alive for this key in this client. */
-  refs: number;
-  holders: string[];
-  error: Error | null;
-  /** Who waits for this key's outcome; null while nobody does (most keys: a gather waits on many with one waiter). */
-  waiters: Waiter[] | null;
-}
-
-interface Waiter {
-  resolve: () => void;
-  reject: (e: Error) => void;
-}
-
-const NO_WAITERS: readonly Waiter[] = [];
-
-/** The key's waiters, handed over: the key has none left. */
-function takeWaiters(st: KeyState): readonly Waiter[] {
-  const waiters = st.waiters;
-  if (waiters === null) return NO_WAITERS;
-  st.waiters = null;
-  return waiters;
-}
-
-function addWaiter(st: KeyState, waiter: Waiter): void {
-  if (st.waiters === null) st.waiters = [waiter];
-  else st.waiters.push(waiter);
-}
-
-function removeWaiter(st: KeyState, waiter: Waiter): void {
-  const at = st.waiters === null ? -1 : st.waiters.indexOf(waiter);
-  if (at >= 0) st.waiters!.splice(at, 1);
-}
 
 export interface WorkerSummary {
   name: string;
@@ -160,47 +117,31 @@ const DEFAULT_HEARTBEAT_INTERVAL = 0.5;
 /**
  * Submits work to a cluster and collects results, Dask's Client in TypeScript. The same
  * client works on every transport: in-process (LocalCluster) and NATS.
+ *
+ * The host of a ClientCore (machines/client/core.ts), which decides what the client does:
+ * this class checks the user's arguments, turns calls, messages and timers into the core's
+ * stimuli stamped with the time, and carries out its instructions (sends, queries, fetches
+ * from workers, timers, settling promises).
  */
 export class Client {
   readonly id: string;
   private readonly subjects: Subjects;
-  private readonly keys = new Map<string, KeyState>();
+  private readonly core: ClientCore;
   private readonly registry = new FinalizationRegistry<string>((key) => this.unretain(key, null));
-  private pending: { op: ClientToScheduler; resolve: (r: SchedulerReply) => void; reject: (e: Error) => void }[] = [];
-  private flushScheduled = false;
-  private toRelease = new Set<string>();
   private subscription: Subscription | null = null;
   private announcements: Subscription | null = null;
   private resumingAnnouncements: Subscription | null = null;
-  /** When a resuming scheduler last said so (Date.now(); 0: none lately), and how often it says it. */
-  private resumingHeard = 0;
-  private resumingEvery = RESUMING_EVERY_MS;
-  /** When this client started listening for them, and when it last heard one (Date.now()). */
-  private listeningSince = 0;
-  private lastResuming = 0;
-  /** Requests pausing between tries: woken when a resumed scheduler serves. */
-  private readonly pauses = new Set<() => void>();
   private stopWatchingReconnects: (() => void) | null = null;
-  /**
-   * The scheduler's run as this client last heard it (client-keys answers carry it): a
-   * client back from a lost connection compares, to find out about a new run whose
-   * announcements it missed.
-   */
-  private knownRun: number | undefined = undefined;
-  /**
-   * The specs of the tasks this client submitted, each kept while a future of this client
-   * holds its key or a kept spec depends on it: what it resubmits when the scheduler starts
-   * a new run without its state (see `reconcile`).
-   */
-  private readonly specs = new Map<string, TaskSpec>();
-  /** How many kept specs depend on a key (only keys some kept spec depends on are here). */
-  private readonly specDependents = new Map<string, number>();
-  /** The keys of each submission (update-graph, update-data) the scheduler has not answered yet. */
-  private readonly inFlight = new Set<readonly string[]>();
-  private reconciling = false;
-  private reconcileAgain: false | "always" | "if-new-run" = false;
-  private closedFlag = false;
-  private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private transportClosedSeen = false;
+  /** The host's ids of calls, waits, gathers and scatters (one counter for all). */
+  private nextId = 1;
+  private readonly calls = new Map<number, Settle<SchedulerReply>>();
+  private readonly waits = new Map<number, Settle<void>>();
+  /** Each gather's promise, and the values its fetches brought. */
+  private readonly gathers = new Map<number, Settle<Map<string, unknown>> & { values: Map<string, unknown> }>();
+  private readonly timers = new Map<string, { handle: ReturnType<typeof setTimeout>; repeat: boolean }>();
+  /** The error of each failure the core handed out: one per failure, so a key's waits reject with the same error. */
+  private readonly errors = new WeakMap<ClientFailure, unknown>();
 
   /**
    * A client of a cluster on NATS (scheduler and workers as processes): the same API as
@@ -222,10 +163,20 @@ export class Client {
     const resumeWait = opts.resumeWait;
     if (resumeWait !== undefined && !(typeof resumeWait === "number" && resumeWait >= 0)) throw new BadOptionError("resumeWait", `must be a number of milliseconds >= 0, got ${String(resumeWait)}`);
     this.subjects = subjects(opts.cluster);
+    this.core = new ClientCore({
+      id: this.id,
+      cluster: opts.cluster,
+      opsSubject: this.subjects.clientOps(this.id),
+      requestTimeout: this.requestTimeout,
+      resumeWait: resumeWait ?? 300_000,
+      heartbeatEvery: (every ?? DEFAULT_HEARTBEAT_INTERVAL) * 1000,
+      resumingEvery: RESUMING_EVERY_MS,
+      resumingMissed: RESUMING_MISSED,
+    });
   }
 
   get closed(): boolean {
-    return this.closedFlag;
+    return this.core.closed;
   }
 
   /** Subscribe to the scheduler's reports and announce this client (does not wait). */
@@ -235,48 +186,23 @@ export class Client {
     // A scheduler that starts a new run (restarted without a log to resume from) knows nothing of this client.
     this.announcements = this.opts.transport.subscribe(this.subjects.announce, (msg) => {
       if (refuseRequest(this.opts.transport, msg, "announcements of a scheduler's new run")) return;
-      if (isAnnouncement(msg.data, "scheduler-started")) this.scheduleReconcile();
+      if (isAnnouncement(msg.data, "scheduler-started")) this.feed({ op: "scheduler-started" });
     });
     this.resumingAnnouncements = this.opts.transport.subscribe(resumingSubject(this.opts.cluster), (msg) => {
       if (refuseRequest(this.opts.transport, msg, "announcements of a resuming scheduler")) return;
       this.heardResuming(msg.data);
     });
-    this.listeningSince = Date.now();
+    this.feed({ op: "attach" });
     // It announces the new run three times in 5 s; a client whose connection was down all
     // that time asks when it is back, and reconciles if the run is not the one it knew.
-    this.stopWatchingReconnects = this.opts.transport.onReconnect?.(() => this.scheduleReconcile(true)) ?? null;
-    void this.call({ op: "client-join", client: this.id })
-      .then(() => this.learnRun())
-      .catch(() => undefined);
-    this.startHeartbeat();
+    this.stopWatchingReconnects = this.opts.transport.onReconnect?.(() => this.feed({ op: "reconnected" })) ?? null;
     return this;
-  }
-
-  /** Tell the scheduler this client is still here, so it keeps the futures (Dask's heartbeat-client). */
-  private startHeartbeat(): void {
-    const every = (this.opts.heartbeatInterval ?? DEFAULT_HEARTBEAT_INTERVAL) * 1000;
-    if (!Number.isFinite(every)) return;
-    const envelope: Envelope<ClientToScheduler | ClientHeartbeatOp> = { v: PROTOCOL_VERSION, from: this.id, ops: [{ op: "heartbeat-client", client: this.id }] };
-    this.heartbeat = setInterval(() => {
-      if (this.closedFlag || this.opts.transport.closed) return this.stopHeartbeat();
-      try {
-        this.opts.transport.publish(this.subjects.clientOps(this.id), envelope);
-      } catch {
-        this.stopHeartbeat();
-      }
-    }, every);
-    this.heartbeat.unref();
-  }
-
-  private stopHeartbeat(): void {
-    if (this.heartbeat !== null) clearInterval(this.heartbeat);
-    this.heartbeat = null;
   }
 
   /** `attach`, then wait until the scheduler has answered. */
   async connect(): Promise<this> {
     this.attach();
-    await this.call({ op: "client-join", client: this.id });
+    await this.call((call) => ({ op: "join", call }));
     return this;
   }
 
@@ -292,7 +218,7 @@ export class Client {
     const key = options.key ?? (options.pure === false ? randomKey(func, 16) : `${func}-${tokenize(func, encoded.args)}`);
     const spec: TaskSpec = { key, func, args: encoded.args, deps: encoded.deps, ...specOptions(options) };
     const future = new Future<T>(key, this);
-    this.sendGraph([spec], [key]);
+    this.submitTasks([spec], [key]);
     return future;
   }
 
@@ -319,10 +245,10 @@ export class Client {
     }
     const futures = specs.map((spec) => new Future<T>(spec.key, this));
     // Random keys (pure: false) are 128 bits each: no two alike, nothing to fold.
-    if (explicitKeys === undefined && rest.pure === false) this.sendGraph(specs, specs.map((s) => s.key));
+    if (explicitKeys === undefined && rest.pure === false) this.submitTasks(specs, specs.map((s) => s.key));
     else {
       const unique = new Map(specs.map((s) => [s.key, s]));
-      this.sendGraph([...unique.values()], [...unique.keys()]);
+      this.submitTasks([...unique.values()], [...unique.keys()]);
     }
     return futures;
   }
@@ -344,7 +270,7 @@ export class Client {
     for (const key of outputs) if (!Object.prototype.hasOwnProperty.call(graph, key)) throw new BadOptionError("keys", `${key} is not a key of the graph`);
     const futures: Record<string, Future> = {};
     for (const key of outputs) futures[key] = new Future(key, this);
-    this.sendGraph(specs, outputs);
+    this.submitTasks(specs, outputs);
     return futures;
   }
 
@@ -390,7 +316,8 @@ export class Client {
     // Before anything is registered: the scheduler's reports may overtake its reply.
     const futures = keys.map((key) => new Future<T>(key, this));
     const host = this.scatterHost();
-    this.inFlight.add(keys);
+    const scatter = this.nextId++;
+    this.feed({ op: "scatter-start", scatter, keys });
     let failure: Error | null = null;
     try {
       if (explicit) {
@@ -416,7 +343,7 @@ export class Client {
     } catch (error) {
       failure = error as Error;
     } finally {
-      this.inFlight.delete(keys);
+      this.feed({ op: "scatter-end", scatter });
     }
     if (failure !== null) {
       // Nothing of a failed scatter stays wanted by this client.
@@ -432,7 +359,7 @@ export class Client {
       subjects: this.subjects,
       id: this.id,
       requestTimeout: this.requestTimeout,
-      updateData: (data) => this.call({ op: "update-data", client: this.id, data }),
+      updateData: (data) => this.call((call) => ({ op: "update-data", call, data })),
     };
   }
 
@@ -469,526 +396,204 @@ export class Client {
     return reply.workers;
   }
 
-  private async fetch(keys: string[], timeout?: number): Promise<Map<string, unknown>> {
-    const unique = [...new Set(keys)];
-    const deadline = timeout === undefined ? undefined : Date.now() + timeout;
-    const out = new Map<string, unknown>();
-    // Per key, the holders that refused to send it (HolderRefusedError), and why.
-    const refusals = new Map<string, { by: Set<string>; error: Error }>();
-    let remaining = unique;
-    for (let attempt = 0; remaining.length > 0; attempt++) {
-      await this.waitForAll(remaining, deadline === undefined ? undefined : deadline - Date.now());
-      const byHolder = new Map<string, string[]>();
-      // A key whose holders were dropped meanwhile (a new run of the scheduler) waits again.
-      const holderless: string[] = [];
-      for (const key of remaining) {
-        const st = this.keys.get(key);
-        if (st === undefined || st.holders.length === 0) {
-          holderless.push(key);
-          continue;
-        }
-        const holder = st.holders[attempt % st.holders.length]!;
-        let list = byHolder.get(holder);
-        if (list === undefined) byHolder.set(holder, (list = []));
-        list.push(key);
-      }
-      const failed: { key: string; holder: string }[] = [];
-      await Promise.all(
-        [...byHolder].map(async ([holder, hk]) => {
-          let reply: FetchedData;
-          try {
-            reply = await fetchData(this.opts.transport, this.subjects.workerData(holder), hk, this.id, this.requestTimeout);
-          } catch (error) {
-            for (const key of hk) {
-              failed.push({ key, holder });
-              if (!(error instanceof HolderRefusedError)) continue;
-              const refused = refusals.get(key) ?? { by: new Set<string>(), error };
-              refused.by.add(holder);
-              refusals.set(key, refused);
-            }
-            return;
-          }
-          const { values, nbytes } = reply;
-          for (let i = 0; i < hk.length; i++) {
-            if (nbytes[i]! >= 0) out.set(hk[i]!, values[i]);
-            else failed.push({ key: hk[i]!, holder });
-          }
-        }),
-      );
-      remaining = [...holderless, ...(await this.dropFailedHolders(failed))];
-      if (remaining.length === 0) break;
-      // Every holder the scheduler names refused to send it: asking again would get the same.
-      for (const key of remaining) {
-        const refused = refusals.get(key);
-        const holders = this.keys.get(key)?.holders ?? [];
-        if (refused !== undefined && holders.length > 0 && holders.every((h) => refused.by.has(h))) throw refused.error;
-      }
-      // Holders that keep failing to deliver must not outlast the caller's timeout.
-      const backoff = Math.min(50 * 2 ** attempt, 1000);
-      if (deadline !== undefined && Date.now() + backoff >= deadline) {
-        throw new TimeoutError(`result${remaining.length === 1 ? ` of ${remaining[0]}` : `s of ${remaining.length} keys`} after ${timeout} ms (the workers said to hold ${remaining.length === 1 ? "it" : "them"} did not deliver)`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, backoff));
-    }
-    return out;
-  }
-
-  /**
-   * Forget holders that did not deliver (by name: a report may have replaced the list
-   * meanwhile). A key left without holders asks the scheduler who has it now; if nobody
-   * does, it waits for the scheduler's next report (the data is being recomputed).
-   */
-  private async dropFailedHolders(failed: { key: string; holder: string }[]): Promise<string[]> {
-    const keys = new Set<string>();
-    for (const { key, holder } of failed) {
-      const st = this.keys.get(key);
-      if (st === undefined) continue;
-      st.holders = st.holders.filter((h) => h !== holder);
-      keys.add(key);
-    }
-    const orphans = [...keys].filter((key) => {
-      const st = this.keys.get(key)!;
-      return st.status === "finished" && st.holders.length === 0;
+  /** The values of `keys`, fetched from their holders once they are done (the core's gather). */
+  private fetch(keys: string[], timeout?: number): Promise<Map<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const gather = this.nextId++;
+      this.gathers.set(gather, { resolve, reject, values: new Map() });
+      this.feed({ op: "gather", gather, keys, timeout });
     });
-    if (orphans.length === 0) return [...keys];
-    let whoHas: Record<string, string[]> = {};
-    try {
-      whoHas = ((await this.opts.transport.request(this.subjects.query, { op: "who-has", keys: orphans }, { timeout: this.requestTimeout })) as { whoHas?: Record<string, string[]> }).whoHas ?? {};
-    } catch {
-      // No answer: wait for the scheduler's next report instead.
-    }
-    let lost = false;
-    for (const key of orphans) {
-      const st = this.keys.get(key);
-      if (st === undefined || st.holders.length > 0) continue;
-      st.holders = whoHas[key] ?? [];
-      if (st.holders.length === 0) {
-        st.status = "pending";
-        lost = true;
-      }
-    }
-    // Usually being recomputed; but a scheduler that started a new run may not know the key at all.
-    if (lost) this.scheduleReconcile();
-    return [...keys];
   }
 
   /** Resolve when `key` is finished; reject if it erred or was cancelled. */
   waitFor(key: string, timeout?: number): Promise<void> {
-    const st = this.keys.get(key);
-    if (st === undefined) return Promise.reject(new NatschedError("CANCELLED", `no future for ${key} in this client`));
-    if (st.status === "finished" && st.holders.length > 0) return Promise.resolve();
-    if (st.status === "error" || st.status === "cancelled") return Promise.reject(st.error!);
-    return new Promise<void>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const waiter = {
-        resolve: () => {
-          if (timer) clearTimeout(timer);
-          resolve();
-        },
-        reject: (e: Error) => {
-          if (timer) clearTimeout(timer);
-          reject(e);
-        },
-      };
-      addWaiter(st, waiter);
-      if (timeout !== undefined) {
-        timer = setTimeout(() => {
-          removeWaiter(st, waiter);
-          reject(new TimeoutError(`result of ${key} after ${timeout} ms`));
-        }, Math.max(0, timeout));
-      }
-    });
-  }
-
-  /**
-   * `waitFor` over many keys with one promise and one waiter shared by all of them: it
-   * settles like Promise.all of the per-key waits (the first failure rejects it).
-   */
-  private waitForAll(keys: readonly string[], timeout?: number): Promise<void> {
-    if (keys.length === 1) return this.waitFor(keys[0]!, timeout);
-    const waiting: KeyState[] = [];
-    for (const key of keys) {
-      const st = this.keys.get(key);
-      if (st === undefined) return Promise.reject(new NatschedError("CANCELLED", `no future for ${key} in this client`));
-      if (st.status === "error" || st.status === "cancelled") return Promise.reject(st.error!);
-      if (!(st.status === "finished" && st.holders.length > 0)) waiting.push(st);
-    }
-    if (waiting.length === 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      let left = waiting.length;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const settle = (): void => {
-        if (timer) clearTimeout(timer);
-        left = -1;
-      };
-      const waiter = {
-        resolve: () => {
-          if (left > 0 && --left === 0) {
-            settle();
-            resolve();
-          }
-        },
-        reject: (e: Error) => {
-          if (left <= 0) return;
-          settle();
-          reject(e);
-        },
-      };
-      for (const st of waiting) addWaiter(st, waiter);
-      if (timeout !== undefined) {
-        timer = setTimeout(() => {
-          if (left <= 0) return;
-          left = -1;
-          for (const st of waiting) removeWaiter(st, waiter);
-          reject(new TimeoutError(`results of ${waiting.length} keys after ${timeout} ms`));
-        }, Math.max(0, timeout));
-      }
+    return new Promise((resolve, reject) => {
+      const wait = this.nextId++;
+      this.waits.set(wait, { resolve, reject });
+      this.feed({ op: "wait", wait, keys: [key], timeout });
     });
   }
 
   keyStatus(key: string): KeyStatus {
-    return this.keys.get(key)?.status ?? "cancelled";
+    return this.core.status(key);
+  }
+
+  /** The specs kept for resubmission after a new run of the scheduler (tests look). */
+  private get specs(): ReadonlyMap<string, TaskSpec> {
+    return this.core.keptSpecs();
   }
 
   // ---- reference counting --------------------------------------------------------------
 
   /** @internal */
   retain(key: string, future: Future): void {
-    let st = this.keys.get(key);
-    if (st === undefined) this.keys.set(key, (st = { status: "pending", refs: 0, holders: [], error: null, waiters: null }));
-    st.refs += 1;
-    if (this.toRelease.size > 0) this.toRelease.delete(key);
+    this.feed({ op: "retain", key });
     this.registry.register(future, key, future);
   }
 
   /** @internal */
   unretain(key: string, future: Future | null): void {
     if (future !== null) this.registry.unregister(future);
-    const st = this.keys.get(key);
-    if (st === undefined) return;
-    st.refs -= 1;
-    if (st.refs > 0) return;
-    this.keys.delete(key);
-    this.forgetSpec(key);
-    for (const w of takeWaiters(st)) w.reject(new NatschedError("CANCELLED", `future for ${key} was released`));
-    if (this.closedFlag) return;
-    this.toRelease.add(key);
-    this.scheduleFlush();
+    this.feed({ op: "release", key });
   }
 
-  // ---- scheduler plumbing --------------------------------------------------------------
+  // ---- the core's host -----------------------------------------------------------------
 
-  private sendGraph(tasks: TaskSpec[], wants: string[]): void {
-    this.keepSpecs(tasks);
-    this.inFlight.add(wants);
-    const op: ClientToScheduler = { op: "update-graph", client: this.id, tasks, wants };
-    void this.call(op)
-      .then(
-        (reply) => {
-          if (!reply.ok) this.failKeys(wants, errorFromInfo(reply.error));
-        },
-        (error: Error) => this.failKeys(wants, error),
-      )
-      .finally(() => this.inFlight.delete(wants));
+  private submitTasks(tasks: TaskSpec[], wants: string[]): void {
+    this.feed({ op: "submit", tasks, wants });
   }
 
-  /** Keep the specs of a submission (see `specs`); one no future and no kept spec needs is dropped at once. */
-  private keepSpecs(tasks: readonly TaskSpec[]): void {
-    const added: TaskSpec[] = [];
-    for (const spec of tasks) {
-      if (this.specs.has(spec.key)) continue;
-      this.specs.set(spec.key, spec);
-      added.push(spec);
-    }
-    for (const spec of added) {
-      if (spec.deps.length === 0) continue;
-      for (const dep of spec.deps.length === 1 ? spec.deps : new Set(spec.deps)) {
-        if (this.specs.has(dep)) this.specDependents.set(dep, (this.specDependents.get(dep) ?? 0) + 1);
-      }
-    }
-    for (const spec of added) this.forgetSpec(spec.key);
-  }
-
-  /** Drop `key`'s spec if no future holds it and no kept spec needs it, and so on down its dependencies. */
-  private forgetSpec(key: string): void {
-    // The usual call (a submission's key, which its future holds) ends here, without a stack.
-    if (this.keys.has(key)) return;
-    const stack = [key];
-    while (stack.length > 0) {
-      const k = stack.pop()!;
-      if (this.keys.has(k) || this.specDependents.has(k)) continue;
-      const kept = this.specs.get(k);
-      if (kept === undefined) continue;
-      this.specs.delete(k);
-      for (const dep of kept.deps.length < 2 ? kept.deps : new Set(kept.deps)) {
-        const n = this.specDependents.get(dep);
-        if (n === undefined) continue;
-        if (n > 1) this.specDependents.set(dep, n - 1);
-        else this.specDependents.delete(dep);
-        stack.push(dep);
-      }
-    }
-  }
-
-  /** `ifNewRun`: only if the scheduler's run is another than the one this client knew (a reconnect). */
-  private scheduleReconcile(ifNewRun = false): void {
-    if (this.closedFlag) return;
-    if (this.reconciling) {
-      if (!ifNewRun) this.reconcileAgain = "always";
-      else if (this.reconcileAgain === false) this.reconcileAgain = "if-new-run";
-      return;
-    }
-    this.reconciling = true;
-    void this.reconcile(ifNewRun)
-      .catch(() => undefined) // no answer: the scheduler's next announcement asks again
-      .finally(() => {
-        this.reconciling = false;
-        const again = this.reconcileAgain;
-        if (again !== false) {
-          this.reconcileAgain = false;
-          this.scheduleReconcile(again === "if-new-run");
-        }
-      });
-  }
-
-  /** Ask the scheduler which run it is serving (a client-keys question about no keys). */
-  private async learnRun(): Promise<void> {
-    if (this.knownRun !== undefined || this.closedFlag) return;
-    const answer = (await this.opts.transport.request(this.subjects.query, { op: "client-keys", client: this.id, keys: [] }, { timeout: this.requestTimeout })) as { run?: unknown } | null;
-    if (this.knownRun === undefined && typeof answer?.run === "number") this.knownRun = answer.run;
-  }
-
-  /**
-   * A scheduler announced a new run: it restarted without a log to resume from (or the
-   * announcement repeats one this client already knows). Ask it which of this client's keys
-   * it holds for it; for each one it does not (and whose submission is not on its way):
-   * resubmit the task, with whatever of the graph below it the scheduler does not know, so
-   * the future completes on the new run; a key that cannot be computed again (data this
-   * client scattered, or a task depending on such data) fails with SchedulerRestartedError.
-   * Results of the old run are gone with it (the new run has the workers free them), so
-   * finished futures are computed again too. Erred and cancelled futures keep their outcome.
-   */
-  private async reconcile(ifNewRun = false): Promise<void> {
-    if (this.keys.size === 0) {
-      // Nothing to bring back; learn the run this client now talks to.
-      if (ifNewRun) this.knownRun = undefined;
-      await this.learnRun();
-      return;
-    }
-    const asked = [...new Set([...this.keys.keys(), ...this.specs.keys()])];
-    const answer = (await this.opts.transport.request(this.subjects.query, { op: "client-keys", client: this.id, keys: asked }, { timeout: this.requestTimeout })) as {
-      known?: Record<string, string>;
-      wanted?: unknown;
-      run?: unknown;
-      reports?: unknown;
-    } | null;
-    if (this.closedFlag || typeof answer !== "object" || answer === null || !Array.isArray(answer.wanted)) return;
-    const run = typeof answer.run === "number" ? answer.run : undefined;
-    const known0 = this.knownRun;
-    if (run !== undefined) this.knownRun = run;
-    if (ifNewRun && (run === undefined || known0 === undefined || run === known0)) {
-      // Back from a lost connection to the run it knew (or to a scheduler that does not say):
-      // the scheduler kept this client's futures (or released them after its grace, and says
-      // so with key-cancelled). Reports sent while the connection was down are lost: take them
-      // again, for the keys still waiting for one.
-      if (Array.isArray(answer.reports)) {
-        this.applyReports((answer.reports as SchedulerToClient[]).filter((op) => clientReportProblem(op) === undefined && this.keys.get(op.key)?.status === "pending"));
-      }
-      return;
-    }
-    const known = new Set(Object.keys(answer.known ?? {}));
-    const wanted = new Set(answer.wanted as string[]);
-    const submitted = new Set<string>();
-    for (const keys of this.inFlight) for (const key of keys) submitted.add(key);
-    const lost: string[] = [];
-    for (const [key, st] of this.keys) {
-      if (wanted.has(key) || submitted.has(key) || st.status === "error" || st.status === "cancelled") continue;
-      lost.push(key);
-    }
-    if (lost.length === 0) return;
-
-    // Which lost keys can be computed again: null, or the scattered key it cannot do without.
-    const verdict = new Map<string, string | null>();
-    const check = (root: string): string | null => {
-      const stack = [root];
-      const visiting = new Set<string>();
-      while (stack.length > 0) {
-        const key = stack[stack.length - 1]!;
-        if (verdict.has(key)) {
-          stack.pop();
-          continue;
-        }
-        const kept = key === root || !known.has(key) ? this.specs.get(key) : undefined;
-        if (kept === undefined) {
-          verdict.set(key, known.has(key) ? null : key);
-          stack.pop();
-          continue;
-        }
-        visiting.add(key);
-        let waiting = false;
-        let missing: string | null = null;
-        for (const dep of kept.deps) {
-          if (known.has(dep)) continue;
-          const v = verdict.get(dep);
-          if (v === undefined) {
-            if (visiting.has(dep)) missing ??= dep; // a cycle (a graph the scheduler refused): cannot be resubmitted
-            else {
-              stack.push(dep);
-              waiting = true;
-            }
-          } else if (v !== null) missing ??= v;
-        }
-        if (waiting) continue;
-        visiting.delete(key);
-        verdict.set(key, missing);
-        stack.pop();
-      }
-      return verdict.get(root)!;
-    };
-
-    const again: string[] = [];
-    for (const key of lost) {
-      const missing = known.has(key) && !this.specs.has(key) ? null : check(key);
-      const st = this.keys.get(key)!;
-      if (missing === null) {
-        again.push(key);
-        // Whatever it held lived in the old run: wait for the new run's report.
-        if (st.status === "finished") st.status = "pending";
-        st.holders = [];
-        continue;
-      }
-      st.status = "error";
-      st.error = new SchedulerRestartedError(key, this.opts.cluster, missing);
-      for (const w of takeWaiters(st)) w.reject(st.error);
-    }
-    if (again.length === 0) return;
-    // The specs to send: the resubmitted tasks and, below them, every task the scheduler does not know.
-    const tasks: TaskSpec[] = [];
-    const sent = new Set<string>();
-    const resubmitted = new Set(again);
-    const stack = [...again];
-    while (stack.length > 0) {
-      const key = stack.pop()!;
-      if (sent.has(key)) continue;
-      sent.add(key);
-      const kept = this.specs.get(key);
-      if (kept === undefined || (known.has(key) && !resubmitted.has(key))) continue;
-      tasks.push(kept);
-      for (const dep of kept.deps) if (!known.has(dep)) stack.push(dep);
-    }
-    this.sendGraph(tasks, again);
-  }
-
-  private failKeys(keys: string[], error: Error): void {
-    for (const key of keys) {
-      const st = this.keys.get(key);
-      if (st === undefined || st.status !== "pending") continue;
-      st.status = "error";
-      st.error = error;
-      for (const w of takeWaiters(st)) w.reject(error);
-    }
-  }
-
-  private call(op: ClientToScheduler): Promise<SchedulerReply> {
+  /** A call the scheduler answers (`make` names it with its id): resolves with the reply. */
+  private call(make: (call: number) => ClientStimulus): Promise<SchedulerReply> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ op, resolve, reject });
-      this.scheduleFlush();
+      const call = this.nextId++;
+      this.calls.set(call, { resolve, reject });
+      this.feed(make(call));
     });
   }
 
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    microtask(() => this.flush());
-  }
-
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this.opts.transport.closed) return;
-    const batch = this.pending;
-    this.pending = [];
-    const ops: ClientToScheduler[] = [];
-    if (this.toRelease.size > 0) {
-      ops.push({ op: "release-keys", client: this.id, keys: [...this.toRelease] });
-      this.toRelease.clear();
+  /** Stamp `stimulus` with the time, feed it to the core, and carry out what it says. */
+  private feed(stimulus: ClientStimulus): void {
+    const t = Date.now();
+    if (!this.transportClosedSeen && this.opts.transport.closed) {
+      this.transportClosedSeen = true;
+      this.execute(this.core.handle({ op: "transport-closed", t }));
     }
-    for (const p of batch) ops.push(p.op);
-    if (ops.length === 0) return;
-    const envelope: Envelope<ClientToScheduler> = { v: PROTOCOL_VERSION, from: this.id, ops };
-    const offset = ops.length - batch.length;
-    this.requestScheduler(envelope).then(
-      (data) => {
-        const replies = (data as { replies?: SchedulerReply[] }).replies ?? [];
-        batch.forEach((p, i) => p.resolve(replies[offset + i] ?? { ok: false, error: { name: "ProtocolError", message: "no reply" } }));
-      },
-      (error: Error) => batch.forEach((p) => p.reject(error)),
-    );
+    this.execute(this.core.handle({ ...stimulus, t } as ClientInput));
   }
 
-  /**
-   * The scheduler's answer to `envelope`. While no scheduler serves (one restarting: the
-   * request gets "no responders", so it was delivered to nobody and is safe to send again),
-   * it is sent again with backoff, until `requestTimeout` from the first try, or longer while
-   * a resuming scheduler keeps saying so (`waitUntil`); then it fails with TimeoutError. Any
-   * other failure is the caller's.
-   */
-  private async requestScheduler(envelope: Envelope<ClientToScheduler>): Promise<Payload> {
-    const transport = this.opts.transport;
-    const first = Date.now();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        // The last try near the deadline still gets a moment to be answered.
-        return await transport.request(this.subjects.clientOps(this.id), envelope, { timeout: Math.max(250, this.waitUntil(first) - Date.now()) });
-      } catch (error) {
-        // A closing client's last word (client-leave) is not worth waiting for.
-        if (this.closedFlag || !(error instanceof ProtocolError && /no responders/.test(error.message))) throw error;
-        const left = this.waitUntil(first) - Date.now();
-        if (left <= 0) {
-          const waited = this.lastResuming >= first ? `${Date.now() - first} ms (it said it was resuming until ${new Date(this.lastResuming).toISOString()})` : `${this.requestTimeout} ms`;
-          throw new TimeoutError(`no scheduler of cluster ${JSON.stringify(this.opts.cluster)} answered within ${waited} (no responders on ${this.subjects.clientOps(this.id)})`);
+  private execute(instructions: readonly ClientInstruction[]): void {
+    for (const i of instructions) {
+      switch (i.do) {
+        case "schedule-flush":
+          microtask(() => this.feed({ op: "flush" }));
+          break;
+        case "request":
+          this.request(i.request, i.ops, i.timeout);
+          break;
+        case "publish":
+          try {
+            this.opts.transport.publish(this.subjects.clientOps(this.id), { v: PROTOCOL_VERSION, from: this.id, ops: i.ops });
+          } catch {
+            this.feed({ op: "heartbeat-failed" });
+          }
+          break;
+        case "query":
+          this.query(i.query, i.body);
+          break;
+        case "fetch":
+          this.fetchFrom(i.gather, i.holder, i.keys);
+          break;
+        case "set-timer": {
+          const timer = i.timer;
+          const name = timerName(timer);
+          const fire = (): void => {
+            if (i.repeat === undefined) this.timers.delete(name);
+            this.feed({ op: "timer", timer });
+          };
+          const handle = i.repeat ? setInterval(fire, i.ms) : setTimeout(fire, i.ms);
+          // Heartbeats do not keep a process alive; a pending result does.
+          if (timer.kind === "heartbeat") handle.unref();
+          this.timers.set(name, { handle, repeat: i.repeat === true });
+          break;
         }
-        await this.pause(Math.min(50 * 2 ** attempt, 1000, left));
-        if (this.closedFlag || transport.closed) throw new ClosedError("client");
+        case "clear-timer": {
+          const name = timerName(i.timer);
+          const timer = this.timers.get(name);
+          if (timer === undefined) break;
+          if (timer.repeat) clearInterval(timer.handle);
+          else clearTimeout(timer.handle);
+          this.timers.delete(name);
+          break;
+        }
+        case "answer-call":
+          take(this.calls, i.call)?.resolve(i.reply);
+          break;
+        case "fail-call":
+          take(this.calls, i.call)?.reject(this.errorOf(i.failure));
+          break;
+        case "resolve-wait":
+          take(this.waits, i.wait)?.resolve();
+          break;
+        case "reject-wait":
+          take(this.waits, i.wait)?.reject(this.errorOf(i.failure));
+          break;
+        case "resolve-gather": {
+          const gather = take(this.gathers, i.gather);
+          gather?.resolve(gather.values);
+          break;
+        }
+        case "reject-gather":
+          take(this.gathers, i.gather)?.reject(this.errorOf(i.failure));
+          break;
       }
     }
   }
 
-  /**
-   * Until when a request first tried at `first` waits: `requestTimeout` after it, or, while a
-   * resuming scheduler keeps announcing itself, RESUMING_MISSED announcements after the last
-   * one heard, up to `resumeWait` after it.
-   */
-  private waitUntil(first: number): number {
-    const base = first + this.requestTimeout;
-    // A client that has not listened for a whole interval yet gives a resuming scheduler the chance to say so.
-    const until = this.resumingHeard === 0 ? this.listeningSince + this.resumingEvery + 100 : this.resumingHeard + RESUMING_MISSED * this.resumingEvery;
-    return Math.max(base, Math.min(first + (this.opts.resumeWait ?? 300_000), until));
+  private request(request: number, ops: readonly ClientToScheduler[], timeout: number): void {
+    const envelope: Envelope<ClientToScheduler> = { v: PROTOCOL_VERSION, from: this.id, ops: ops as ClientToScheduler[] };
+    new Promise((resolve) => resolve(this.opts.transport.request(this.subjects.clientOps(this.id), envelope, { timeout }))).then(
+      (data) => this.feed({ op: "answered", request, replies: (data as { replies?: SchedulerReply[] } | null)?.replies ?? [] }),
+      (error: unknown) => {
+        const noResponders = error instanceof ProtocolError && /no responders/.test(error.message);
+        this.feed({ op: "request-failed", request, noResponders, failure: this.failureOf(error) });
+      },
+    );
+  }
+
+  private query(query: number, body: ClientQuery): void {
+    new Promise((resolve) => resolve(this.opts.transport.request(this.subjects.query, body, { timeout: this.requestTimeout }))).then(
+      (answer) => {
+        if (body.op === "client-keys") return this.feed({ op: "client-keys", query, answer: readClientKeys(answer) });
+        const whoHas = (answer as { whoHas?: unknown } | null)?.whoHas;
+        this.feed({ op: "who-has", query, whoHas: typeof whoHas === "object" && whoHas !== null ? (whoHas as Record<string, string[]>) : {} });
+      },
+      () => this.feed({ op: "query-failed", query }),
+    );
+  }
+
+  /** A gather's fetch from one holder: the values it sends are kept for the gather, the rest reported. */
+  private fetchFrom(gather: number, holder: string, keys: string[]): void {
+    fetchData(this.opts.transport, this.subjects.workerData(holder), keys, this.id, this.requestTimeout).then(
+      ({ values, nbytes }) => {
+        const kept = this.gathers.get(gather)?.values;
+        const missing: string[] = [];
+        for (let i = 0; i < keys.length; i++) {
+          if (nbytes[i]! >= 0) kept?.set(keys[i]!, values[i]);
+          else missing.push(keys[i]!);
+        }
+        this.feed({ op: "fetched", gather, holder, keys, missing });
+      },
+      (error: unknown) => this.feed({ op: "fetch-failed", gather, holder, keys, refused: error instanceof HolderRefusedError ? this.failureOf(error) : undefined }),
+    );
+  }
+
+  /** An error the host met, described for the core (and kept: the core's failure rejects with it). */
+  private failureOf(error: unknown): ClientFailure {
+    const e = error as Partial<NatschedError> | null;
+    const failure: ClientFailure = {
+      kind: "host",
+      error: { name: typeof e?.name === "string" ? e.name : "Error", message: typeof e?.message === "string" ? e.message : String(error), ...(typeof e?.code === "string" ? { code: e.code } : {}) },
+    };
+    this.errors.set(failure, error);
+    return failure;
+  }
+
+  /** The typed error a failure of the core stands for. */
+  private errorOf(failure: ClientFailure): unknown {
+    if (this.errors.has(failure)) return this.errors.get(failure);
+    const error = failureError(failure);
+    this.errors.set(failure, error);
+    return error;
   }
 
   private heardResuming(data: unknown): void {
     const said = data as Partial<ResumingAnnouncement> | null;
     if (typeof said !== "object" || said === null) return;
     if (said.op === "scheduler-resuming") {
-      this.resumingHeard = this.lastResuming = Date.now();
       const every = (said as { every?: unknown }).every;
-      if (typeof every === "number" && every > 0 && every <= 60_000) this.resumingEvery = every;
-    } else if (said.op === "scheduler-resumed") {
-      this.resumingHeard = 0;
-      for (const wake of [...this.pauses]) wake();
-    }
-  }
-
-  /** Waits `ms`, or less if a resumed scheduler says it serves. */
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.pauses.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.pauses.add(wake);
-    });
+      this.feed({ op: "scheduler-resuming", every: typeof every === "number" ? every : undefined });
+    } else if (said.op === "scheduler-resumed") this.feed({ op: "scheduler-resumed" });
   }
 
   /**
@@ -1010,30 +615,13 @@ export class Client {
       if (problem === undefined) reports.push(op);
       replies?.push(problem === undefined ? { ok: true } : { ok: false, error: { name: "ProtocolError", message: problem, code: "PROTOCOL" } });
     }
-    this.applyReports(reports);
+    if (reports.length > 0) this.feed({ op: "reports", ops: reports });
     if (msg.reply !== undefined) this.opts.transport.publish(msg.reply, { replies });
-  }
-
-  private applyReports(ops: readonly SchedulerToClient[]): void {
-    for (const op of ops) {
-      const st = this.keys.get(op.key);
-      if (st === undefined) continue;
-      if (op.op === "key-in-memory") {
-        st.status = "finished";
-        st.holders = op.workers;
-        st.error = null;
-        for (const w of takeWaiters(st)) w.resolve();
-      } else {
-        st.status = op.op === "key-erred" ? "error" : "cancelled";
-        st.error = op.op === "key-erred" ? taskError(op.key, op.failedKey, op.error) : new NatschedError("CANCELLED", `task ${op.key} was cancelled: ${op.reason}`);
-        for (const w of takeWaiters(st)) w.reject(st.error);
-      }
-    }
   }
 
   private refOf(value: unknown): string | undefined {
     if (value instanceof Future) {
-      if (!this.keys.has(value.key)) throw new BadOptionError("args", `future ${value.key} was released`);
+      if (!this.core.holds(value.key)) throw new BadOptionError("args", `future ${value.key} was released`);
       return value.key;
     }
     return undefined;
@@ -1044,27 +632,66 @@ export class Client {
   }
 
   private assertOpen(): void {
-    if (this.closedFlag || this.opts.transport.closed) throw new ClosedError("client");
+    if (this.core.closed || this.opts.transport.closed) throw new ClosedError("client");
   }
 
   /** Release every future and leave; pending results reject with ClosedError. */
   async close(): Promise<void> {
-    if (this.closedFlag) return;
-    const leave = this.opts.transport.closed ? Promise.resolve() : this.call({ op: "client-leave", client: this.id }).catch(() => undefined);
-    this.closedFlag = true;
-    this.stopHeartbeat();
-    const error = new ClosedError("client");
-    for (const st of this.keys.values()) for (const w of takeWaiters(st)) w.reject(error);
-    this.keys.clear();
+    if (this.core.closed) return;
+    let leave: Promise<unknown> = Promise.resolve();
+    if (this.opts.transport.closed) this.feed({ op: "close" });
+    else leave = this.call((call) => ({ op: "close", call })).catch(() => undefined);
     await leave;
     this.subscription?.unsubscribe();
     this.announcements?.unsubscribe();
     this.resumingAnnouncements?.unsubscribe();
     this.stopWatchingReconnects?.();
-    this.specs.clear();
-    this.specDependents.clear();
-    this.inFlight.clear();
     this.opts.onClosed?.();
+  }
+}
+
+interface Settle<T> {
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+function take<T>(map: Map<number, T>, id: number): T | undefined {
+  const value = map.get(id);
+  map.delete(id);
+  return value;
+}
+
+/** A client-keys answer as the core reads it; the reports in it are checked as the client's own are. */
+function readClientKeys(answer: unknown): ClientKeysAnswer | null {
+  if (typeof answer !== "object" || answer === null) return null;
+  const a = answer as { known?: unknown; wanted?: unknown; run?: unknown; reports?: unknown };
+  const read: ClientKeysAnswer = { known: Object.keys(a.known ?? {}) };
+  if (Array.isArray(a.wanted)) read.wanted = a.wanted as string[];
+  if (typeof a.run === "number") read.run = a.run;
+  if (Array.isArray(a.reports)) read.reports = (a.reports as unknown[]).filter((op) => clientReportProblem(op) === undefined) as SchedulerToClient[];
+  return read;
+}
+
+/** The error the user gets for a failure of the core. */
+function failureError(failure: ClientFailure): Error {
+  switch (failure.kind) {
+    case "task-failed":
+      return taskError(failure.key, failure.failedKey, failure.error);
+    case "cancelled":
+      return new NatschedError("CANCELLED", `task ${failure.key} was cancelled: ${failure.reason}`);
+    case "released":
+      return new NatschedError("CANCELLED", `future for ${failure.key} was released`);
+    case "no-future":
+      return new NatschedError("CANCELLED", `no future for ${failure.key} in this client`);
+    case "closed":
+      return new ClosedError("client");
+    case "scheduler-restarted":
+      return new SchedulerRestartedError(failure.key, failure.cluster, failure.lostKey);
+    case "timeout":
+      return new TimeoutError(failure.what);
+    case "refused":
+    case "host":
+      return errorFromInfo(failure.error);
   }
 }
 
@@ -1109,52 +736,9 @@ function randomKey(prefix: string, bytes: number): string {
   return KEY_SCRATCH.toString("latin1", 0, p);
 }
 
-/** What `value` is, for a message: `number 5`, `an array`, `null`, `a Map`. */
-function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (value === undefined) return "undefined";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "object") return `an object (${(value as object).constructor?.name ?? "no prototype"})`;
-  if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-  return `${typeof value} ${String(value)}`;
-}
-
 function checkFuture(value: unknown, where: string, client: Client): void {
   if (!(value instanceof Future)) throw new BadOptionError("futures", `${where} is not a Future, got ${describeValue(value)}`);
   if (!value.belongsTo(client)) throw new BadOptionError("futures", `${where} (${value.key}) is a future of another client`);
-}
-
-/** A `timeout` option: milliseconds, a finite number >= 0, or absent. */
-function checkTimeout(opts: { timeout?: number } | undefined): number | undefined {
-  if (opts === undefined) return undefined;
-  if (typeof opts !== "object" || opts === null) throw new BadOptionError("options", "must be an object");
-  const timeout = opts.timeout;
-  if (timeout === undefined) return undefined;
-  if (typeof timeout !== "number" || !(timeout >= 0) || !Number.isFinite(timeout)) {
-    throw new BadOptionError("timeout", `milliseconds, a finite number >= 0, got ${describeValue(timeout)}`);
-  }
-  return timeout;
-}
-
-/** Explicit keys of `map` or `scatter`: one non-empty string per item, no two the same. */
-function checkKeys(keys: unknown, items: number, call: string): void {
-  if (!Array.isArray(keys)) throw new BadOptionError("keys", `${call}: must be an array of keys, one per item, got ${describeValue(keys)}`);
-  if (keys.length !== items) throw new BadOptionError("keys", `${call}: ${keys.length} key(s) for ${items} item(s): give one key per item`);
-  const seen = new Set<string>();
-  keys.forEach((key, i) => {
-    if (typeof key !== "string" || key.length === 0) throw new BadOptionError("keys", `${call}: keys[${i}] must be a non-empty string, got ${describeValue(key)}`);
-    if (seen.has(key)) throw new BadOptionError("keys", `${call}: key ${JSON.stringify(key)} is given twice`);
-    const reserved = reservedKeyProblem(key);
-    if (reserved !== undefined) throw new BadOptionError("keys", `${call}: ${reserved}`);
-    seen.add(key);
-  });
-}
-
-function typeName(value: unknown): string {
-  if (Array.isArray(value)) return "array";
-  if (value === null) return "null";
-  if (typeof value === "object") return (value as object).constructor?.name?.toLowerCase() || "object";
-  return typeof value;
 }
 
 export type { ErrorInfo };
