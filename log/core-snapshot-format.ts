@@ -7,6 +7,7 @@
  */
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import { Estimates } from "../machines/scheduler/estimates.js";
+import { RemovedIncarnations } from "../machines/scheduler/incarnations.js";
 import { Retirements } from "../machines/scheduler/retirement.js";
 import { GroupRec, PrefixRec, QUEUED_AT, TaskRec, WorkerRec } from "../machines/scheduler/state.js";
 import { StealBin } from "../machines/scheduler/steal-bin.js";
@@ -31,6 +32,7 @@ export const CLASSES: Record<string, { prototype: object }> = {
   WorkStealing,
   StealBin,
   Retirements,
+  RemovedIncarnations,
   OrderedQueue,
   IndexedHeap,
 };

@@ -182,7 +182,7 @@ describe("WorkerCore: assignment numbers", () => {
     w.done("a");
     w.compute("a", 1);
     expect(w.executed).toEqual(["a"]);
-    expect(w.sent).toEqual([{ op: "task-finished", worker: "w", id: "w#1", key: "a", nbytes: 8, start: 0, stop: 1, attempt: 1 }]);
+    expect(w.sent).toEqual([{ op: "task-finished", worker: "w", id: "w#1", key: "a", nbytes: 8, start: 0, stop: 1, attempt: 1, run: 0 }]);
     expect(w.stale()).toEqual(["a: stale-assignment duplicate", "a: stale-assignment duplicate"]);
   });
 

@@ -180,9 +180,9 @@ describe("WorkerCore: a compute-task for a newer assignment, in every state the 
     const h = new Harness();
     h.compute("k");
     h.finish("k", true);
-    expect(h.reportsOf("k")).toEqual([{ op: "task-erred", worker: "w", id: "w#1", key: "k", error: BOOM, attempt: 1 }]);
+    expect(h.reportsOf("k")).toEqual([{ op: "task-erred", worker: "w", id: "w#1", key: "k", error: BOOM, attempt: 1, run: RUN }]);
     const attempt = h.compute("k");
-    expect(h.reportsOf("k").slice(1)).toEqual([{ op: "task-erred", worker: "w", id: "w#1", key: "k", error: BOOM, attempt }]);
+    expect(h.reportsOf("k").slice(1)).toEqual([{ op: "task-erred", worker: "w", id: "w#1", key: "k", error: BOOM, attempt, run: RUN }]);
     expect(h.executing).toEqual([]);
   });
 
