@@ -8,12 +8,12 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { replay } from "../replay/replay.js";
 import { LocalCluster, type Future } from "../index.js";
-import { serializableConfig } from "../actors/scheduler-actor.js";
+import { readSchedulerStart, readWorkerStart, serializableConfig } from "../log/start-init.js";
 import { CONFIG_KEYS, resolveConfig } from "../machines/config.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
-import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
+import type { WorkerInput } from "../machines/worker/inputs.js";
 import { readLogSync } from "../replay/index.js";
 import type { InputRecord, LogRecord, StartRecord, TransitionRecord } from "../replay/types.js";
 
@@ -73,11 +73,11 @@ function replayActor(records: LogRecord[]): { transitions: number; mismatches: {
   // scheduler, its "scheduler-start"/"scheduler-close" stimuli).
   let feed: (r: InputRecord) => void;
   if (start.role === "scheduler") {
-    const core = new SchedulerCore(resolveConfig(start.init.config), { toWorker: () => undefined, toClient: () => undefined, transition });
+    const core = new SchedulerCore(readSchedulerStart(start.init).config, { toWorker: () => undefined, toClient: () => undefined, transition });
     feed = (r) => void core.handle(r.event as unknown as SchedulerInput);
   } else {
     expect(start.role).toBe("worker");
-    const core = new WorkerCore(start.init as unknown as WorkerInit, { toScheduler: () => undefined, execute: () => undefined, gather: () => undefined, freeData: () => undefined, transition });
+    const core = new WorkerCore(readWorkerStart(start.init), { toScheduler: () => undefined, execute: () => undefined, gather: () => undefined, freeData: () => undefined, transition });
     feed = (r) => core.handle(r.event as unknown as WorkerInput);
   }
   let expected: string[] = [];

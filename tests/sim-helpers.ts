@@ -1,9 +1,9 @@
 /** Shared helpers for the simulator tests (tests/sim-*.test.ts). */
-import { resolveConfig } from "../machines/config.js";
+import { readSchedulerStart, readWorkerStart } from "../log/start-init.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
-import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
+import type { WorkerInput } from "../machines/worker/inputs.js";
 import type { LogRecord, TransitionRecord } from "../replay/types.js";
 import type { SimResult, SimTaskSpec } from "../sim.js";
 
@@ -69,10 +69,10 @@ export function replayLog(log: LogRecord[]): { actors: string[]; mismatches: str
     let feed: ((event: unknown) => void) | undefined;
     for (const r of records) {
       if (r.kind === "start" && r.role === "scheduler") {
-        const core = new SchedulerCore(resolveConfig(r.init.config), { toWorker() {}, toClient() {}, transition: note });
+        const core = new SchedulerCore(readSchedulerStart(r.init).config, { toWorker() {}, toClient() {}, transition: note });
         feed = (event) => core.handle(event as SchedulerInput);
       } else if (r.kind === "start") {
-        const core = new WorkerCore(r.init as unknown as WorkerInit, { toScheduler() {}, execute() {}, gather() {}, freeData() {}, transition: note });
+        const core = new WorkerCore(readWorkerStart(r.init), { toScheduler() {}, execute() {}, gather() {}, freeData() {}, transition: note });
         feed = (event) => core.handle(event as WorkerInput);
       } else if (r.kind === "input") {
         feed!(r.event);

@@ -5,7 +5,7 @@
  * `result.steals` read off the scheduler's transitions.
  */
 import { describe, expect, it } from "vitest";
-import { ON_DEMAND_GAP } from "../actors/scheduler-actor.js";
+import { ON_DEMAND_GAP } from "../actors/host-kit/steal-passes.js";
 import type { InputRecord, LogRecord } from "../replay/types.js";
 import { formatSimResult, simulate, type Scenario, type SimTaskSpec } from "../sim.js";
 import { replayLog, transitions } from "./sim-helpers.js";
