@@ -5,7 +5,7 @@ import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
 import type { LogRecord, TransitionRecord } from "../replay/types.js";
-import type { SimResult, SimTaskSpec } from "../sim.js";
+import type { SimAction, SimResult, SimTaskSpec } from "../sim.js";
 
 export function transitions(log: LogRecord[], filter: Partial<Pick<TransitionRecord, "actor" | "machine" | "id" | "event" | "to">> = {}): TransitionRecord[] {
   return log.filter(
@@ -37,6 +37,19 @@ export function tasksPerWorker(result: SimResult): Record<string, number> {
 
 export function independentTasks(prefix: string, n: number, extra: Partial<SimTaskSpec> = {}): SimTaskSpec[] {
   return Array.from({ length: n }, (_, i) => ({ key: `${prefix}-${i}`, duration: 1, ...extra }));
+}
+
+/**
+ * A worker's death the scheduler is told of at once, as LocalCluster.killWorker tells it (and
+ * as Dask's scheduler sees a worker's connection close, in the tests ported from it): a
+ * lose-worker just before the kill. A kill-worker alone is found by the scheduler's liveness
+ * check, seconds later (tests/sim-liveness.test.ts).
+ */
+export function killedToldAtOnce(at: number, worker: string): SimAction[] {
+  return [
+    { at, do: "lose-worker", worker, back: 0 },
+    { at, do: "kill-worker", worker },
+  ];
 }
 
 export function median(values: number[]): number {
