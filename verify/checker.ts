@@ -81,7 +81,10 @@ export interface CheckStats {
   failuresFreed: number;
   /** Workers that closed (retired, or closed when their retirement timed out). */
   workersClosed: number;
-  /** Workers the scheduler lost while they lived on (lose-worker), and registrations of them again. */
+  /**
+   * Workers the scheduler lost while they lived on (lose-worker, also the one just before a kill
+   * that stands for a death told at once), and registrations of them again.
+   */
   workersLost: number;
   reregistrations: number;
   /** Scatters of data again by clients (update-data after the start), shared or stored. */
