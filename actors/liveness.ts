@@ -2,7 +2,8 @@
  * Who is still there, as the scheduler's host sees it: the bookkeeping behind worker-lost
  * and the release of silent clients. No I/O and no clock of its own: the host passes the
  * time, runs the probes it is asked for, and feeds the core the decisions as recorded
- * inputs (so a replay needs none of this).
+ * inputs (so a replay needs none of this). Both scheduler hosts, the live actor and the
+ * simulator's, run it through the host kit's LivenessWatch (actors/host-kit/).
  */
 
 export interface LivenessPolicy {

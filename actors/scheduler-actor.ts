@@ -108,13 +108,15 @@ export class SchedulerActor {
     this.liveness = new LivenessWatch(opts.config, {
       core: this.core,
       feed: (input) => this.feed(input),
-      probe: (name, id, answer) => void this.probe(name).then((outcome) => answer(outcome, opts.clock.now())),
+      probe: (name, _id, answer) => void this.probe(name).then((outcome) => answer(outcome, opts.clock.now())),
       sayMissing: (name, id) => this.sayMissing(name, id),
       tellReleased: (client, keys, reason) => {
         for (const key of keys) this.outbox.send(this.subjects.client(client), { op: "key-cancelled", key, reason });
       },
     });
-    this.steals = new StealPasses({ core: this.core, feed: (input) => this.feed(input), passed: () => this.outbox.flush() }, realTimers(opts.clock), opts.config.workStealingInterval);
+    // A periodic pass is not part of a message: what it produced is sent at once.
+    const stealHost = { core: this.core, feed: (input: SchedulerInput) => this.feed(input), passed: () => this.outbox.flush() };
+    this.steals = new StealPasses(stealHost, realTimers(opts.clock), opts.config.workStealingInterval);
   }
 
   start(): void {

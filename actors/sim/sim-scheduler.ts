@@ -57,14 +57,18 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     private readonly config: Config,
     log: LogSink,
     /** Whether that incarnation of a worker is alive (it heartbeats). */
-    private readonly isAlive: (name: string, id: string) => boolean = () => true,
+    private readonly isAlive: (name: string, id: string) => boolean,
   ) {
     const timers: HostTimers = {
       now: () => kernel.now,
       at: (t, fn) => {
         let due = true;
-        kernel.at(t, () => due && fn());
-        return () => (due = false);
+        kernel.at(t, () => {
+          if (due) fn();
+        });
+        return () => {
+          due = false;
+        };
       },
     };
     this.stealPasses = new StealPasses(this, timers, config.workStealingInterval);
