@@ -8,7 +8,7 @@ export type { Graph } from "./actors/graph-spec.js";
 export type { TaskFunction, TaskFunctions } from "./actors/functions.js";
 export { SchedulerActor, type SchedulerActorOptions } from "./actors/scheduler-actor.js";
 export { WorkerActor, type WorkerActorOptions } from "./actors/worker-actor.js";
-export { realClock, type Clock } from "./actors/clock.js";
+export { realClock, type Clock } from "./actors/host/clock.js";
 export { loadConfig, type LoadConfigOptions } from "./actors/config-loader.js";
 export { DEFAULT_CONFIG, resolveConfig, type Config } from "./machines/config.js";
 export * from "./machines/errors.js";

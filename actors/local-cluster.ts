@@ -7,7 +7,7 @@ import type { LogSink } from "../log/types.js";
 import { MemoryBus } from "../transport/memory.js";
 import type { Transport } from "../transport/types.js";
 import { Client } from "./client.js";
-import { realClock, type Clock } from "./clock.js";
+import { realClock, type Clock } from "./host/clock.js";
 import { loadConfig } from "./config-loader.js";
 import type { TaskFunctions } from "./functions.js";
 import type { ActorRecorder } from "./host/recorder.js";

@@ -6,8 +6,11 @@ import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../machin
 import type { LogSink } from "../log/types.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Subscription, Transport } from "../transport/types.js";
-import type { Clock } from "./clock.js";
-import { Liveness, type ClientRelease, type ProbeOutcome } from "./liveness.js";
+import type { Clock } from "./host/clock.js";
+import { realTimers } from "./host/host-timers.js";
+import { LivenessWatch, livenessCheckInterval } from "./host/liveness-watch.js";
+import { StealPasses } from "./host/steal-passes.js";
+import type { ProbeOutcome } from "./host/liveness.js";
 import { RefusalSummary, refusal } from "./host/op-roles.js";
 import { MembershipWatch, type MembershipChange } from "./membership.js";
 import { Outbox } from "./outbox.js";
@@ -15,7 +18,6 @@ import { answerQuery } from "./scheduler-queries.js";
 import { ActorRecorder } from "./host/recorder.js";
 import { envelopeProblem, schedulerOpProblem } from "./validate-ops.js";
 import { withTime } from "./host/with-time.js";
-import { ON_DEMAND_GAP, serializableConfig } from "./host/scheduler-host.js";
 
 export interface SchedulerActorOptions {
   cluster: string;
@@ -54,22 +56,20 @@ export const LINGER_MS = 2;
  * subjects below it (one per worker and per client), refuses what the subject's role may not
  * send (actors/host/op-roles.ts), stamps each op with the time, records it, feeds the core, and
  * sends what the core asks for.
- * Liveness (actors/liveness.ts): a worker silent for `workerTtl` seconds, or silent and no
- * longer subscribed to its subjects, is reported lost to the core; a client silent for
- * `clientReleaseGrace` seconds is made to leave. Both are recorded inputs with their time.
+ * Work stealing and liveness are the host kit's (actors/host/), run on the real clock:
+ * stealing passes, and a liveness check every heartbeat (a worker silent for `workerTtl`
+ * seconds, or silent and no longer subscribed to its subjects, is lost; a client silent for
+ * `clientReleaseGrace` seconds is made to leave), each a recorded input with its time.
  */
 export class SchedulerActor {
   readonly core: SchedulerCore;
   readonly recorder: ActorRecorder;
   private readonly subjects: Subjects;
   private readonly outbox: Outbox<SchedulerToWorker | SchedulerToClient>;
-  private readonly liveness: Liveness;
-  /** Workers with a liveness probe in flight. */
-  private readonly probing = new Set<string>();
+  private readonly liveness: LivenessWatch;
+  private readonly steals: StealPasses;
   private readonly subscriptions: Subscription[] = [];
   private livenessTimer: ReturnType<typeof setInterval> | null = null;
-  private balanceTimer: ReturnType<typeof setInterval> | null = null;
-  private lastBalance = -Infinity;
   private ticking = false;
   /**
    * Running totals since this actor started (a resumed scheduler counts from its restart):
@@ -89,7 +89,6 @@ export class SchedulerActor {
     this.outbox = new Outbox(opts.transport, "scheduler", {
       ...(lingerMs > 0 ? { linger: { ms: lingerMs, matches: (subject: string) => subject.startsWith(clientPrefix) } } : {}),
     });
-    this.liveness = new Liveness(opts.config);
     const { recorder, outbox } = this;
     const s = this.subjects;
     const totals = this.totals;
@@ -106,36 +105,50 @@ export class SchedulerActor {
     };
     opts.resume?.connect(effects);
     this.core = opts.resume?.core ?? new SchedulerCore(opts.config, effects);
+    this.liveness = new LivenessWatch(opts.config, {
+      core: this.core,
+      feed: (input) => this.feed(input),
+      probe: (name, _id, answer) => void this.probe(name).then((outcome) => answer(outcome, opts.clock.now())),
+      sayMissing: (name, id) => this.sayMissing(name, id),
+      tellReleased: (client, keys, reason) => {
+        for (const key of keys) this.outbox.send(this.subjects.client(client), { op: "key-cancelled", key, reason });
+      },
+    });
+    // A periodic pass is not part of a message: what it produced is sent at once.
+    const stealHost = { core: this.core, feed: (input: SchedulerInput) => this.feed(input), passed: () => this.outbox.flush() };
+    this.steals = new StealPasses(stealHost, realTimers(opts.clock), opts.config.workStealingInterval);
   }
 
   start(): void {
     const t = this.opts.clock.now();
-    if (this.opts.resume === undefined) this.recorder.start(t, "scheduler", { cluster: this.opts.cluster, config: serializableConfig(this.opts.config) });
+    if (this.opts.resume === undefined) this.recorder.startScheduler(t, this.opts.cluster, this.opts.config);
     this.feed({ op: "scheduler-start", t });
     this.subscriptions.push(this.opts.transport.subscribe(this.subjects.scheduler, (msg) => this.receive(msg)));
     this.subscriptions.push(this.opts.transport.subscribe(this.subjects.schedulerTree, (msg) => this.receive(msg)));
     this.subscriptions.push(this.opts.transport.subscribe(this.subjects.query, (msg) => this.answer(msg)));
-    if (this.opts.config.workStealing) {
-      this.balanceTimer = setInterval(() => this.maybeBalance(true), this.opts.config.workStealingInterval * 1000);
-      this.balanceTimer.unref();
-    }
     this.lastTickMs = performance.now();
     this.livenessTimer = setInterval(() => void this.tick(), this.tickMs);
     this.livenessTimer.unref();
   }
 
   private get tickMs(): number {
-    return Math.min(1000, Math.max(50, this.opts.config.heartbeatInterval * 1000));
+    return livenessCheckInterval(this.opts.config.heartbeatInterval) * 1000;
   }
 
   /** Feed one stimulus (already stamped) and send what it produced. */
   feed(input: SchedulerInput): SchedulerReply {
     this.recorder.input(input);
-    if (input.op === "worker-lost") this.liveness.workerGone(input.name, input.id);
-    if (this.membership === null) return this.core.handle(input);
+    if (this.membership === null) return this.handle(input);
     this.membership.before(input);
-    const reply = this.core.handle(input);
+    const reply = this.handle(input);
     this.membership.after(input);
+    return reply;
+  }
+
+  private handle(input: SchedulerInput): SchedulerReply {
+    const reply = this.core.handle(input);
+    this.liveness.fed(input, reply);
+    this.steals.afterInput();
     return reply;
   }
 
@@ -166,7 +179,7 @@ export class SchedulerActor {
         continue;
       }
       const t = this.opts.clock.now();
-      this.touch(op, t);
+      this.liveness.heard(op, t);
       if (isLivenessOp(op)) continue;
       try {
         replies.push(this.feed(withTime(op, t) as SchedulerInput));
@@ -179,22 +192,8 @@ export class SchedulerActor {
       this.opts.onError?.(new ForbiddenError(`scheduler: refused ${refused.count} op(s) from ${JSON.stringify(String(envelope.from))} on ${msg.subject}: ${refused}`));
     }
     if (msg.reply) this.opts.transport.publish(msg.reply, { replies });
-    this.maybeBalance(false);
+    this.steals.afterMessage();
     this.outbox.flush();
-  }
-
-  /**
-   * A stealing pass every workStealingInterval, and on demand as soon as some workers sit
-   * idle while others have a backlog (Dask's seed: "during any stage when we submit tasks to
-   * workers"), at most once per ON_DEMAND_GAP. The pass is an input like any other.
-   */
-  private maybeBalance(periodic: boolean): void {
-    const now = this.opts.clock.now();
-    if (!periodic && now - this.lastBalance < ON_DEMAND_GAP) return;
-    if (!this.core.wantsBalance()) return;
-    this.lastBalance = now;
-    this.feed({ op: "balance", t: now });
-    if (periodic) this.outbox.flush();
   }
 
   /** Read-only questions: answered from the core's state, not recorded (they change nothing). */
@@ -203,31 +202,6 @@ export class SchedulerActor {
     const q = msg.data as { op?: string; keys?: unknown };
     const reply = msg.problem !== undefined ? { error: `malformed query: ${msg.problem}` } : answerQuery(this.core, q, this.totals);
     this.opts.transport.publish(msg.reply, reply);
-  }
-
-  /** Note that a worker or client is alive (any message from it counts). */
-  private touch(op: SchedulerOp | LivenessOp, t: number): void {
-    const o = op as { op: string; worker?: string; name?: string; id?: string; client?: string };
-    if (o.op === "unregister-worker") {
-      this.liveness.workerGone(o.name!);
-      return;
-    }
-    const name = o.op === "register-worker" || o.op === "heartbeat" ? o.name : o.worker;
-    if (name !== undefined && o.id !== undefined) {
-      // A worker the core does not have is not watched: it was removed, and only registering again brings it back.
-      if (o.op === "register-worker" || this.core.workers.get(name)?.id === o.id) this.liveness.heardFromWorker(name, o.id, t);
-      else if (o.op === "heartbeat" && !this.core.workers.has(name)) this.sayMissing(name, o.id);
-    }
-    if (o.client === undefined) return;
-    if (o.op === "client-leave") {
-      this.liveness.clientGone(o.client);
-      return;
-    }
-    const released = this.liveness.heardFromClient(o.client, t);
-    if (released === undefined) return;
-    // It was released while it could not be heard: its futures are gone, say so.
-    const reason = `released by the scheduler: ${released.reason}`;
-    for (const key of released.keys) this.outbox.send(this.subjects.client(o.client), { op: "key-cancelled", key, reason });
   }
 
   /**
@@ -262,22 +236,10 @@ export class SchedulerActor {
         this.liveness.credit(now);
         return;
       }
-      for (const client of this.core.clients.keys()) this.liveness.adoptClient(client, now);
-      const due = this.liveness.due(now);
-      for (const { name, id, reason } of due.lost) this.feed({ op: "worker-lost", name, id, reason, t: now });
-      for (const release of due.release) this.releaseClient(release, now);
-      if (due.lost.length > 0 || due.release.length > 0) this.outbox.flush();
-      for (const target of due.probe) void this.probe(target.name, target.id);
+      if (this.liveness.check(now)) this.outbox.flush();
     } finally {
       this.ticking = false;
     }
-  }
-
-  private releaseClient({ client, reason }: ClientRelease, t: number): void {
-    const wanted = this.core.clients.get(client);
-    if (wanted === undefined) return;
-    this.liveness.noteReleased(client, [...wanted].map((ts) => ts.key), reason);
-    this.feed({ op: "client-leave", client, reason, t });
   }
 
   /**
@@ -285,27 +247,22 @@ export class SchedulerActor {
    * responders" at once when nobody is: the worker's connection is gone (a SIGKILLed
    * process's socket closes, and the server drops its subscriptions).
    */
-  private async probe(name: string, id: string): Promise<void> {
-    if (this.probing.has(name)) return;
-    this.probing.add(name);
-    let outcome: ProbeOutcome = "inconclusive";
+  private async probe(name: string): Promise<ProbeOutcome> {
     try {
       const timeout = Math.max(500, 2000 * this.opts.config.heartbeatInterval);
       await this.opts.transport.request(this.subjects.workerData(name), { op: "get-data", keys: [], who: "scheduler" }, { timeout });
-      outcome = "answered";
+      return "answered";
     } catch (error) {
-      if (error instanceof ProtocolError && /no responders/.test(error.message)) outcome = "no-responders";
-    } finally {
-      this.probing.delete(name);
+      return error instanceof ProtocolError && /no responders/.test(error.message) ? "no-responders" : "inconclusive";
     }
-    if (!this.closed) this.liveness.probeResult(name, id, outcome, this.opts.clock.now());
   }
 
   close(): void {
     this.closed = true;
     const t = this.opts.clock.now();
     if (this.livenessTimer !== null) clearInterval(this.livenessTimer);
-    if (this.balanceTimer !== null) clearInterval(this.balanceTimer);
+    this.liveness.stop();
+    this.steals.stop();
     for (const sub of this.subscriptions) sub.unsubscribe();
     this.subscriptions.length = 0;
     this.outbox.flushAll();

@@ -7,7 +7,7 @@ import {
   type WorkerToScheduler,
 } from "../machines/protocol.js";
 import { WorkerCore } from "../machines/worker/core.js";
-import type { WorkerInput } from "../machines/worker/inputs.js";
+import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
 import type { SchedulerReply } from "../machines/scheduler/inputs.js";
 import type { LogSink } from "../log/types.js";
 import { microtask } from "../transport/microtask.js";
@@ -16,7 +16,7 @@ import type { Msg, Subscription, Transport } from "../transport/types.js";
 import { decodeArgs } from "./args.js";
 import { fetchData, type FetchedData } from "./data-plane/fetch.js";
 import { DataServer, PutDataRefused } from "./data-plane/server.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "./host/clock.js";
 import { withBuiltins, type TaskFunctions } from "./functions.js";
 import { Outbox } from "./outbox.js";
 import { ActorRecorder } from "./host/recorder.js";
@@ -102,24 +102,24 @@ export class WorkerActor {
     const { recorder, outbox, store } = this;
     // This worker's own subject to the scheduler: ops naming another worker are refused there.
     const schedulerSubject = this.subjects.workerOps(opts.name);
-    this.core = new WorkerCore(
-      { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit, ...(opts.bandwidth !== undefined ? { bandwidth: opts.bandwidth } : {}) },
-      {
-        toScheduler: (op) => outbox.send(schedulerSubject, op),
-        execute: (key, func, args) => microtask(() => this.execute(key, func, args)),
-        gather: (from, keys) => void this.gather(from, keys),
-        freeData: (key) => store.delete(key),
-        transition: (machine, id, event, from, to, why) => {
-          if (machine === "wtask") {
-            if (event === "DONE" && to === "memory") this.totals.tasksCompleted++;
-            else if (event === "FAIL" && to === "error") this.totals.tasksErred++;
-            // Confirmed or gone: nothing left to check with the scheduler for that key.
-            if (this.leased.size > 0 && (event === "CONFIRM" || to !== "memory")) this.unlease(id);
-          }
-          recorder.transition(machine, id, event, from, to, why);
-        },
+    // The core's init is also the start record's (log/start-init.ts): what replay rebuilds it from.
+    const init: WorkerInit = { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit };
+    if (opts.bandwidth !== undefined) init.bandwidth = opts.bandwidth;
+    this.core = new WorkerCore(init, {
+      toScheduler: (op) => outbox.send(schedulerSubject, op),
+      execute: (key, func, args) => microtask(() => this.execute(key, func, args)),
+      gather: (from, keys) => void this.gather(from, keys),
+      freeData: (key) => store.delete(key),
+      transition: (machine, id, event, from, to, why) => {
+        if (machine === "wtask") {
+          if (event === "DONE" && to === "memory") this.totals.tasksCompleted++;
+          else if (event === "FAIL" && to === "error") this.totals.tasksErred++;
+          // Confirmed or gone: nothing left to check with the scheduler for that key.
+          if (this.leased.size > 0 && (event === "CONFIRM" || to !== "memory")) this.unlease(id);
+        }
+        recorder.transition(machine, id, event, from, to, why);
       },
-    );
+    });
   }
 
   get name(): string {
@@ -129,13 +129,7 @@ export class WorkerActor {
   /** Subscribe, register with the scheduler, start heartbeats. */
   async start(): Promise<void> {
     const { transport } = this.opts;
-    this.recorder.start(this.opts.clock.now(), "worker", {
-      name: this.opts.name,
-      id: this.id,
-      nthreads: this.opts.nthreads,
-      transferIncomingCountLimit: this.opts.transferIncomingCountLimit,
-      ...(this.opts.bandwidth !== undefined ? { bandwidth: this.opts.bandwidth } : {}),
-    });
+    this.recorder.startWorker(this.opts.clock.now(), this.core.init);
     this.subscriptions.push(transport.subscribe(this.subjects.worker(this.name), (msg) => this.receive(msg)));
     this.subscriptions.push(transport.subscribe(this.subjects.workerData(this.name), (msg) => this.serveData(msg)));
     const envelope: Envelope<WorkerToScheduler> = {

@@ -30,7 +30,7 @@ export interface ActorCounts {
 /** Tables that are bounded by design and grow until their bound (reported, not judged). */
 export const BOUNDED_TABLES: Record<string, string> = {
   "core.voided": "tombstones, at most MAX_TOMBSTONES (65,536) a worker (machines/worker/core.ts)",
-  "liveness.released": "released clients remembered, at most 1,000 (actors/liveness.ts)",
+  "liveness.released": "released clients remembered, at most 1,000 (actors/host/liveness.ts)",
   // One batch per subject sent to, a client's among them: idle ones dropped past 4,096.
   "outbox.batches": "one batch per subject, idle ones dropped past 4,096 (actors/outbox.ts)",
   "outbox.lingers": "one flag per subject, cleared past 4,096 (actors/outbox.ts)",

@@ -2,7 +2,7 @@
  * Rebuilding an actor's core from its start record, for replay: the same core the actor
  * hosted, with effects that report transitions and count messages instead of sending them.
  */
-import { resolveConfig } from "../machines/config.js";
+import { readSchedulerStart, readWorkerStart } from "../log/start-init.js";
 import type { SchedulerToClient, SchedulerToWorker } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
@@ -30,8 +30,7 @@ export class SchedulerHost {
   readonly core: SchedulerCore;
 
   constructor(init: Record<string, unknown>, fx: ReplayEffects) {
-    if (typeof init.config !== "object" || init.config === null) throw new Error("the scheduler's start record has no config");
-    this.core = new SchedulerCore(resolveConfig(init.config, "the start record"), {
+    this.core = new SchedulerCore(readSchedulerStart(init).config, {
       toWorker: (worker, op) => fx.sent(op.op, { worker }, op),
       toClient: (client, op) => fx.sent(op.op, { client }, op),
       transition: (machine, id, event, from, to, why) => fx.transition(machine, id, event, from, to, why),
@@ -52,20 +51,13 @@ export class WorkerHost {
   readonly core: WorkerCore;
 
   constructor(init: Record<string, unknown>, fx: ReplayEffects) {
-    const { name, id, nthreads, transferIncomingCountLimit } = init;
-    if (typeof name !== "string" || typeof id !== "string" || typeof nthreads !== "number" || typeof transferIncomingCountLimit !== "number") {
-      throw new Error("a worker's start record needs name, id, nthreads and transferIncomingCountLimit");
-    }
-    this.core = new WorkerCore(
-      { name, id, nthreads, transferIncomingCountLimit, ...(typeof init.bandwidth === "number" ? { bandwidth: init.bandwidth } : {}) },
-      {
-        toScheduler: (op) => fx.sent(op.op),
-        execute: () => fx.sent("execute"),
-        gather: () => fx.sent("gather"),
-        freeData: () => undefined,
-        transition: (machine, id, event, from, to, why) => fx.transition(machine, id, event, from, to, why),
-      },
-    );
+    this.core = new WorkerCore(readWorkerStart(init), {
+      toScheduler: (op) => fx.sent(op.op),
+      execute: () => fx.sent("execute"),
+      gather: () => fx.sent("gather"),
+      freeData: () => undefined,
+      transition: (machine, id, event, from, to, why) => fx.transition(machine, id, event, from, to, why),
+    });
   }
 
   handle(event: InputRecord["event"]): void {

@@ -52,6 +52,11 @@ export class SimKernel {
     this.mailboxes.delete(address);
   }
 
+  /** Whether a mailbox is open at `address` (someone subscribed to its subject). */
+  isOpen(address: string): boolean {
+    return this.mailboxes.has(address);
+  }
+
   send(from: string, to: string, op: unknown): void {
     let sender = this.senders.get(from);
     if (sender === undefined) this.senders.set(from, (sender = { from, lanes: new Map(), pending: [] }));

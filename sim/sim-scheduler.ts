@@ -4,9 +4,13 @@ import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
 import type { LogRecord, LogSink } from "../log/types.js";
 import type { SchedulerSender } from "../transport/subjects.js";
+import type { HostTimers } from "../actors/host/host-timers.js";
+import { LivenessWatch, livenessCheckInterval, type LivenessHost } from "../actors/host/liveness-watch.js";
+import { PeriodicTicks } from "../actors/host/periodic-ticks.js";
+import { StealPasses, type StealPassHost } from "../actors/host/steal-passes.js";
+import type { ProbeOutcome } from "../actors/host/liveness.js";
 import { refusal } from "../actors/host/op-roles.js";
 import { ActorRecorder } from "../actors/host/recorder.js";
-import { ON_DEMAND_GAP, serializableConfig } from "../actors/host/scheduler-host.js";
 import { withTime } from "../actors/host/with-time.js";
 import type { SimKernel } from "./kernel.js";
 import { SimSteals } from "./sim-steals.js";
@@ -25,12 +29,15 @@ function senderAt(address: string): SchedulerSender | undefined {
 /**
  * Hosts the scheduler core on the virtual clock, as SchedulerActor does on the real one:
  * each op it receives is stamped with the time, recorded, then fed to the core. Work
- * stealing runs as the actor runs it: a pass every workStealingInterval (a timer that only
- * ticks while some task is processing, so that an idle run ends), and an on-demand pass
- * after a message when `core.wantsBalance()` says so, at most every ON_DEMAND_GAP. Each
- * pass is a recorded `balance` input, so the log replays.
+ * stealing and liveness are the host kit's (actors/host/), as the actor's, on virtual
+ * time: stealing passes (each a recorded `balance` input); and the liveness check, which
+ * finds a killed worker lost as the live host does: silent past `workerTtl`, or silent and
+ * nobody serving its subject. Live workers and clients heartbeat every heartbeatInterval;
+ * here their heartbeats are not mail but accounted for at each check (a live incarnation
+ * was last heard at its last heartbeat), and the checks run only while a dead incarnation
+ * is watched, so that an idle run ends.
  */
-export class SimScheduler {
+export class SimScheduler implements StealPassHost, LivenessHost {
   /** The scheduler's core; a new one after restart-scheduler. */
   core: SchedulerCore;
   /** Scheduler restarts so far (restart-scheduler actions). */
@@ -40,18 +47,33 @@ export class SimScheduler {
   readonly steals: SimSteals;
   /** Ops refused for their sender's role or incarnation, as SchedulerActor refuses them (actors/host/op-roles.ts). */
   refused = 0;
-  private lastBalance = -Infinity;
-  /** The periodic timer: index of the next tick (ticks fall at k * interval), or -1 while disarmed. */
-  private nextTick = -1;
-  private lastTick = 0;
+  private readonly stealPasses: StealPasses;
+  /** The liveness of the current run (a new run starts with a watch of its own, as a new scheduler process). */
+  private liveness: LivenessWatch;
+  private readonly livenessChecks: PeriodicTicks;
 
   constructor(
     private readonly kernel: SimKernel,
     private readonly config: Config,
     log: LogSink,
-    /** Whether that incarnation of a worker was killed (its late registration is lost at once). */
-    private readonly isDead: (name: string, id: string) => boolean = () => false,
+    /** Whether that incarnation of a worker is alive (it heartbeats). */
+    private readonly isAlive: (name: string, id: string) => boolean,
   ) {
+    const timers: HostTimers = {
+      now: () => kernel.now,
+      at: (t, fn) => {
+        let due = true;
+        kernel.at(t, () => {
+          if (due) fn();
+        });
+        return () => {
+          due = false;
+        };
+      },
+    };
+    this.stealPasses = new StealPasses(this, timers, config.workStealingInterval);
+    this.liveness = new LivenessWatch(config, this);
+    this.livenessChecks = new PeriodicTicks(timers, livenessCheckInterval(config.heartbeatInterval), (t) => this.checkLiveness(t));
     const recorder = (this.recorder = new ActorRecorder("scheduler", log));
     const steals = (this.steals = new SimSteals());
     this.live = {
@@ -68,7 +90,7 @@ export class SimScheduler {
   /** The scheduler starts: it records its start and takes mail. */
   start(): void {
     const t = this.kernel.now;
-    this.recorder.start(t, "scheduler", { cluster: "sim", config: serializableConfig(this.config) });
+    this.recorder.startScheduler(t, "sim", this.config);
     this.feed({ op: "scheduler-start", t });
     // The sender's address stands for the subject it would send on, as on a real transport.
     const senders = new Map<string, SchedulerSender | undefined>();
@@ -101,6 +123,8 @@ export class SimScheduler {
    */
   startNewRun(): void {
     this.core = new SchedulerCore(this.config, this.live);
+    this.liveness.stop();
+    this.liveness = new LivenessWatch(this.config, this);
     this.start();
   }
 
@@ -109,8 +133,11 @@ export class SimScheduler {
    * `receive`: each op fed, then an on-demand stealing pass if one is due.
    */
   receive(inputs: SchedulerInput[]): void {
-    for (const input of inputs) this.feed(input);
-    this.maybeBalance(false);
+    for (const input of inputs) {
+      this.liveness.heard(input, input.t);
+      this.feed(input);
+    }
+    this.stealPasses.afterMessage();
   }
 
   /**
@@ -124,21 +151,63 @@ export class SimScheduler {
         this.refused++;
         continue;
       }
+      const input = withTime(op as object, this.kernel.now) as SchedulerInput;
+      this.liveness.heard(input, input.t);
       // A registration from an incarnation removed since is refused (its process is gone in the simulator, so the refusal goes nowhere).
-      const reply = this.handle(withTime(op as object, this.kernel.now) as SchedulerInput);
+      const reply = this.handle(input);
       if (!reply.ok) {
-        if ((op as { op: string }).op !== "register-worker") throw new Error(`simulator: the scheduler refused ${(op as { op: string }).op}: ${reply.error.message}`);
+        if (input.op !== "register-worker") throw new Error(`simulator: the scheduler refused ${input.op}: ${reply.error.message}`);
         this.refused++;
         continue;
       }
-      // A registration sent before its worker was killed, delivered after: the host finds that
-      // incarnation gone at once, as it found out about the kill (kill-worker).
-      const { name, id } = op as { op: string; name: string; id: string };
-      if ((op as { op: string }).op === "register-worker" && this.isDead(name, id) && this.core.workers.get(name)?.id === id) {
-        this.feed({ op: "worker-lost", name, id, reason: "killed", t: this.kernel.now });
+      // A registration sent before its worker was killed, delivered after: watched, and silent from the start.
+      if (input.op === "register-worker" && !this.isAlive(input.name, input.id)) this.watchTheDead();
+    }
+    this.stealPasses.afterMessage();
+  }
+
+  /**
+   * A worker incarnation died (kill-worker): its heartbeats stop. The scheduler heard them
+   * until then, and finds it lost when the liveness check does.
+   */
+  workerDied(name: string, id: string): void {
+    const { liveness } = this.liveness;
+    if (liveness.watchedId(name) === id) liveness.heardFromWorker(name, id, this.lastHeartbeat(this.kernel.now));
+    this.watchTheDead();
+  }
+
+  /** The simulator's answer to a probe: someone serves the worker's subject if a live incarnation has its mailbox open. */
+  probe(name: string, _id: string, answer: (outcome: ProbeOutcome, t: number) => void): void {
+    const { kernel } = this;
+    kernel.at(kernel.now + 2 * kernel.latency, () => answer(kernel.isOpen(workerAddress(name)) ? "answered" : "no-responders", kernel.now));
+  }
+
+  /** Liveness checks run while a dead incarnation is watched. */
+  private watchTheDead(): void {
+    if (this.livenessChecks.armed) return;
+    for (const { name, id } of this.liveness.liveness.watchedWorkers()) {
+      if (!this.isAlive(name, id)) {
+        this.livenessChecks.arm();
+        return;
       }
     }
-    this.maybeBalance(false);
+  }
+
+  /** One liveness check, after the heartbeats of live workers and clients (the simulator's are not mail). */
+  private checkLiveness(t: number): void {
+    if (!this.up) return;
+    const { liveness } = this.liveness;
+    const beat = this.lastHeartbeat(t);
+    for (const { name, id } of liveness.watchedWorkers()) if (this.isAlive(name, id)) liveness.heardFromWorker(name, id, beat);
+    for (const client of this.core.clients.keys()) liveness.heardFromClient(client, beat);
+    this.liveness.check(t);
+    this.watchTheDead();
+  }
+
+  /** Workers and clients heartbeat at k * heartbeatInterval. */
+  private lastHeartbeat(t: number): number {
+    const every = this.config.heartbeatInterval;
+    return Math.floor(t / every) * every;
   }
 
   /**
@@ -190,45 +259,17 @@ export class SimScheduler {
    * KEY_EXISTS), answered, then an on-demand stealing pass if one is due, as `receive`.
    */
   request(input: SchedulerInput): SchedulerReply {
+    this.liveness.heard(input, input.t);
     const reply = this.handle(input);
-    this.maybeBalance(false);
+    this.stealPasses.afterMessage();
     return reply;
   }
 
   private handle(input: SchedulerInput): SchedulerReply {
     this.recorder.input(input);
     const reply = this.core.handle(input);
-    this.armTimer();
+    this.liveness.fed(input, reply);
+    this.stealPasses.afterInput();
     return reply;
-  }
-
-  /** The actor's `maybeBalance`: periodic passes skip the on-demand gap, on-demand ones respect it. */
-  private maybeBalance(periodic: boolean): void {
-    const now = this.kernel.now;
-    if (!periodic && now - this.lastBalance < ON_DEMAND_GAP) return;
-    if (!this.core.wantsBalance()) return;
-    this.lastBalance = now;
-    this.feed({ op: "balance", t: now });
-  }
-
-  /**
-   * The actor's setInterval, on virtual time: ticks at k * workStealingInterval from the
-   * scheduler's start. Armed whenever a task is processing, so the run never idles on it.
-   */
-  private armTimer(): void {
-    if (this.nextTick >= 0 || this.core.stealing === null || !this.anyProcessing()) return;
-    const interval = this.config.workStealingInterval;
-    this.nextTick = Math.max(this.lastTick + 1, Math.floor(this.kernel.now / interval) + 1);
-    this.kernel.at(this.nextTick * interval, () => {
-      this.lastTick = this.nextTick;
-      this.nextTick = -1;
-      this.maybeBalance(true);
-      this.armTimer();
-    });
-  }
-
-  private anyProcessing(): boolean {
-    for (const ws of this.core.running) if (ws.processing.size > 0) return true;
-    return false;
   }
 }

@@ -56,6 +56,7 @@ export class SimWorker {
   ) {
     const address = workerAddress(spec.name);
     const { kernel } = ctx;
+    // The core's init is also the start record's (log/start-init.ts): what replay rebuilds it from.
     this.core = new WorkerCore(
       { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit, bandwidth: ctx.assumedBandwidth },
       {
@@ -80,15 +81,8 @@ export class SimWorker {
   /** Start taking mail; the registration the scheduler should see. */
   start(): RegisterWorkerOp {
     const { kernel } = this.ctx;
-    const { name, nthreads } = this.spec;
-    this.recorder.start(kernel.now, "worker", {
-      name,
-      id: this.id,
-      nthreads,
-      transferIncomingCountLimit: this.ctx.transferIncomingCountLimit,
-      bandwidth: this.ctx.assumedBandwidth,
-    });
-    kernel.open(workerAddress(name), (_from, ops) => {
+    this.recorder.startWorker(kernel.now, this.core.init);
+    kernel.open(workerAddress(this.name), (_from, ops) => {
       for (const op of ops) {
         this.feed(withTime(op as object, kernel.now) as WorkerInput);
         // The scheduler ended this worker's retirement (WorkerActor.receive): it closes, and

@@ -59,8 +59,6 @@ class Simulation {
   /** Clients the scheduler has taken a client-join from (and no client-leave since). */
   private readonly joined = new Set<string>();
   private readonly computableKeys = new Map<string, boolean>();
-  /** Killed incarnations, as "name\0id". */
-  private readonly killed = new Set<string>();
 
   constructor(
     private readonly plan: Plan,
@@ -68,7 +66,7 @@ class Simulation {
   ) {
     this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed));
     this.prng = new Prng(plan.seed);
-    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log, (name, id) => this.killed.has(`${name}\u0000${id}`));
+    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log, (name, id) => this.workers.get(name)?.id === id);
     this.clients = new SimClients(this.kernel);
     this.workerContext = {
       kernel: this.kernel,
@@ -256,12 +254,12 @@ class Simulation {
     kernel.at(kernel.now + kernel.latency, () => worker.feed({ op: "registered", run, t: kernel.now }));
   }
 
+  /** The worker dies; the scheduler finds out through its liveness check, as a live one does. */
   private kill(name: string): void {
     const worker = this.workers.get(name)!;
     this.workers.delete(name);
-    this.killed.add(`${name}\u0000${worker.id}`);
     worker.kill();
-    this.scheduler.feed({ op: "worker-lost", name, id: worker.id, reason: "killed", t: this.kernel.now });
+    this.scheduler.workerDied(name, worker.id);
   }
 
   /** Like a client's scatter: data put on the workers, then the scheduler told where it is. */

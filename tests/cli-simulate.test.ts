@@ -39,8 +39,8 @@ describe("natsched simulate", () => {
     const expected = simulate({ ...scenario, seed: 7, config: { ...scenario.config, workerSaturation: Infinity, workStealing: false } });
     expect(result.makespan).toBe(expected.makespan);
     expect(result.steals).toEqual([]);
-    const baseline = simulate(scenario);
-    expect(result.makespan).not.toBe(baseline.makespan);
+    // The example's run steals once; with workStealing=false it does not.
+    expect(simulate(scenario).steals.length).toBeGreaterThan(0);
   });
 
   it("writes a log that replays clean", async () => {

@@ -1,10 +1,10 @@
 /**
- * The scheduler host's liveness bookkeeping (actors/liveness.ts) with the time passed in:
+ * The scheduler host's liveness bookkeeping (actors/host/liveness.ts) with the time passed in:
  * when a client is released, when a worker is probed and declared lost, and how a credit
  * (the host could not hear anyone) restarts every silence.
  */
 import { describe, expect, it } from "vitest";
-import { Liveness, unreachableWindow } from "../actors/liveness.js";
+import { Liveness, unreachableWindow } from "../actors/host/liveness.js";
 
 const policy = { heartbeatInterval: 0.5, workerTtl: 300, clientReleaseGrace: 10 };
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { replay } from "../replay/replay.js";
 import { LocalCluster, type Future } from "../index.js";
-import { serializableConfig } from "../actors/host/scheduler-host.js";
+import { readSchedulerStart, readWorkerStart, serializableConfig } from "../log/start-init.js";
 import { CONFIG_KEYS, resolveConfig } from "../machines/config.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
@@ -74,11 +74,11 @@ function replayActor(records: LogRecord[]): { transitions: number; mismatches: {
   // scheduler, its "scheduler-start"/"scheduler-close" stimuli).
   let feed: (r: InputRecord) => void;
   if (start.role === "scheduler") {
-    const core = new SchedulerCore(resolveConfig(start.init.config), { toWorker: () => undefined, toClient: () => undefined, transition });
+    const core = new SchedulerCore(readSchedulerStart(start.init).config, { toWorker: () => undefined, toClient: () => undefined, transition });
     feed = (r) => void core.handle(r.event as unknown as SchedulerInput);
   } else {
     expect(start.role).toBe("worker");
-    const core = new WorkerCore(start.init as unknown as WorkerInit, { toScheduler: () => undefined, execute: () => undefined, gather: () => undefined, freeData: () => undefined, transition });
+    const core = new WorkerCore(readWorkerStart(start.init), { toScheduler: () => undefined, execute: () => undefined, gather: () => undefined, freeData: () => undefined, transition });
     feed = (r) => core.handle(r.event as unknown as WorkerInput);
   }
   let expected: string[] = [];

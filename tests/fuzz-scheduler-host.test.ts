@@ -13,7 +13,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Clock } from "../actors/clock.js";
+import type { Clock } from "../actors/host/clock.js";
 import { Client, Future } from "../actors/client.js";
 import { LocalCluster } from "../actors/local-cluster.js";
 import { NatschedError } from "../machines/errors.js";

@@ -10,7 +10,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Clock } from "../actors/clock.js";
+import type { Clock } from "../actors/host/clock.js";
 import { WorkerActor } from "../actors/worker-actor.js";
 import { NatschedError } from "../machines/errors.js";
 import { MemoryLogSink } from "../log/memory-log.js";

@@ -9,7 +9,7 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "../actors/client.js";
-import { realClock } from "../actors/clock.js";
+import { realClock } from "../actors/host/clock.js";
 import { connectClient } from "../actors/process/connect-client.js";
 import { resyncAfterRestart } from "../actors/process/scheduler-resync.js";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "../actors/client.js";
-import { unreachableWindow } from "../actors/liveness.js";
+import { unreachableWindow } from "../actors/host/liveness.js";
 import { connectClient } from "../actors/process/connect-client.js";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { DEFAULT_CONFIG } from "../machines/config.js";

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { simulate, type SimTaskSpec } from "../sim.js";
-import { independentTasks, transitions } from "./sim-helpers.js";
+import { independentTasks, killedToldAtOnce, transitions } from "./sim-helpers.js";
 
 describe("a task that errs", () => {
   it("fails, and so do its dependents, transitively; unrelated work finishes", () => {
@@ -84,7 +84,7 @@ describe("a worker killed mid-run", () => {
         { key: "x", duration: 1, nbytes: 5e7, workers: ["d"], allowOtherWorkers: true },
         { key: "y", deps: ["x"], duration: 1, workers: ["a"], allowOtherWorkers: true },
       ],
-      actions: [{ at: 1.2, do: "kill-worker", worker: "d" }],
+      actions: killedToldAtOnce(1.2, "d"),
     });
     expect(result.tasks.x).toMatchObject({ worker: "a", executions: 2, start: 1.5, end: 2.5 });
     expect(result.tasks.y).toMatchObject({ state: "memory", worker: "a", start: 2.5, end: 3.5 });

@@ -1,11 +1,11 @@
 /** Shared helpers for the simulator tests (tests/sim-*.test.ts). */
-import { resolveConfig } from "../machines/config.js";
+import { readSchedulerStart, readWorkerStart } from "../log/start-init.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
-import type { SimResult, SimTaskSpec } from "../sim.js";
+import type { SimAction, SimResult, SimTaskSpec } from "../sim.js";
 import { isPlacement, readReason, type Why } from "../machines/reasons.js";
 
 export function transitions(log: LogRecord[], filter: Partial<Pick<TransitionRecord, "actor" | "machine" | "id" | "event" | "to">> = {}): TransitionRecord[] {
@@ -47,6 +47,19 @@ export function independentTasks(prefix: string, n: number, extra: Partial<SimTa
   return Array.from({ length: n }, (_, i) => ({ key: `${prefix}-${i}`, duration: 1, ...extra }));
 }
 
+/**
+ * A worker's death the scheduler is told of at once, as LocalCluster.killWorker tells it (and
+ * as Dask's scheduler sees a worker's connection close, in the tests ported from it): a
+ * lose-worker just before the kill. A kill-worker alone is found by the scheduler's liveness
+ * check, seconds later (tests/sim-liveness.test.ts).
+ */
+export function killedToldAtOnce(at: number, worker: string): SimAction[] {
+  return [
+    { at, do: "lose-worker", worker, back: 0 },
+    { at, do: "kill-worker", worker },
+  ];
+}
+
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -77,10 +90,10 @@ export function replayLog(log: LogRecord[]): { actors: string[]; mismatches: str
     let feed: ((event: unknown) => void) | undefined;
     for (const r of records) {
       if (r.kind === "start" && r.role === "scheduler") {
-        const core = new SchedulerCore(resolveConfig(r.init.config), { toWorker() {}, toClient() {}, transition: note });
+        const core = new SchedulerCore(readSchedulerStart(r.init).config, { toWorker() {}, toClient() {}, transition: note });
         feed = (event) => core.handle(event as SchedulerInput);
       } else if (r.kind === "start") {
-        const core = new WorkerCore(r.init as unknown as WorkerInit, { toScheduler() {}, execute() {}, gather() {}, freeData() {}, transition: note });
+        const core = new WorkerCore(readWorkerStart(r.init), { toScheduler() {}, execute() {}, gather() {}, freeData() {}, transition: note });
         feed = (event) => core.handle(event as WorkerInput);
       } else if (r.kind === "input") {
         feed!(r.event);

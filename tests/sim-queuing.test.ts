@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { isRootish } from "../machines/scheduler/placement.js";
 import { simulate, type SimTaskSpec, type SimView } from "../sim.js";
-import { independentTasks, transitions } from "./sim-helpers.js";
+import { independentTasks, killedToldAtOnce, transitions } from "./sim-helpers.js";
 
 /** Runs the scenario and returns what `look` saw at virtual time `at`. */
 function probeAt<T>(at: number, look: (view: SimView) => T, run: (probe: { at: number; probe: (view: SimView) => void }) => void): T {
@@ -124,7 +124,7 @@ describe("test_queued_remove_add_worker", () => {
         ],
         tasks: independentTasks("wait", 10, { duration: 100 }),
         actions: [
-          { at: 1, do: "kill-worker", worker: "a" },
+          ...killedToldAtOnce(1, "a"),
           { at: 2, do: "add-worker", worker: { name: "w", nthreads: 2 } },
         ],
       },
@@ -149,7 +149,7 @@ describe("test_ready_remove_worker / test_remove_worker_from_scheduler", () => {
         config: { workerSaturation },
         workers,
         tasks: independentTasks("wait", 20, { duration: 100 }),
-        actions: [{ at: 1, do: "kill-worker", worker: "a" }],
+        actions: killedToldAtOnce(1, "a"),
       },
       {
         probes: [

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { storyLines } from "../tools/story.js";
 import { simulate, type Scenario, type SimResult, type SimTaskSpec, type SimView } from "../sim.js";
-import { transitions } from "./sim-helpers.js";
+import { killedToldAtOnce, transitions } from "./sim-helpers.js";
 import { ranOn } from "./steal-helpers.js";
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -449,8 +449,8 @@ describe("bookkeeping", () => {
         workers: [{ name: "a" }, { name: "b" }],
         tasks: range(100).map((i) => ({ key: `slowinc-${i}`, duration: 0.01, workers: ["a"], allowOtherWorkers: true })),
         actions: [
-          { at: 0.05, do: "kill-worker", worker: "a" },
-          { at: 0.05, do: "kill-worker", worker: "b" },
+          ...killedToldAtOnce(0.05, "a"),
+          ...killedToldAtOnce(0.05, "b"),
           { at: 0.1, do: "add-worker", worker: { name: "a" } },
           { at: 0.1, do: "add-worker", worker: { name: "b" } },
         ],

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { simulate, type Scenario, type SimAction, type SimResult } from "../sim.js";
-import { transitions } from "./sim-helpers.js";
+import { killedToldAtOnce, transitions } from "./sim-helpers.js";
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -45,7 +45,7 @@ describe("the race-free steal", () => {
 
 describe("the victim dies", () => {
   it("with the request in flight: the steal is aborted by the worker-loss RELEASE, everything runs once on b", () => {
-    const { result, stale } = run([{ at: 0.005, do: "kill-worker", worker: "a" }]);
+    const { result, stale } = run(killedToldAtOnce(0.005, "a"));
     expect(result.steals).toEqual([
       { key: "f-3", victim: "a", thief: "b", level: 0, requestId: "steal-0", requested: 0, decided: 0.005, outcome: "aborted", abortedBy: "RELEASE" },
     ]);
@@ -54,7 +54,7 @@ describe("the victim dies", () => {
   });
 
   it("with its confirm in flight: aborted, the dead victim's confirm is refused; only f-0, which a was running, runs twice", () => {
-    const { result, stale } = run([{ at: 0.015, do: "kill-worker", worker: "a" }]);
+    const { result, stale } = run(killedToldAtOnce(0.015, "a"));
     expect(result.steals).toEqual([
       { key: "f-3", victim: "a", thief: "b", level: 0, requestId: "steal-0", requested: 0, decided: 0.015, outcome: "aborted", abortedBy: "RELEASE" },
     ]);
@@ -70,7 +70,7 @@ describe("the thief dies", () => {
     ["with the request in flight", 0.005],
     ["with the confirm in flight", 0.015],
   ])("%s: the confirm finds the thief gone, the task is placed afresh on a (steal-reschedule)", (_when, at) => {
-    const { result } = run([{ at, do: "kill-worker", worker: "b" }]);
+    const { result } = run(killedToldAtOnce(at, "b"));
     expect(result.steals).toEqual([
       { key: "f-3", victim: "a", thief: "b", level: 0, requestId: "steal-0", requested: 0, decided: 0.02, outcome: "aborted", abortedBy: "RELEASE" },
     ]);

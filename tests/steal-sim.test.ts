@@ -5,7 +5,7 @@
  * `result.steals` read off the scheduler's transitions.
  */
 import { describe, expect, it } from "vitest";
-import { ON_DEMAND_GAP } from "../actors/host/scheduler-host.js";
+import { ON_DEMAND_GAP } from "../actors/host/steal-passes.js";
 import type { InputRecord, LogRecord } from "../log/types.js";
 import { formatSimResult, simulate, type Scenario, type SimTaskSpec } from "../sim.js";
 import { replayLog, transitions } from "./sim-helpers.js";

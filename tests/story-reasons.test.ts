@@ -10,7 +10,7 @@ import { LOGGED_CANDIDATES } from "../machines/scheduler/placement.js";
 import { FileLogSink } from "../log/file-log.js";
 import { storyLines } from "../tools/story.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
-import { replayLog, transitions } from "./sim-helpers.js";
+import { killedToldAtOnce, replayLog, transitions } from "./sim-helpers.js";
 import { readReason } from "../machines/reasons.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-story-"));
@@ -157,7 +157,7 @@ describe("natsched story", () => {
       network: { latency: 0.01 },
       workers: [{ name: "a" }, { name: "b" }],
       tasks: Array.from({ length: 4 }, (_, i) => ({ key: `f-${i}`, duration: 1, workers: ["a"], allowOtherWorkers: true })),
-      actions: [{ at: 0.005, do: "kill-worker", worker: "a" }],
+      actions: killedToldAtOnce(0.005, "a"),
     });
     expect(steals).toEqual([expect.objectContaining({ key: "f-3", requestId: "steal-0", level: 0, outcome: "aborted" })]);
     const request = transitions(log, { actor: "scheduler", id: "f-3", event: "STEAL" })[0]!;

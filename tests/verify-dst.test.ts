@@ -11,6 +11,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { workerStartInit } from "../log/start-init.js";
 import { resolveConfig } from "../machines/config.js";
 import { NatschedError } from "../machines/errors.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
@@ -176,7 +177,7 @@ function handChecker(scenario: Partial<Scenario> = {}): { checker: DstChecker; l
   const scheduler = new SchedulerCore(resolveConfig({}), { toWorker() {}, toClient() {}, transition() {} });
   const worker = new WorkerCore({ name: "w0", id: "w0-1", nthreads: 1, transferIncomingCountLimit: 4 }, { toScheduler() {}, execute() {}, gather() {}, freeData() {}, transition() {} });
   const view: SimView = { now: 1, scheduler, workers: new Map([["w0", worker]]), stores: new Map([["w0", new Set<string>()]]) };
-  const log: LogRecord[] = [{ actor: "worker.w0", seq: 0, t: 0, kind: "start", role: "worker", init: { name: "w0", id: "w0-1" } }];
+  const log: LogRecord[] = [{ actor: "worker.w0", seq: 0, t: 0, kind: "start", role: "worker", init: workerStartInit(worker.init) }];
   return { checker, log, view, worker };
 }
 

@@ -15,6 +15,7 @@ import { keySplit } from "../machines/graph/keys.js";
 import type { TaskSpec } from "../machines/protocol.js";
 import type { Scenario, SimAction, SimDataSpec, SimTaskSpec, SimWorkerSpec } from "../sim/scenario.js";
 import { isPlacement, readReason } from "../machines/reasons.js";
+import { silenceBeforeLoss } from "../actors/host/liveness.js";
 import { MetricsCollector, type RunMetrics } from "./what-if-metrics.js";
 import type { LogRecord } from "../log/types.js";
 
@@ -132,6 +133,10 @@ export class WorkloadExtractor {
         this.register(e, t);
         break;
       case "worker-lost":
+        // Lost by the liveness check: it died about as long before as it had been silent. The
+        // simulator's own check then finds it lost as late as the recorded one did.
+        this.leave(String(e.name), String(e.id), t - (silenceBeforeLoss(String(e.reason)) ?? 0));
+        break;
       case "unregister-worker":
         this.leave(String(e.name), String(e.id), t);
         break;
@@ -197,7 +202,7 @@ export class WorkloadExtractor {
   private leave(name: string, id: string, t: number): void {
     const alive = this.alive(name);
     if (alive === undefined || alive.id !== id) return;
-    alive.leave = t;
+    alive.leave = Math.max(t, alive.join);
     alive.leaveOrder = this.order++;
   }
 
@@ -338,7 +343,7 @@ export class WorkloadExtractor {
       }
     }
     if (early > 0) notes.push(`${early} worker incarnation(s) left before the first graph: left out`);
-    if (leaves > 0) notes.push(`${leaves} worker death(s) or leave(s) during the run are simulated as kills (the scheduler is told at once; a clean leave counts as a death)`);
+    if (leaves > 0) notes.push(`${leaves} worker death(s) or leave(s) during the run are simulated as kills, found by the simulated scheduler's liveness check (a clean leave, or a death its host told the scheduler of at once, is found seconds later than it was)`);
     events.sort((a, b) => a.at - b.at || a.order - b.order);
     return { workers, actions: events.map((e) => e.action), present, joins, leaves };
   }

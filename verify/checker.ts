@@ -4,7 +4,7 @@
  * ran, received and was given), the mail the scheduler sends, and the live cores.
  */
 import type { CompiledMachine } from "../machines/compile.js";
-import { resolveConfig } from "../machines/config.js";
+import { readSchedulerStart, readWorkerStart } from "../log/start-init.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { SCHEDULER, TASK, WORKER, WORKER_TASK } from "../machines/tables.js";
@@ -81,7 +81,10 @@ export interface CheckStats {
   failuresFreed: number;
   /** Workers that closed (retired, or closed when their retirement timed out). */
   workersClosed: number;
-  /** Workers the scheduler lost while they lived on (lose-worker), and registrations of them again. */
+  /**
+   * Workers the scheduler lost while they lived on (lose-worker, also the one just before a kill
+   * that stands for a death told at once), and registrations of them again.
+   */
   workersLost: number;
   reregistrations: number;
   /** Scatters of data again by clients (update-data after the start), shared or stored. */
@@ -202,7 +205,10 @@ export class DstChecker {
   private record(r: LogRecord): void {
     switch (r.kind) {
       case "start":
-        if (r.role === "worker") this.tracks.set(r.actor, new WorkerTrack(String(r.init.name), String(r.init.id)));
+        if (r.role === "worker") {
+          const { name, id } = readWorkerStart(r.init);
+          this.tracks.set(r.actor, new WorkerTrack(name, id));
+        }
         return;
       case "stop": {
         const track = this.tracks.get(r.actor);
@@ -398,7 +404,7 @@ export class DstChecker {
     for (const r of this.log) {
       if (r.actor !== "scheduler") continue;
       if (r.kind === "start") {
-        rebuilt = new SchedulerCore(resolveConfig(r.init.config, "the scheduler's start record"), {
+        rebuilt = new SchedulerCore(readSchedulerStart(r.init).config, {
           toWorker: () => undefined,
           toClient: () => undefined,
           transition: () => undefined,

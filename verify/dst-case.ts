@@ -409,11 +409,17 @@ function buildActions(d: CaseDraw, workers: SimWorkerSpec[]): SimAction[] {
   type Step = { at: number; worker: number } & ({ kind: "kill"; back: number | null } | LeaveDraw);
   const steps: Step[] = [...d.kills.map((k): Step => ({ ...k, kind: "kill" })), ...(d.leaves ?? [])];
   steps.sort((a, b) => a.at - b.at);
+  let kills = 0;
   for (const step of steps) {
     const spec = workers[step.worker % workers.length]!;
     const from = aliveFrom.get(spec.name);
     if (from === undefined || from > step.at) continue;
     if (step.kind === "kill") {
+      // Some deaths the scheduler is told of at once, as LocalCluster.killWorker tells it (a
+      // lose-worker just before the kill); the others it finds by its liveness check, as it
+      // finds a worker process that died. Which ones: bits of the case's seed, so that the
+      // drawn cases stay what they were.
+      if ((lostUntil.get(spec.name) ?? -1) <= step.at && ((d.seed >>> kills++) & 1) === 1) actions.push({ at: step.at, do: "lose-worker", worker: spec.name, back: 0 });
       aliveFrom.delete(spec.name);
       lostUntil.delete(spec.name);
       actions.push({ at: step.at, do: "kill-worker", worker: spec.name });

@@ -1,6 +1,9 @@
+import type { Config } from "../../machines/config.js";
+import type { MachineName, Why } from "../../machines/reasons.js";
+import type { WorkerInit } from "../../machines/worker/inputs.js";
+import { schedulerStartInit, workerStartInit } from "../../log/start-init.js";
 import { NullLogSink } from "../../log/memory-log.js";
 import type { InputRecord, LogSink } from "../../log/types.js";
-import type { MachineName, Why } from "../../machines/reasons.js";
 
 /**
  * Writes one actor's records to the event log: its start, every input it takes and every
@@ -27,7 +30,17 @@ export class ActorRecorder {
     return this.sink !== null;
   }
 
-  start(t: number, role: string, init: Record<string, unknown>): void {
+  /** A scheduler's start record: what replay rebuilds its core from (log/start-init.ts reads it back). */
+  startScheduler(t: number, cluster: string, config: Config): void {
+    this.start(t, "scheduler", schedulerStartInit(cluster, config));
+  }
+
+  /** A worker's start record, from the init its core was built with. */
+  startWorker(t: number, init: WorkerInit): void {
+    this.start(t, "worker", workerStartInit(init));
+  }
+
+  private start(t: number, role: string, init: Record<string, unknown>): void {
     this.t = t;
     this.sink?.append({ actor: this.actor, seq: this.seq++, t, kind: "start", role, init });
   }

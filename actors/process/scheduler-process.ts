@@ -15,7 +15,7 @@ import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import type { ResendOptions } from "../../transport/nats-resend.js";
 import { subjects } from "../../transport/subjects.js";
 import type { Subscription, Transport } from "../../transport/types.js";
-import { realClock } from "../clock.js";
+import { realClock } from "../host/clock.js";
 import { loadConfig } from "../config-loader.js";
 import type { MembershipChange } from "../membership.js";
 import { SchedulerActor } from "../scheduler-actor.js";

@@ -25,7 +25,7 @@ import type { WorkerRec } from "../../machines/scheduler/state.js";
 import { doneReport } from "../../machines/scheduler/core.js";
 import { subjects } from "../../transport/subjects.js";
 import type { Subscription, Transport } from "../../transport/types.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../host/clock.js";
 import type { SchedulerActor } from "../scheduler-actor.js";
 import { schedulerOpProblem } from "../validate-ops.js";
 import { resyncSubject, type ResyncAnswer, type WorkerBackAnswer, type WorkerBackOp } from "./worker-resync.js";

@@ -12,11 +12,11 @@
  */
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { serializableConfig } from "../../log/start-init.js";
 import { snapshotCore } from "../../log/core-snapshot.js";
 import type { JetStreamLogSink } from "../../log/jetstream-log.js";
 import { writeSnapshot, type SnapshotPointer } from "../../log/jetstream-snapshot.js";
 import type { SchedulerActor } from "../scheduler-actor.js";
-import { serializableConfig } from "../host/scheduler-host.js";
 
 export interface SnapshotPolicy {
   /** Milliseconds without a new record before a scheduler counts as at rest. Default 500. */

@@ -12,7 +12,7 @@ import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import type { ResendOptions } from "../../transport/nats-resend.js";
 import { subjects } from "../../transport/subjects.js";
 import type { Subscription } from "../../transport/types.js";
-import { realClock } from "../clock.js";
+import { realClock } from "../host/clock.js";
 import { loadConfig } from "../config-loader.js";
 import { withBuiltins, type TaskFunctions } from "../functions.js";
 import { WorkerActor } from "../worker-actor.js";

@@ -2,7 +2,8 @@
  * Who is still there, as the scheduler's host sees it: the bookkeeping behind worker-lost
  * and the release of silent clients. No I/O and no clock of its own: the host passes the
  * time, runs the probes it is asked for, and feeds the core the decisions as recorded
- * inputs (so a replay needs none of this).
+ * inputs (so a replay needs none of this). Both scheduler hosts, the live actor and the
+ * simulator's, run it through the host kit's LivenessWatch (actors/host/).
  */
 
 export interface LivenessPolicy {
@@ -65,15 +66,26 @@ export class Liveness {
 
   constructor(private readonly policy: LivenessPolicy) {}
 
+  /** Heard at `t`; hearing of an earlier time (a heartbeat the simulator accounts for late) moves nothing back. */
   heardFromWorker(name: string, id: string, t: number): void {
     // Updated in place: every op a worker sends comes through here (a task-finished per task).
     const seen = this.workers.get(name);
     if (seen === undefined) this.workers.set(name, { id, at: t, unreachableSince: null });
     else {
+      seen.at = seen.id === id ? Math.max(seen.at, t) : t;
       seen.id = id;
-      seen.at = t;
       seen.unreachableSince = null;
     }
+  }
+
+  /** The incarnation of `name` watched now, if any. */
+  watchedId(name: string): string | undefined {
+    return this.workers.get(name)?.id;
+  }
+
+  /** The worker incarnations watched now. */
+  *watchedWorkers(): IterableIterator<{ name: string; id: string }> {
+    for (const [name, w] of this.workers) yield { name, id: w.id };
   }
 
   /** A worker left or was lost; `id` set: only if it is still that incarnation. */
@@ -134,10 +146,10 @@ export class Liveness {
     for (const [name, w] of this.workers) {
       const silent = t - w.at;
       if (silent > workerTtl) {
-        out.lost.push({ name, id: w.id, reason: `no message for ${silent.toFixed(1)}s (workerTtl ${workerTtl}s)` });
+        out.lost.push({ name, id: w.id, reason: `${noMessageFor(silent)} (workerTtl ${workerTtl}s)` });
       } else if (w.unreachableSince !== null && t - w.unreachableSince >= window) {
         const gone = (t - w.unreachableSince).toFixed(1);
-        out.lost.push({ name, id: w.id, reason: `connection gone: no message for ${silent.toFixed(1)}s and nobody serving its subject for ${gone}s` });
+        out.lost.push({ name, id: w.id, reason: `connection gone: ${noMessageFor(silent)} and nobody serving its subject for ${gone}s` });
       } else if (silent >= PROBE_AFTER_HEARTBEATS * heartbeatInterval) {
         out.probe.push({ name, id: w.id });
       }
@@ -152,4 +164,19 @@ export class Liveness {
     }
     return out;
   }
+}
+
+function noMessageFor(silent: number): string {
+  return `no message for ${silent.toFixed(1)}s`;
+}
+
+/**
+ * How long a worker had been silent when the liveness check lost it, read back from the
+ * recorded worker-lost's reason (written by `due` above); undefined for a loss it did not
+ * decide (a worker killed by its host, one lost by hand). The worker died about that long
+ * before it was lost: what-if places the death there (replay/workload-extract.ts).
+ */
+export function silenceBeforeLoss(reason: string): number | undefined {
+  const match = /^(?:connection gone: )?no message for (\d+(?:\.\d+)?)s /.exec(reason);
+  return match === null ? undefined : Number(match[1]);
 }
