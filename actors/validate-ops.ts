@@ -63,6 +63,7 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
     resources: numberRecord,
     functions: strings,
     holding: optional(arrayOf(keySize)),
+    started: optional(num),
   },
   "unregister-worker": { name: str, id: str, reason: str },
   "task-finished": { worker: str, id: str, key: str, nbytes: num, start: num, stop: num, attempt: optional(attempt), run: optional(num) },

@@ -75,6 +75,8 @@ export class WorkerActor {
    */
   readonly totals: WorkerTotals = { tasksCompleted: 0, tasksErred: 0, bytesFetched: 0, bytesScattered: 0, bytesServed: 0, keysServed: 0 };
   readonly id: string;
+  /** When this incarnation started (register-worker's `started`: the scheduler keeps the later of two incarnations). */
+  started = 0;
   private readonly subjects: Subjects;
   private readonly outbox: Outbox<WorkerToScheduler | { op: "heartbeat"; name: string; id: string }>;
   private readonly functions: TaskFunctions;
@@ -129,7 +131,8 @@ export class WorkerActor {
   /** Subscribe, register with the scheduler, start heartbeats. */
   async start(): Promise<void> {
     const { transport } = this.opts;
-    this.recorder.startWorker(this.opts.clock.now(), this.core.init);
+    this.started = this.opts.clock.now();
+    this.recorder.startWorker(this.started, this.core.init);
     this.subscriptions.push(transport.subscribe(this.subjects.worker(this.name), (msg) => this.receive(msg)));
     this.subscriptions.push(transport.subscribe(this.subjects.workerData(this.name), (msg) => this.serveData(msg)));
     const envelope: Envelope<WorkerToScheduler> = {
@@ -145,6 +148,7 @@ export class WorkerActor {
           resources: this.opts.resources ?? {},
           functions: Object.keys(this.functions),
           holding: this.core.holding(),
+          started: this.started,
         },
       ],
     };

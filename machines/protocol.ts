@@ -116,6 +116,12 @@ export interface WorkerInfo {
   host: string;
   resources: Record<string, number>;
   functions: string[];
+  /**
+   * When this incarnation started, on its host's clock (seconds). Of two incarnations of one
+   * name the scheduler keeps the one started later: a registration of an earlier one
+   * (delivered late, or from a process that should have stopped) is refused.
+   */
+  started?: number;
 }
 
 export interface RegisterWorkerOp extends WorkerInfo {

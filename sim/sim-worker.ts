@@ -47,6 +47,8 @@ export class SimWorker {
   /** The heartbeat timer: armed while there is something to report (see reportMetrics). */
   private heartbeatArmed = false;
   private reportedBandwidth: number;
+  /** When this incarnation started (virtual time): register-worker's `started`. */
+  readonly started: number;
 
   constructor(
     readonly spec: PlannedWorker,
@@ -56,6 +58,7 @@ export class SimWorker {
   ) {
     const address = workerAddress(spec.name);
     const { kernel } = ctx;
+    this.started = kernel.now;
     // The core's init is also the start record's (log/start-init.ts): what replay rebuilds it from.
     this.core = new WorkerCore(
       { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit, bandwidth: ctx.assumedBandwidth },
@@ -99,7 +102,7 @@ export class SimWorker {
   /** The register-worker this incarnation sends; `holding` when it registers again. */
   private registration(again: boolean): RegisterWorkerOp {
     const { name, nthreads, host, resources } = this.spec;
-    const op: RegisterWorkerOp = { op: "register-worker", name, id: this.id, nthreads, host, resources: { ...resources }, functions: [SIM_FUNCTION] };
+    const op: RegisterWorkerOp = { op: "register-worker", name, id: this.id, nthreads, host, resources: { ...resources }, functions: [SIM_FUNCTION], started: this.started };
     if (again) op.holding = this.core.holding();
     return op;
   }

@@ -53,6 +53,20 @@ describe("registration of a removed incarnation", () => {
     expect(s.core.workers.get("w1")?.id).toBe("a");
   });
 
+  it("is refused when it says it started before the incarnation that runs, though never removed (DST exclusive-execution-f5ffa4ff)", () => {
+    const s = scheduler();
+    const register = (id: string, started: number) =>
+      s.handle({ op: "register-worker", name: "w0", id, nthreads: 1, host: "h", resources: {}, functions: ["f"], started });
+    // The scheduler restarted, the old incarnation died unnoticed, a new one joined; the old one's registration was late.
+    expect(register("w0-new", 0.3).ok).toBe(true);
+    const late = register("w0-old", 0);
+    expect(!late.ok && late.error.code).toBe("FORBIDDEN");
+    expect(s.core.workers.get("w0")?.id).toBe("w0-new");
+    // One started later replaces it, as any new incarnation does.
+    expect(register("w0-newer", 0.5).ok).toBe(true);
+    expect(s.core.workers.get("w0")?.id).toBe("w0-newer");
+  });
+
   it("a new incarnation still replaces a running one", () => {
     const s = scheduler();
     s.register("w1", "a");

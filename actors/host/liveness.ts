@@ -174,7 +174,7 @@ function noMessageFor(silent: number): string {
  * How long a worker had been silent when the liveness check lost it, read back from the
  * recorded worker-lost's reason (written by `due` above); undefined for a loss it did not
  * decide (a worker killed by its host, one lost by hand). The worker died about that long
- * before it was lost: what-if places the death there (replay/workload-extract.ts).
+ * before it was lost: what-if places the death there (tools/workload-extract.ts).
  */
 export function silenceBeforeLoss(reason: string): number | undefined {
   const match = /^(?:connection gone: )?no message for (\d+(?:\.\d+)?)s /.exec(reason);

@@ -485,15 +485,21 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const existing = this.workers.get(op.name);
     // The answer names the run, so the worker knows which run's instructions to take.
     const registered: SchedulerReply = { ok: true, run: this.run };
-    if (existing !== undefined && existing.id !== op.id && this.removedIncarnations.has(op.name, op.id)) {
-      const error = new ForbiddenError(
-        `worker ${op.name}: incarnation ${op.id} was removed and ${existing.id} has joined since; a registration of the old one (delivered late, or from a process that should have stopped) is refused`,
-      );
-      return { ok: false, error: { name: error.name, message: error.message, code: error.code } };
+    if (existing !== undefined && existing.id !== op.id) {
+      const why = this.removedIncarnations.has(op.name, op.id)
+        ? `incarnation ${op.id} was removed and ${existing.id} has joined since`
+        : op.started !== undefined && existing.started !== null && op.started < existing.started
+          ? `incarnation ${op.id} started before ${existing.id}, which runs`
+          : null;
+      if (why !== null) {
+        const error = new ForbiddenError(`worker ${op.name}: ${why}; a registration of the older one (delivered late, or from a process that should have stopped) is refused`);
+        return { ok: false, error: { name: error.name, message: error.message, code: error.code } };
+      }
     }
     if (existing !== undefined && existing.id !== op.id) this.removeWorker(existing.name, existing.id, true, "replaced");
     else if (existing !== undefined) return registered;
     const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++, this.estimates);
+    if (op.started !== undefined) ws.started = op.started;
     this.workers.set(ws.name, ws);
     this.stealing?.addWorker(ws);
     this.workerLifecycle(ws, "START");

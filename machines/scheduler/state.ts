@@ -121,6 +121,8 @@ export class TaskRec {
 
 export class WorkerRec {
   state: WorkerStateName = "starting";
+  /** When this incarnation started, as it said (register-worker's `started`), if it did. */
+  started: number | null = null;
   /** Tasks processing here. */
   readonly processing = new Set<TaskRec>();
   /** How many of them per prefix (Dask's `task_prefix_count`). */
