@@ -570,7 +570,7 @@ export class ClientCore {
     if (left <= 0) {
       const waited =
         this.lastResuming >= request.first
-          ? `${this.now - request.first} ms (it said it was resuming until ${new Date(this.lastResuming).toISOString()})`
+          ? `${this.now - request.first} ms (it last said it was resuming ${this.now - this.lastResuming} ms before)`
           : `${this.init.requestTimeout} ms`;
       return this.failRequest(request, { kind: "timeout", what: `no scheduler of cluster ${JSON.stringify(this.init.cluster)} answered within ${waited} (no responders on ${this.init.opsSubject})` });
     }
