@@ -74,7 +74,7 @@ export interface CheckStats {
   /** Instructions workers dropped as superseded (wtask STALE): late or copied compute-tasks, overtaken free-keys. */
   staleDropped: number;
   restartsChecked: number;
-  /** Graphs the scheduler took (update-graph), and releases (release-keys, client-leave) from clients. */
+  /** Graphs the scheduler took (update-graph), and releases (release-keys, cancel-keys, client-leave) from clients. */
   graphs: number;
   releases: number;
   /** Failures workers dropped when freed (wtask error -FREE-> released). */
@@ -258,6 +258,7 @@ export class DstChecker {
         this.stats.graphs += 1;
         return;
       case "release-keys":
+      case "cancel-keys":
       case "client-leave":
         this.stats.releases += 1;
         return;
