@@ -5,7 +5,7 @@
  * all replayed.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { CancelledError, LocalCluster, MemoryLogSink, replay, type LocalClusterOptions } from "../index.js";
+import { CancelledError, LocalCluster, MemoryLogSink, readReason, replay, type LocalClusterOptions } from "../index.js";
 import type { InputRecord, TransitionRecord } from "../log/types.js";
 import { rejection } from "./errors-helpers.js";
 
@@ -96,6 +96,7 @@ describe("cancel on LocalCluster", () => {
     expect(cluster.scheduler.core.tasks.has(y.key)).toBe(false);
     const release = transitions(log, "scheduler", x.key).find((r) => r.event === "RELEASE");
     expect(release).toMatchObject({ from: "processing.assigned", to: "released", why: { rule: "cancelled", client: client.id } });
+    expect(readReason(release!, true)).toEqual({ kind: "cancelled", why: { rule: "cancelled", client: client.id } });
     expect(transitions(log, "scheduler", y.key).find((r) => r.event === "RELEASE")).toMatchObject({ from: "waiting", why: { rule: "cancelled", client: client.id } });
     expect(transitions(log, "worker.a", x.key).map((r) => `${r.from}>${r.to}`)).toContain("executing>cancelled");
     const input = log.records.find((r): r is InputRecord => r.kind === "input" && r.actor === "scheduler" && r.event.op === "cancel-keys");
