@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CancelledError, LocalCluster, MemoryLogSink, readReason, replay, type LocalClusterOptions } from "../index.js";
 import type { InputRecord, TransitionRecord } from "../log/types.js";
+import { explainReasons } from "../tools/story-reasons.js";
 import { rejection } from "./errors-helpers.js";
 
 const clusters: LocalCluster[] = [];
@@ -97,6 +98,7 @@ describe("cancel on LocalCluster", () => {
     const release = transitions(log, "scheduler", x.key).find((r) => r.event === "RELEASE");
     expect(release).toMatchObject({ from: "processing.assigned", to: "released", why: { rule: "cancelled", client: client.id } });
     expect(readReason(release!, true)).toEqual({ kind: "cancelled", why: { rule: "cancelled", client: client.id } });
+    expect(explainReasons(release!)).toEqual([`a client cancelled it, or a task it cancelled no longer needs it (client=${client.id})`]);
     expect(transitions(log, "scheduler", y.key).find((r) => r.event === "RELEASE")).toMatchObject({ from: "waiting", why: { rule: "cancelled", client: client.id } });
     expect(transitions(log, "worker.a", x.key).map((r) => `${r.from}>${r.to}`)).toContain("executing>cancelled");
     const input = log.records.find((r): r is InputRecord => r.kind === "input" && r.actor === "scheduler" && r.event.op === "cancel-keys");
