@@ -7,7 +7,8 @@
  *
  * The core decides everything that is not moving bytes: the futures (a key's status, holders
  * and how many futures hold it), what waits for them and until when, which specs it keeps and
- * resubmits after the scheduler starts a new run (resubmit.ts), which keys it releases, which
+ * resubmits after the scheduler starts a new run (resubmit.ts), which keys it releases or
+ * cancels (and which futures fail with a cancelled key), which
  * ops go in one envelope, how long a request is retried while no scheduler answers (longer
  * while one says it is resuming), what a gather asks of which holder and when it gives up,
  * and what a client back from a lost connection asks to catch up. No clock (time is each
