@@ -2,7 +2,7 @@ import { randomFillSync } from "node:crypto";
 import { checkKeys, checkTimeout, describeValue, typeName } from "../machines/client/arguments.js";
 import { ClientCore, type KeyStatus } from "../machines/client/core.js";
 import { timerName, type ClientFailure, type ClientInput, type ClientInstruction, type ClientKeysAnswer, type ClientQuery, type ClientStimulus } from "../machines/client/inputs.js";
-import { BadOptionError, ClosedError, NatschedError, ProtocolError, SchedulerRestartedError, TimeoutError } from "../machines/errors.js";
+import { BadOptionError, CancelledError, ClosedError, NatschedError, ProtocolError, SchedulerRestartedError, TimeoutError } from "../machines/errors.js";
 import { tokenize } from "../machines/graph/index.js";
 import { PROTOCOL_VERSION, type ClientToScheduler, type Envelope, type ErrorInfo, type SchedulerToClient, type TaskSpec } from "../machines/protocol.js";
 import type { SchedulerReply } from "../machines/scheduler/inputs.js";
@@ -72,6 +72,15 @@ export class Future<T = unknown> {
       return Promise.reject(error as Error);
     }
     return this.client.waitFor(this.key, timeout).catch(() => undefined);
+  }
+
+  /**
+   * Cancel the task (Dask's Future.cancel): this future, and this client's futures of tasks
+   * depending on it, reject with CancelledError (code CANCELLED) at once; the cluster lets go
+   * of what only this client wanted. Resolves once the scheduler took the cancel.
+   */
+  cancel(): Promise<void> {
+    return this.client.cancel(this);
   }
 
   /** @internal */
@@ -390,6 +399,23 @@ export class Client {
     return Object.fromEntries(entries.map(([name, f]) => [name, values.get(f.key)]));
   }
 
+  /**
+   * Cancel futures (Dask's Client.cancel, without `force`; docs/protocol.md, "Cancel"): they
+   * reject with CancelledError (code CANCELLED) at once, and so do this client's futures of
+   * tasks depending on them. The scheduler releases what only this client wanted: a task
+   * waiting or queued is dropped, one processing is freed on its worker (which drops its
+   * outcome). Keys other clients want go on for them. A cancelled key can be submitted again.
+   * Resolves once the scheduler took the cancel.
+   */
+  async cancel(futures: Future | readonly Future[]): Promise<void> {
+    this.assertOpen();
+    const list = futures instanceof Future ? [futures] : futures;
+    if (!Array.isArray(list)) throw new BadOptionError("futures", `cancel takes a Future or an array of futures, got ${describeValue(futures)}`);
+    list.forEach((f, i) => checkFuture(f, futures instanceof Future ? "futures" : `futures[${i}]`, this));
+    const reply = await this.call((call) => ({ op: "cancel", call, keys: list.map((f) => f.key) }));
+    if (!reply.ok) throw errorFromInfo(reply.error);
+  }
+
   /** The cluster's workers as the scheduler sees them. */
   async workers(): Promise<WorkerSummary[]> {
     const reply = (await this.opts.transport.request(this.subjects.query, { op: "workers" }, { timeout: this.requestTimeout })) as { workers: WorkerSummary[] };
@@ -678,7 +704,7 @@ function failureError(failure: ClientFailure): Error {
     case "task-failed":
       return taskError(failure.key, failure.failedKey, failure.error);
     case "cancelled":
-      return new NatschedError("CANCELLED", `task ${failure.key} was cancelled: ${failure.reason}`);
+      return new CancelledError(failure.key, failure.reason);
     case "released":
       return new NatschedError("CANCELLED", `future for ${failure.key} was released`);
     case "no-future":

@@ -51,6 +51,7 @@ const dataKey: Check = (v) => typeof v === "string" && v.length > 0 && !isReserv
 const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
   "update-graph": { client: str, tasks: list, wants: strings },
   "release-keys": { client: str, keys: strings },
+  "cancel-keys": { client: str, keys: strings },
   "update-data": { client: str, data: arrayOf(shape({ key: dataKey, nbytes: num, workers: strings, existing: optional((v) => typeof v === "boolean") })) },
   "client-join": { client: str },
   "client-leave": { client: str, reason: optional(str) },

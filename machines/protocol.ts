@@ -64,6 +64,20 @@ export interface ReleaseKeysOp {
 }
 
 /**
+ * The client cancels these keys (Dask's Client.cancel without force): the scheduler drops
+ * this client's wants of exactly the keys named, as release-keys does, and records each task
+ * it releases for it as cancelled. The client names every key it cancels, the futures of its
+ * dependents included (the client core finds them in the specs it kept); it has failed those
+ * futures itself, so the scheduler sends it nothing. Another client's wants are untouched: a
+ * task another client still needs (or a task of another client needs) goes on.
+ */
+export interface CancelKeysOp {
+  op: "cancel-keys";
+  client: string;
+  keys: string[];
+}
+
+/**
  * Data the client placed on workers itself (scatter). Scatter never overwrites: the
  * scheduler creates new keys, lets the client share a key it has in memory on every worker
  * named, and refuses the whole op (KEY_EXISTS) otherwise (docs/protocol.md).
@@ -104,7 +118,7 @@ export interface ClientHeartbeatOp {
   client: string;
 }
 
-export type ClientToScheduler = UpdateGraphOp | ReleaseKeysOp | UpdateDataOp | ClientJoinOp | ClientLeaveOp;
+export type ClientToScheduler = UpdateGraphOp | ReleaseKeysOp | CancelKeysOp | UpdateDataOp | ClientJoinOp | ClientLeaveOp;
 
 // ---- worker -> scheduler -------------------------------------------------------------
 

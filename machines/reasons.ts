@@ -87,6 +87,8 @@ const REASONS = {
   "scatter-shared": { machine: "task", on: ["DATA"], shape: { rule: oneOf("scatter-shared"), client: text } },
   /** `computing`: the worker that was computing it, told to stop. */
   "held-by-joining-worker": { machine: "task", on: ["DATA"], shape: { rule: oneOf("held-by-joining-worker"), worker: text, computing: optional(text) } },
+  /** A client cancelled it (cancel-keys), or a task it cancelled no longer needs it: `client`, who. */
+  cancelled: { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("cancelled"), client: text } },
   "worker-retiring": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("worker-retiring"), worker: text } },
   "worker-left": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("worker-left"), worker: text } },
   "missing-data": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("missing-data"), worker: text } },

@@ -55,6 +55,7 @@ export type PlannedEvent =
   | { at: number; kind: "balance" }
   | { at: number; kind: "restart-scheduler" }
   | { at: number; kind: "release"; client: string; keys: string[] }
+  | { at: number; kind: "cancel"; client: string; keys: string[] }
   | { at: number; kind: "client-leave"; client: string }
   | { at: number; kind: "retire"; worker: string; timeout: number }
   | { at: number; kind: "lose"; worker: string; back: number }

@@ -77,6 +77,12 @@ export type SimAction =
   | { at: number; do: "submit"; client?: string; keys: string[] }
   /** A client releases its futures for these keys (release-keys). */
   | { at: number; do: "release"; client?: string; keys: string[] }
+  /**
+   * A client cancels these keys (Client.cancel): its futures of them, and of the tasks of the
+   * scenario depending on them that it holds, settle `cancelled`, and one cancel-keys names
+   * them all (docs/protocol.md, "Cancel"). Submitted again later, they wait again.
+   */
+  | { at: number; do: "cancel"; client?: string; keys: string[] }
   /** A client leaves (client-leave): everything only it wanted is released. */
   | { at: number; do: "client-leave"; client?: string }
   /**

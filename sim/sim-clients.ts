@@ -5,7 +5,8 @@ import { clientAddress } from "./sim-scheduler.js";
 /**
  * The clients of a simulation, as natsched's Client keeps its futures: each client holds a
  * future per key it asked for, settled by the first report the scheduler sends it about the
- * key (key-in-memory, key-erred, key-cancelled), dropped when it releases the key or
+ * key (key-in-memory, key-erred, key-cancelled) or cancelled by the client itself (kept,
+ * settled `cancelled`, until it submits the key again), dropped when it releases the key or
  * leaves. Reports arrive through the kernel's mail, so network faults delay them as any
  * other message. What is left at the end is the run's `futures`.
  */
@@ -18,7 +19,40 @@ export class SimClients {
   want(client: string, keys: readonly string[]): void {
     const held = this.open(client);
     const now = this.kernel.now;
-    for (const key of keys) if (!held.has(key)) held.set(key, { state: "pending", wantedAt: now, settledAt: -1 });
+    for (const key of keys) {
+      const future = held.get(key);
+      if (future === undefined || future.state === "cancelled") held.set(key, { state: "pending", wantedAt: now, settledAt: -1 });
+    }
+  }
+
+  /**
+   * The client cancels `keys` (Client.cancel): its futures of them, and of every task
+   * depending on one of them (`dependents`: a key's direct dependents among the scenario's
+   * tasks), settle `cancelled` now. Returns the keys it holds futures for among them, the
+   * cancel-keys to send.
+   */
+  cancel(client: string, keys: readonly string[], dependents: (key: string) => readonly string[]): string[] {
+    const held = this.futures.get(client);
+    if (held === undefined) return [];
+    const seen = new Set<string>();
+    const stack = [...keys];
+    const out: string[] = [];
+    while (stack.length > 0) {
+      const key = stack.pop()!;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const future = held.get(key);
+      if (future !== undefined) {
+        out.push(key);
+        if (future.state !== "cancelled") {
+          future.state = "cancelled";
+          future.settledAt = this.kernel.now;
+          delete future.error;
+        }
+      }
+      stack.push(...dependents(key));
+    }
+    return out;
   }
 
   release(client: string, keys: readonly string[]): void {

@@ -59,6 +59,7 @@ class Simulation {
   /** Clients the scheduler has taken a client-join from (and no client-leave since). */
   private readonly joined = new Set<string>();
   private readonly computableKeys = new Map<string, boolean>();
+  private dependents: Map<string, string[]> | null = null;
 
   constructor(
     private readonly plan: Plan,
@@ -118,6 +119,11 @@ class Simulation {
         this.clients.release(event.client, event.keys);
         this.scheduler.receive([{ op: "release-keys", client: event.client, keys: event.keys, t: this.kernel.now }]);
         return;
+      case "cancel": {
+        const keys = this.clients.cancel(event.client, event.keys, (key) => this.dependentsOf(key));
+        this.scheduler.receive([{ op: "cancel-keys", client: event.client, keys, t: this.kernel.now }]);
+        return;
+      }
       case "client-leave":
         this.clients.leave(event.client);
         this.joined.delete(event.client);
@@ -167,6 +173,21 @@ class Simulation {
     const tasks = withEarlierDeps(again.map((key) => this.plan.tasks.get(key)!), this.plan.tasks).map(taskSpec);
     this.joinClient(client, t);
     this.scheduler.receive([{ op: "update-graph", client, tasks, wants: again, t }]);
+  }
+
+  /** The scenario's tasks that depend on `key` directly. */
+  private dependentsOf(key: string): readonly string[] {
+    if (this.dependents === null) {
+      this.dependents = new Map();
+      for (const task of this.plan.tasks.values()) {
+        for (const dep of task.deps) {
+          let list = this.dependents.get(dep);
+          if (list === undefined) this.dependents.set(dep, (list = []));
+          list.push(task.key);
+        }
+      }
+    }
+    return this.dependents.get(key) ?? [];
   }
 
   /** A task of the scenario whose inputs are all tasks too (scattered data cannot be made again). */

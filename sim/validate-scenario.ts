@@ -34,6 +34,7 @@ const ACTIONS = [
   "restart-scheduler",
   "submit",
   "release",
+  "cancel",
   "client-leave",
   "retire-worker",
   "lose-worker",
@@ -224,7 +225,7 @@ export function withEarlierDeps(group: readonly PlannedTask[], tasks: ReadonlyMa
 interface ReadAction {
   index: number;
   event: PlannedEvent & {
-    kind: "join" | "kill" | "balance" | "restart-scheduler" | "submit" | "release" | "client-leave" | "retire" | "lose" | "scatter" | "stop-scheduler" | "start-scheduler";
+    kind: "join" | "kill" | "balance" | "restart-scheduler" | "submit" | "release" | "cancel" | "client-leave" | "retire" | "lose" | "scatter" | "stop-scheduler" | "start-scheduler";
   };
 }
 
@@ -287,7 +288,7 @@ function readAction(value: unknown, index: number, tasks: ReadonlyMap<string, Pl
     const raw = readObject(value, path, ["at", "do"]);
     return { index, event: { at: readNumber(raw.at, `${path}.at`, { min: 0 }), kind } };
   }
-  if (kind === "submit" || kind === "release" || kind === "client-leave") {
+  if (kind === "submit" || kind === "release" || kind === "cancel" || kind === "client-leave") {
     const raw = readObject(value, path, kind === "client-leave" ? ["at", "do", "client"] : ["at", "do", "client", "keys"]);
     const at = readNumber(raw.at, `${path}.at`, { min: 0 });
     const client = raw.client === undefined ? SIM_CLIENT : readClient(raw.client, `${path}.client`);
@@ -296,7 +297,7 @@ function readAction(value: unknown, index: number, tasks: ReadonlyMap<string, Pl
       return { index, event: { at, kind, client } };
     }
     const keys = readTaskKeys(raw.keys, `${path}.keys`, tasks);
-    if (kind === "release") return { index, event: { at, kind, client, keys } };
+    if (kind === "release" || kind === "cancel") return { index, event: { at, kind, client, keys } };
     const group = keys.map((key) => tasks.get(key)!);
     return { index, event: { at, kind: "submit", submission: { client, tasks: withEarlierDeps(group, tasks), wants: keys } } };
   }

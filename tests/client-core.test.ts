@@ -170,6 +170,60 @@ describe("reports and waits", () => {
   });
 });
 
+describe("cancelling", () => {
+  it("fails the key's futures and those of its dependents at once, through intermediate tasks, and names them all in one cancel-keys", () => {
+    const h = new Harness();
+    // a <- i (no future: an intermediate of a graph) <- d; b depends on nothing cancelled; c is finished and cancelled too.
+    h.submit([{ key: "a" }, { key: "i", deps: ["a"] }, { key: "d", deps: ["i"] }, { key: "b" }, { key: "c" }], ["a", "d", "b", "c"]);
+    h.flush();
+    h.feed({ op: "reports", ops: [{ op: "key-in-memory", key: "c", nbytes: 8, workers: ["w1"] }] });
+    h.feed({ op: "wait", wait: 1, keys: ["d"] });
+    h.feed({ op: "wait", wait: 2, keys: ["b"] });
+    const out = h.feed({ op: "cancel", call: 9, keys: ["a", "c", "ghost"] });
+    expect(out).toEqual([{ do: "reject-wait", wait: 1, failure: { kind: "cancelled", key: "d", reason: "its dependency a was cancelled" } }, { do: "schedule-flush" }]);
+    expect(h.core.status("a")).toBe("cancelled");
+    expect(h.core.status("d")).toBe("cancelled");
+    expect(h.core.status("c")).toBe("cancelled");
+    expect(h.core.status("b")).toBe("pending");
+    const sent = h.flush();
+    expect(sent.ops).toEqual([{ op: "cancel-keys", client: "c", keys: ["a", "c", "d"] }]);
+    expect(h.feed({ op: "answered", request: sent.request, replies: ok(1) })).toEqual([{ do: "answer-call", call: 9, reply: { ok: true } }]);
+    // A wait or gather on a cancelled key fails at once; a report sent before the scheduler took the cancel is ignored.
+    expect(h.feed({ op: "wait", wait: 3, keys: ["a"] })).toEqual([{ do: "reject-wait", wait: 3, failure: { kind: "cancelled", key: "a", reason: "by its client" } }]);
+    expect(h.feed({ op: "reports", ops: [{ op: "key-in-memory", key: "a", nbytes: 8, workers: ["w1"] }] })).toEqual([]);
+    expect(h.core.status("a")).toBe("cancelled");
+    // The key's futures stay counted: released later, the key goes with a release-keys as usual.
+    h.feed({ op: "release", key: "c" });
+    expect(h.flush().ops).toEqual([{ op: "release-keys", client: "c", keys: ["c"] }]);
+  });
+
+  it("waits again for a key submitted after its cancel, and resubmits nothing cancelled after a new run", () => {
+    const h = new Harness();
+    h.submit([{ key: "a" }, { key: "b" }]);
+    const first = h.flush();
+    h.feed({ op: "answered", request: first.request, replies: ok(1) });
+    h.feed({ op: "cancel", call: 1, keys: ["a"] });
+    h.submit([{ key: "a" }]);
+    const again = h.flush();
+    expect(again.ops).toEqual([
+      { op: "cancel-keys", client: "c", keys: ["a"] },
+      { op: "update-graph", client: "c", tasks: [spec("a")], wants: ["a"] },
+    ]);
+    h.feed({ op: "answered", request: again.request, replies: ok(2) });
+    expect(h.core.status("a")).toBe("pending");
+    expect(h.feed({ op: "wait", wait: 2, keys: ["a"] })).toEqual([]);
+    expect(h.feed({ op: "reports", ops: [{ op: "key-in-memory", key: "a", nbytes: 8, workers: ["w1"] }] })).toEqual([{ do: "resolve-wait", wait: 2 }]);
+    // Cancelled again, then the scheduler starts a new run: only b is submitted again.
+    h.feed({ op: "cancel", call: 3, keys: ["a"] });
+    h.flush();
+    const query = h.feed({ op: "scheduler-started" }).find((i) => i.do === "query");
+    expect(query).toMatchObject({ body: { op: "client-keys", keys: ["a", "b"] } });
+    const asked = h.feed({ op: "client-keys", query: (query as { query: number }).query, answer: { known: [], wanted: [], run: 2 } });
+    expect(asked).toEqual([{ do: "schedule-flush" }]);
+    expect(h.flush().ops).toEqual([{ op: "update-graph", client: "c", tasks: [spec("b")], wants: ["b"] }]);
+  });
+});
+
 describe("requests while no scheduler answers", () => {
   it("sends again with backoff until the request timeout, then fails the calls with a timeout", () => {
     const h = new Harness({ requestTimeout: 1000 });

@@ -219,6 +219,43 @@ describe("SchedulerCore: a chain", () => {
     expect(h.core.clients.get("c1")!.size).toBe(0);
   });
 
+  it("cancel-keys drops this client's wants only, frees what processes, and records every release it causes as cancelled", () => {
+    const h = new Harness();
+    h.register("w1");
+    // a processing, b waiting on it; c2 wants d, which needs a too.
+    h.graph([task("a"), task("b", ["a"])], ["b"], "c1");
+    h.graph([task("x")], ["x"], "c1");
+    h.graph([task("d", ["a"])], ["d"], "c2");
+    h.take();
+    // A key the client does not want, or an unknown one, is left alone.
+    h.handle({ op: "cancel-keys", client: "c2", keys: ["b", "nope"] });
+    expect(h.take()).toEqual([]);
+    h.handle({ op: "cancel-keys", client: "c1", keys: ["b", "x"] });
+    let out = h.take();
+    const cancelled = { rule: "cancelled", client: "c1" };
+    expect(out.filter((o) => o.kind === "transition").map((o) => o.kind === "transition" && [`${o.id}: ${o.event} ${o.from}->${o.to}`, o.why])).toEqual([
+      ["b: RELEASE waiting->released", cancelled],
+      ["x: RELEASE processing.assigned->released", cancelled],
+      ["b: FORGET released->forgotten", undefined],
+      ["x: FORGET released->forgotten", undefined],
+    ]);
+    // x was processing (a has the only thread, but x is placed too): freed on its worker.
+    expect(frees(out)).toEqual([{ worker: "w1", keys: ["x"] }]);
+    // a goes on for c2's d.
+    expect(h.core.taskState("a")).toBe("processing.assigned");
+    expect(h.core.clients.get("c1")!.size).toBe(0);
+    // c2 cancels d: a, which only d needed now, is released too, as cancelled by c2.
+    h.handle({ op: "cancel-keys", client: "c2", keys: ["d"] });
+    out = h.take();
+    expect(transitions(out)).toEqual(["d: RELEASE waiting->released", "a: RELEASE processing.assigned->released", "d: FORGET released->forgotten", "a: FORGET released->forgotten"]);
+    expect(out.find((o) => o.kind === "transition" && o.id === "a")).toMatchObject({ why: { rule: "cancelled", client: "c2" } });
+    expect(frees(out)).toEqual([{ worker: "w1", keys: ["a"] }]);
+    expect(h.core.tasks.size).toBe(0);
+    // Submitted again, it is a new task.
+    h.graph([task("a")], ["a"], "c1");
+    expect(h.core.taskState("a")).toBe("processing.assigned");
+  });
+
   it("release-keys sends free-keys to every holder of a replicated key", () => {
     const h = replicatedOnBoth(10);
     expect([...h.core.tasks.get("a")!.whoHas].map((w) => w.name).sort()).toEqual(["w1", "w2"]);

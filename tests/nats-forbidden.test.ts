@@ -73,6 +73,9 @@ describe("the scheduler, on a server that lets anyone publish anything", () => {
       [`natsched.${C}.scheduler.worker.ghost`, forged("ghost", "ghost-1"), /worker ghost \(incarnation ghost-1\) is not a worker of this scheduler/],
       [`natsched.${C}.scheduler.worker.w1`, { op: "client-leave", client: client.id }, /client-leave is a client op, refused on worker w1's subject/],
       [`natsched.${C}.scheduler.client.intruder`, { op: "release-keys", client: client.id, keys: [running.key] }, /names client .*, refused on client intruder's subject/],
+      // Only the client itself cancels its keys.
+      [`natsched.${C}.scheduler.client.intruder`, { op: "cancel-keys", client: client.id, keys: [running.key] }, /cancel-keys names client .*, refused on client intruder's subject/],
+      [`natsched.${C}.scheduler.worker.w1`, { op: "cancel-keys", client: client.id, keys: [running.key] }, /cancel-keys is a client op, refused on worker w1's subject/],
       [`natsched.${C}.scheduler.elsewhere.x`, { op: "client-join", client: "x" }, /is not a subject the scheduler takes ops on/],
       [`natsched.${C}.scheduler.worker.w2`, { op: "unregister-worker", name: "w1", id: w1, reason: "forged" }, /names worker "w1"/],
     ];

@@ -47,6 +47,10 @@ describe("roleProblem and incarnationProblem", () => {
     expect(roleProblem(worker, { op: "add-keys", worker: "w2", id: "x" }, at)).toMatch(/names worker "w2"/);
     expect(roleProblem(worker, { op: "retire-worker", name: "w2" }, at)).toMatch(/names worker "w2"/);
     expect(roleProblem(client, { op: "client-leave", client: "c2" }, at)).toMatch(/names client "c2"/);
+    // Only the client itself cancels its keys: another client's cancel-keys is refused on its subject, and so is a worker's.
+    expect(roleProblem(client, { op: "cancel-keys", client: "c1" }, at)).toBeUndefined();
+    expect(roleProblem(client, { op: "cancel-keys", client: "c2" }, at)).toMatch(/cancel-keys names client "c2"/);
+    expect(roleProblem(worker, { op: "cancel-keys", client: "c1" }, at)).toMatch(/cancel-keys is a client op/);
     expect(roleProblem(undefined, { op: "client-join", client: "c1" }, at)).toMatch(/not a subject the scheduler takes ops on/);
   });
 

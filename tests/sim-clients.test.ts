@@ -70,6 +70,41 @@ describe("simulator: clients", () => {
     expect(result.futures["sim-client"]!.bad!.settledAt).toBeGreaterThan(4.5);
   });
 
+  it("a cancel settles the client's futures of the key's dependents at once, frees the running task, leaves another client's key, and a resubmission computes", () => {
+    const scenario: Scenario = {
+      workers: one,
+      tasks: [
+        { key: "a", duration: 2 },
+        { key: "b", duration: 1, deps: ["a"] },
+        { key: "c", duration: 1 },
+      ],
+      actions: [
+        { at: 0.5, do: "submit", client: "c1", keys: ["c"] },
+        { at: 1, do: "cancel", keys: ["a", "c"] },
+      ],
+    };
+    const result = simulate(scenario);
+    // sim-client holds b (its graph's output), not a: b is cancelled through a, and a, running, is freed.
+    expect(result.futures["sim-client"]!.b).toMatchObject({ state: "cancelled", settledAt: 1 });
+    expect(result.futures["sim-client"]!.c).toMatchObject({ state: "cancelled", settledAt: 1 });
+    expect(result.tasks.a!.state).toBe("forgotten");
+    // Its execution runs to its end on the worker, which drops the outcome.
+    const onWorker = result.log.filter((r) => r.kind === "transition" && r.actor === "worker.w0" && r.id === "a").map((r) => r.kind === "transition" && `${r.from}>${r.to}`);
+    expect(onWorker).toContain("executing>cancelled");
+    expect(result.tasks.b!.state).toBe("forgotten");
+    // c1 still wants c: computed for it.
+    expect(result.tasks.c!.state).toBe("memory");
+    expect(result.futures.c1!.c!.state).toBe("memory");
+    const input = result.log.find((r) => r.kind === "input" && r.actor === "scheduler" && r.event.op === "cancel-keys");
+    expect(input?.kind === "input" && input.event).toMatchObject({ client: "sim-client", keys: ["c", "b"] });
+    const release = result.log.find((r) => r.kind === "transition" && r.actor === "scheduler" && r.id === "a" && r.event === "RELEASE");
+    expect(release).toMatchObject({ from: "processing.assigned", why: { rule: "cancelled", client: "sim-client" } });
+    // Submitted again, b computes (with a).
+    const again = simulate({ ...scenario, actions: [...scenario.actions!, { at: 3, do: "submit", keys: ["b"] }] });
+    expect(again.futures["sim-client"]!.b).toMatchObject({ state: "memory", wantedAt: 3 });
+    expect(again.tasks.a!.executions).toBe(2);
+  });
+
   it("a graph building on a key released since carries its spec, so the key is computed again", () => {
     const result = simulate({
       workers: one,

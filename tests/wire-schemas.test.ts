@@ -163,6 +163,12 @@ describe("every message of a real run on NATS", () => {
     const b = client.submit<number>("inc", [2], { workers: ["w2"] });
     expect(await client.submit<number>("add", [a, b], { workers: ["w1"] }).result()).toBe(5);
     await expect(client.submit("fail", ["no good"]).result()).rejects.toThrow(/no good/);
+    // Cancelled while it runs (cancel-keys), its dependent with it.
+    const doomed = client.submit<number>("slowInc", [0, 600], { pure: false });
+    const dependent = client.submit<number>("inc", [doomed]);
+    await sleep(50);
+    await doomed.cancel();
+    await expect(dependent.result()).rejects.toMatchObject({ code: "CANCELLED" });
     const [small] = await client.scatter([41]);
     expect(await client.submit<number>("inc", [small]).result()).toBe(42);
     const [big] = await client.scatter([tasks.ramp(20_000)]);

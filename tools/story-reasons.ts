@@ -153,6 +153,7 @@ const DECISIONS: Partial<Record<Reason["kind"], string>> = {
   "killed-worker": "it was running on too many workers that died (allowedFailures)",
   "missing-data": "a worker reported the only copy missing",
   "data-lost": "scattered data whose every holder is gone cannot be recomputed",
+  cancelled: "a client cancelled it, or a task it cancelled no longer needs it",
 };
 
 /** A decision's words, with its fields other than the rule; a failed dependency by name; else its fields. */

@@ -74,7 +74,7 @@ export interface CheckStats {
   /** Instructions workers dropped as superseded (wtask STALE): late or copied compute-tasks, overtaken free-keys. */
   staleDropped: number;
   restartsChecked: number;
-  /** Graphs the scheduler took (update-graph), and releases (release-keys, client-leave) from clients. */
+  /** Graphs the scheduler took (update-graph), and releases (release-keys, cancel-keys, client-leave) from clients. */
   graphs: number;
   releases: number;
   /** Failures workers dropped when freed (wtask error -FREE-> released). */
@@ -258,6 +258,7 @@ export class DstChecker {
         this.stats.graphs += 1;
         return;
       case "release-keys":
+      case "cancel-keys":
       case "client-leave":
         this.stats.releases += 1;
         return;
@@ -490,10 +491,13 @@ export class DstChecker {
   private checkFutures(view: SimView, result: SimResult): void {
     const expected = expectedEnd(this.dstCase.scenario);
     if (expected === null) return;
+    const wanted = wantedAtEnd(this.dstCase.scenario);
     for (const [client, futures] of Object.entries(result.futures)) {
       for (const [key, future] of Object.entries(futures)) {
         const allowed = expected.get(key);
         if (allowed === undefined) continue;
+        // Cancelled by its client, which has not asked for it again since.
+        if (future.state === "cancelled" && wanted.get(key)?.has(client) !== true) continue;
         const mustFail = !allowed.has("memory");
         const wait = `wanted at ${future.wantedAt}`;
         if (future.state === "pending") {
@@ -504,7 +508,7 @@ export class DstChecker {
       }
     }
     // And the other way round: every key a client still wants has its future.
-    for (const [key, clients] of wantedAtEnd(this.dstCase.scenario)) {
+    for (const [key, clients] of wanted) {
       for (const client of clients) {
         if (result.futures[client]?.[key] === undefined) this.violation("futures", -1, `${client} wants ${key} at the end, but holds no future for it`);
       }

@@ -189,14 +189,15 @@ function faultsDraw(profile: FaultProfile): fc.Arbitrary<NetworkFaultSpec | null
 
 /**
  * What a client does at `at`: submit tasks (again, or as another client: shared keys),
- * release them, release them and submit them again `gap` seconds later, or leave. Keys are
+ * release them, release them and submit them again `gap` seconds later, cancel them (and
+ * what depends on them), cancel them and submit them again `gap` seconds later, or leave. Keys are
  * picked among the case's tasks, among the failing ones if `failing` and there are any.
  */
 interface ClientStepDraw {
   at: number;
   /** 0: sim-client (the client of the case's graphs), else c1, c2. */
   client: number;
-  kind: "submit" | "release" | "resubmit" | "leave";
+  kind: "submit" | "release" | "resubmit" | "cancel" | "cancel-resubmit" | "leave";
   picks: number[];
   failing: boolean;
   gap: number;
@@ -205,7 +206,7 @@ interface ClientStepDraw {
 const clientStepDraw: fc.Arbitrary<ClientStepDraw> = fc.record({
   at: fc.constantFrom(0, 0.05, 0.5, 1, 2, 4, 8),
   client: fc.integer({ min: 0, max: 2 }),
-  kind: fc.constantFrom<ClientStepDraw["kind"]>("submit", "release", "resubmit", "resubmit", "leave"),
+  kind: fc.constantFrom<ClientStepDraw["kind"]>("submit", "release", "resubmit", "resubmit", "cancel", "cancel-resubmit", "leave"),
   picks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }),
   failing: fc.boolean(),
   gap: fc.constantFrom(0, 0.01, 0.5, 2),
@@ -456,7 +457,7 @@ function buildScatters(steps: ScatterDraw[], data: SimDataSpec[], workers: SimWo
   }));
 }
 
-/** What the clients do: submit, release, release and submit again, leave. */
+/** What the clients do: submit, release, release and submit again, cancel, cancel and submit again, leave. */
 function buildClientActions(steps: ClientStepDraw[], tasks: SimTaskSpec[], hasData: boolean): SimAction[] {
   const actions: SimAction[] = [];
   if (tasks.length === 0) return actions;
@@ -475,6 +476,13 @@ function buildClientActions(steps: ClientStepDraw[], tasks: SimTaskSpec[], hasDa
         break;
       case "resubmit":
         actions.push({ at: step.at, do: "release", ...who, keys: picked });
+        actions.push({ at: step.at + step.gap, do: "submit", ...who, keys: picked });
+        break;
+      case "cancel":
+        actions.push({ at: step.at, do: "cancel", ...who, keys: picked });
+        break;
+      case "cancel-resubmit":
+        actions.push({ at: step.at, do: "cancel", ...who, keys: picked });
         actions.push({ at: step.at + step.gap, do: "submit", ...who, keys: picked });
         break;
       case "leave":

@@ -10,14 +10,22 @@ import { taskDeps } from "./reference.js";
 
 /**
  * The keys some client still holds a future for when the run ends, with the clients: the
- * scenario's graphs and submit actions add to what a client wants, its release and
- * client-leave actions take away, in the order the simulator runs them (by time; at one
- * time, graphs before actions, actions in list order).
+ * scenario's graphs and submit actions add to what a client wants, its release, cancel (the
+ * keys and every task depending on them) and client-leave actions take away, in the order
+ * the simulator runs them (by time; at one time, graphs before actions, actions in list order).
  */
 export function wantedAtEnd(scenario: Scenario): Map<string, Set<string>> {
   const events = planScenario(scenario).timeline.map((event, order) => ({ event, order }));
   events.sort((a, b) => a.event.at - b.event.at || a.order - b.order);
   const wants = new Map<string, Set<string>>();
+  const dependents = new Map<string, string[]>();
+  for (const t of scenario.tasks) {
+    for (const dep of taskDeps(t)) {
+      let list = dependents.get(dep);
+      if (list === undefined) dependents.set(dep, (list = []));
+      list.push(t.key);
+    }
+  }
   for (const { event } of events) {
     if (event.kind === "submit") {
       for (const key of event.submission.wants) {
@@ -27,6 +35,16 @@ export function wantedAtEnd(scenario: Scenario): Map<string, Set<string>> {
       }
     } else if (event.kind === "release") {
       for (const key of event.keys) wants.get(key)?.delete(event.client);
+    } else if (event.kind === "cancel") {
+      const seen = new Set<string>();
+      const stack = [...event.keys];
+      while (stack.length > 0) {
+        const key = stack.pop()!;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        wants.get(key)?.delete(event.client);
+        stack.push(...(dependents.get(key) ?? []));
+      }
     } else if (event.kind === "client-leave") {
       for (const clients of wants.values()) clients.delete(event.client);
     }

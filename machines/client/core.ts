@@ -7,7 +7,8 @@
  *
  * The core decides everything that is not moving bytes: the futures (a key's status, holders
  * and how many futures hold it), what waits for them and until when, which specs it keeps and
- * resubmits after the scheduler starts a new run (resubmit.ts), which keys it releases, which
+ * resubmits after the scheduler starts a new run (resubmit.ts), which keys it releases or
+ * cancels (and which futures fail with a cancelled key), which
  * ops go in one envelope, how long a request is retried while no scheduler answers (longer
  * while one says it is resuming), what a gather asks of which holder and when it gives up,
  * and what a client back from a lost connection asks to catch up. No clock (time is each
@@ -184,6 +185,9 @@ export class ClientCore {
       case "release":
         this.release(input.key);
         break;
+      case "cancel":
+        this.cancel(input.call, input.keys);
+        break;
       case "submit":
         this.sendGraph(input.tasks, input.wants);
         break;
@@ -299,10 +303,56 @@ export class ClientCore {
     this.scheduleFlush();
   }
 
+  /**
+   * Cancel keys (Dask's Client.cancel without force; docs/protocol.md, "Cancel"): the futures
+   * of `keys`, and of every task of this client depending on one of them (through the specs
+   * it kept, intermediate tasks included), fail now with `cancelled`, whatever their status,
+   * and one cancel-keys names them all: the scheduler drops this client's wants of exactly
+   * those. Keys without a future here are left out. The futures stay counted (their holders
+   * still have them); a submission of the key again makes them wait for the new result.
+   */
+  private cancel(call: number, keys: readonly string[]): void {
+    const cancelled: string[] = [];
+    const reasons = new Map<string, string>();
+    for (const key of keys) if (this.keys.has(key) && !reasons.has(key)) reasons.set(key, "by its client");
+    const roots = [...reasons.keys()];
+    if (roots.length > 0 && this.specs.size > 0) {
+      const dependents = new Map<string, string[]>();
+      for (const spec of this.specs.view().values()) {
+        for (const dep of spec.deps) {
+          let list = dependents.get(dep);
+          if (list === undefined) dependents.set(dep, (list = []));
+          list.push(spec.key);
+        }
+      }
+      const seen = new Set(roots);
+      const stack = roots.map((root) => [root, root] as const);
+      while (stack.length > 0) {
+        const [key, root] = stack.pop()!;
+        for (const dependent of dependents.get(key) ?? []) {
+          if (seen.has(dependent)) continue;
+          seen.add(dependent);
+          if (this.keys.has(dependent) && !reasons.has(dependent)) reasons.set(dependent, `its dependency ${root} was cancelled`);
+          stack.push([dependent, root]);
+        }
+      }
+    }
+    for (const [key, reason] of reasons) {
+      const st = this.keys.get(key)!;
+      st.status = "cancelled";
+      st.holders = [];
+      st.error = { kind: "cancelled", key, reason };
+      this.fail(st, st.error);
+      cancelled.push(key);
+    }
+    this.queue({ op: "cancel-keys", client: this.init.id, keys: cancelled }, { kind: "host", call });
+  }
+
   private applyReports(ops: readonly SchedulerToClient[]): void {
     for (const op of ops) {
       const st = this.keys.get(op.key);
-      if (st === undefined) continue;
+      // A cancelled key's report was sent before the scheduler took the cancel.
+      if (st === undefined || st.status === "cancelled") continue;
       if (op.op === "key-in-memory") {
         st.status = "finished";
         st.holders = op.workers;
@@ -509,6 +559,14 @@ export class ClientCore {
   // ---- requests --------------------------------------------------------------------------
 
   private sendGraph(tasks: TaskSpec[], wants: readonly string[]): void {
+    for (const key of wants) {
+      // Submitted again after a cancel: its futures wait for the new result.
+      const st = this.keys.get(key);
+      if (st !== undefined && st.status === "cancelled") {
+        st.status = "pending";
+        st.error = null;
+      }
+    }
     this.specs.keep(tasks);
     this.inFlight.add(wants);
     this.queue({ op: "update-graph", client: this.init.id, tasks, wants: wants as string[] }, { kind: "graph", wants });

@@ -28,7 +28,7 @@ export interface ClientInit {
 export type ClientFailure =
   /** The task failed (key-erred): `failedKey` is the task whose function raised. */
   | { kind: "task-failed"; key: string; failedKey: string; error: ErrorInfo }
-  /** The scheduler cancelled the key (key-cancelled). */
+  /** The key was cancelled: by the scheduler (key-cancelled), or by this client (cancel). */
   | { kind: "cancelled"; key: string; reason: string }
   /** The future was released while someone waited for it. */
   | { kind: "released"; key: string }
@@ -95,6 +95,11 @@ export type ClientStimulus =
   | { op: "retain"; key: string }
   /** A future for `key` is released (or collected). */
   | { op: "release"; key: string }
+  /**
+   * Cancel `keys` (client.cancel, future.cancel): their futures fail now, and so do those of
+   * tasks depending on them; `call`: the cancel-keys the caller waits for.
+   */
+  | { op: "cancel"; call: number; keys: readonly string[] }
   /** Tasks submitted (submit, map, persist, compute): `wants` are the keys of new futures. */
   | { op: "submit"; tasks: TaskSpec[]; wants: string[] }
   /** A scatter of `keys` begins: they are on their way to the scheduler until `scatter-end`. */

@@ -87,6 +87,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
   private workerOrder = 0;
   private readonly removedIncarnations = new RemovedIncarnations();
   private readonly recommendations: [TaskRec, Target][] = [];
+  /** While a cancel-keys is handled: the reason every task it releases records. */
+  private cancelledBy: WhyOf<"cancelled"> | undefined = undefined;
   /** Work stealing, when the config turns it on. */
   readonly stealing: WorkStealing | null;
   /** Workers retiring gracefully: their data being handed over (retire-worker). */
@@ -147,6 +149,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
         return this.updateGraph(input);
       case "release-keys":
         for (const key of input.keys) this.clientReleasesKey(input.client, key);
+        break;
+      case "cancel-keys":
+        this.cancelKeys(input.client, input.keys);
         break;
       case "update-data": {
         const reply = this.updateData(input);
@@ -366,6 +371,24 @@ export class SchedulerCore implements PlacementContext, StealHost {
   private reportToClient(client: string, ts: TaskRec): void {
     const report = doneReport(ts);
     if (report !== null) this.fx.toClient(client, report);
+  }
+
+  /**
+   * A client cancels keys (Dask's Client.cancel without force): its wants of the keys named
+   * go, as with release-keys, and every task released meanwhile (the keys, and what only they
+   * needed) is recorded as cancelled by it. A task processing is freed on its worker, which
+   * drops what it computes. Keys it does not want are left alone; so is a task another client
+   * wants or another task still needs: Dask's cancel takes only this client's wants, unless
+   * forced, which natsched does not offer.
+   */
+  private cancelKeys(client: string, keys: readonly string[]): void {
+    this.cancelledBy = { rule: "cancelled", client };
+    try {
+      for (const key of keys) this.clientReleasesKey(client, key);
+      this.drain();
+    } finally {
+      this.cancelledBy = undefined;
+    }
   }
 
   private clientReleasesKey(client: string, key: string): void {
@@ -1014,7 +1037,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
       // The holders' set, which the task no longer needs, is that list (no allocation).
       if (ts.strayFreedOn === null) ts.strayFreedOn = holders as Set<WorkerRec>;
       else for (const ws of holders) ts.strayFreedOn.add(ws);
-      this.move(ts, "RELEASE", undefined);
+      this.move(ts, "RELEASE", this.cancelledBy);
       this.maybeForget(ts);
       return;
     }
@@ -1026,7 +1049,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.queued.remove(ts);
     this.unrunnable.delete(ts);
     ts.waitingOn = null;
-    this.move(ts, "RELEASE", state === "erred" ? this.freeErred(ts) : undefined);
+    this.move(ts, "RELEASE", state === "erred" ? (this.freeErred(ts) ?? this.cancelledBy) : this.cancelledBy);
     if (stillNeeded) {
       this.recommend(ts, "runnable");
       return;
@@ -1045,7 +1068,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   private forget(ts: TaskRec): void {
     if (ts.state !== "released" && ts.state !== "erred") return;
     if (ts.whoWants !== null || ts.dependents.size > 0) return;
-    if (ts.state === "erred") this.move(ts, "RELEASE", this.freeErred(ts));
+    if (ts.state === "erred") this.move(ts, "RELEASE", this.freeErred(ts) ?? this.cancelledBy);
     this.move(ts, "FORGET", undefined);
     this.tasks.delete(ts.key);
     ts.group.size -= 1;

@@ -26,6 +26,7 @@ export const SCHEDULER_OPS: Record<string, Record<string, unknown>> = {
     wants: ["y"],
   },
   "release-keys": { op: "release-keys", client: "c1", keys: ["y"] },
+  "cancel-keys": { op: "cancel-keys", client: "c1", keys: ["y"] },
   "update-data": { op: "update-data", client: "c1", data: [{ key: "d", nbytes: 8, workers: ["w1"], existing: true }] },
   "client-join": { op: "client-join", client: "c1" },
   "client-leave": { op: "client-leave", client: "c1", reason: "done" },
