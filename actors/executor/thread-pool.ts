@@ -1,5 +1,6 @@
 import { Worker, type ResourceLimits } from "node:worker_threads";
 import { ClosedError } from "../../machines/errors.js";
+import { threadHooks } from "./thread-hooks.js";
 import { THREAD_SOURCE } from "./thread-source.js";
 
 export interface ThreadPoolOptions {
@@ -39,6 +40,7 @@ export class ThreadPool {
   private nextId = 0;
   private readonly running = new Map<number, Slot>();
   private closed = false;
+  private readonly hooks = threadHooks();
 
   constructor(private readonly opts: ThreadPoolOptions) {
     for (let i = 0; i < opts.size; i++) this.slots.push(this.spawn());
@@ -89,7 +91,7 @@ export class ThreadPool {
   private spawn(): Slot {
     const thread = new Worker(THREAD_SOURCE, {
       eval: true,
-      workerData: { modules: this.opts.modules },
+      workerData: { modules: this.opts.modules, hooks: this.hooks },
       ...(this.opts.resourceLimits !== undefined ? { resourceLimits: this.opts.resourceLimits } : {}),
     });
     // The threads never keep a process alive: the worker's connection does, or nothing should.

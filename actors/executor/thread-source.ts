@@ -4,7 +4,8 @@
  * and from the built `dist/` (a `.ts` thread file would not load outside tsx, and the build
  * copies no `.js` files).
  *
- * The thread imports its modules once (it is kept warm), then runs one job at a time:
+ * The thread registers module hooks if it must (thread-hooks.ts), imports its modules once
+ * (it is kept warm), then runs one job at a time:
  * `{ id, module, func, args }` in, `{ id, ok, value | error }` out. A result's ArrayBuffers
  * (and those under its typed arrays, one level into arrays, plain objects and Maps) move back
  * by transfer; a buffer that cannot be transferred (Node's shared Buffer pool) is copied.
@@ -27,7 +28,9 @@ function exportedFunctions(module) {
   return functions;
 }
 
-const modules = Promise.all(workerData.modules.map((url) => import(url).then((m) => [url, exportedFunctions(m)])))
+const hooks = workerData.hooks === undefined ? Promise.resolve() : import(workerData.hooks).then((api) => api.register());
+const modules = hooks
+  .then(() => Promise.all(workerData.modules.map((url) => import(url).then((m) => [url, exportedFunctions(m)]))))
   .then((entries) => new Map(entries));
 modules.catch(() => undefined);
 
