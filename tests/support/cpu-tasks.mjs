@@ -73,3 +73,13 @@ export async function later(value) {
 }
 
 export const notAFunction = 42;
+
+/** Ends its executor thread (in a thread, process.exit stops only the thread). */
+export function exitThread(code) {
+  process.exit(code);
+}
+
+/** Not cloneable as a result. */
+export function makeFunction() {
+  return () => 1;
+}
