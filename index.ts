@@ -6,6 +6,7 @@ export { LocalCluster, type LocalClusterOptions, type WorkerSpec } from "./actor
 export { Client, Future, type ClientOptions, type SubmitOptions, type WorkerSummary } from "./actors/client.js";
 export type { Graph } from "./actors/graph-spec.js";
 export type { TaskFunction, TaskFunctions } from "./actors/functions.js";
+export type { Executor, FunctionModuleEntry, FunctionsOption, FunctionsSource } from "./actors/function-modules.js";
 export { SchedulerActor, type SchedulerActorOptions } from "./actors/scheduler-actor.js";
 export { WorkerActor, type WorkerActorOptions } from "./actors/worker-actor.js";
 export { realClock, type Clock } from "./actors/host/clock.js";

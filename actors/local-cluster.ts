@@ -9,7 +9,7 @@ import type { Transport } from "../transport/types.js";
 import { Client } from "./client.js";
 import { realClock, type Clock } from "./host/clock.js";
 import { loadConfig } from "./config-loader.js";
-import type { TaskFunctions } from "./functions.js";
+import { checkExecutor, resolveFunctions, threadFunctions, type Executor, type FunctionsOption, type ResolvedFunctions } from "./function-modules.js";
 import type { ActorRecorder } from "./host/recorder.js";
 import { SchedulerActor } from "./scheduler-actor.js";
 import { WorkerActor } from "./worker-actor.js";
@@ -19,6 +19,8 @@ export interface WorkerSpec {
   nthreads?: number;
   host?: string;
   resources?: Record<string, number>;
+  /** Where this worker runs module functions (default: the cluster's `executor`). */
+  executor?: Executor;
 }
 
 export interface LocalClusterOptions {
@@ -28,8 +30,15 @@ export interface LocalClusterOptions {
   workers?: number | WorkerSpec[];
   /** Threads per worker when `workers` is a number. Default 1. */
   threadsPerWorker?: number;
-  /** Task functions, registered by name on every worker. */
-  functions: TaskFunctions;
+  /**
+   * Task functions, registered by name on every worker: an object of name -> function (run on
+   * each worker's event loop), a module path or `file:` URL whose function exports are the
+   * functions (run on each worker's `nthreads` executor threads), `{ module, executor }`, or a
+   * list of these.
+   */
+  functions: FunctionsOption;
+  /** Where workers run module functions: "threads" (the default) or "loop". */
+  executor?: Executor;
   /**
    * The event log: `{ path, format }`, a LogSink, or false for none. Default: a file in the
    * temp dir. `format`: "binary" (the default: frames, version 2) or "jsonl" (a JSON line per
@@ -64,16 +73,15 @@ export class LocalCluster {
     readonly scheduler: SchedulerActor,
     readonly log: LogSink | null,
     private readonly opts: LocalClusterOptions,
+    private readonly resolved: ResolvedFunctions,
     private readonly clock: Clock,
   ) {}
 
   static async start(opts: LocalClusterOptions): Promise<LocalCluster> {
     if (typeof opts !== "object" || opts === null) throw new BadOptionError("options", "LocalCluster.start takes an options object");
-    if (typeof opts.functions !== "object" || opts.functions === null) throw new BadOptionError("functions", "must be an object of name -> function");
-    for (const [name, fn] of Object.entries(opts.functions)) {
-      if (typeof fn !== "function") throw new BadOptionError("functions", `${name} is not a function`);
-    }
+    checkExecutor(opts.executor);
     const specs = workerSpecs(opts);
+    const resolved = await resolveFunctions(opts.functions);
     const config = loadConfig({ overrides: opts.config ?? {}, file: opts.configFile });
     const name = opts.name ?? `local-${Math.random().toString(16).slice(2, 8)}`;
     if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new BadOptionError("name", "cluster names use letters, digits, '-' and '_'");
@@ -83,7 +91,7 @@ export class LocalCluster {
     const schedulerTransport = bus.connect("scheduler");
     const scheduler = new SchedulerActor({ cluster: name, transport: schedulerTransport, config, clock, log, ...(opts.onError ? { onError: opts.onError } : {}) });
     scheduler.start();
-    const cluster = new LocalCluster(name, config, bus, scheduler, log, opts, clock);
+    const cluster = new LocalCluster(name, config, bus, scheduler, log, opts, resolved, clock);
     cluster.transports.push(schedulerTransport);
     try {
       for (const spec of specs) await cluster.addWorker(spec);
@@ -132,7 +140,8 @@ export class LocalCluster {
       nthreads: spec.nthreads ?? this.opts.threadsPerWorker ?? 1,
       ...(spec.host !== undefined ? { host: spec.host } : {}),
       ...(spec.resources !== undefined ? { resources: spec.resources } : {}),
-      functions: this.opts.functions,
+      functions: this.resolved.functions,
+      threadFunctions: threadFunctions(this.resolved, checkExecutor(spec.executor, "workers.executor") ?? this.opts.executor),
       clock: this.clock,
       log: this.log,
       ...(this.recorders.has(spec.name) ? { recorder: this.recorders.get(spec.name)! } : {}),

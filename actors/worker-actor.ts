@@ -18,6 +18,7 @@ import { fetchData, type FetchedData } from "./data-plane/fetch.js";
 import { DataServer, PutDataRefused } from "./data-plane/server.js";
 import type { Clock } from "./host/clock.js";
 import { withBuiltins, type TaskFunctions } from "./functions.js";
+import { ThreadPool } from "./executor/thread-pool.js";
 import { Outbox } from "./outbox.js";
 import { ActorRecorder } from "./host/recorder.js";
 import { sizeof } from "./sizeof.js";
@@ -34,6 +35,11 @@ export interface WorkerActorOptions {
   host?: string;
   resources?: Record<string, number>;
   functions: TaskFunctions;
+  /**
+   * The functions that run on this worker's executor threads (its `nthreads` of them), by
+   * name -> the URL of the module that exports them; the others run on its event loop.
+   */
+  threadFunctions?: ReadonlyMap<string, string>;
   clock: Clock;
   log: LogSink | null;
   /**
@@ -90,6 +96,9 @@ export class WorkerActor {
   private puts = 0;
   /** Each put-data's lease: its keys still unconfirmed, and the timer of their check. */
   private readonly leases = new Map<number, { keys: Set<string>; timer: ReturnType<typeof setTimeout> }>();
+  /** The executor threads, if any function runs on them. */
+  readonly pool: ThreadPool | null;
+  private readonly threadFunctions: ReadonlyMap<string, string>;
   private closed = false;
   private readonly onClosed: (() => void)[] = [];
 
@@ -97,6 +106,8 @@ export class WorkerActor {
     this.id = opts.id ?? `${opts.name}-${Math.random().toString(16).slice(2, 10)}`;
     this.subjects = subjects(opts.cluster);
     this.functions = withBuiltins(opts.functions);
+    this.threadFunctions = opts.threadFunctions ?? new Map();
+    this.pool = this.threadFunctions.size > 0 ? new ThreadPool({ size: opts.nthreads, modules: [...new Set(this.threadFunctions.values())] }) : null;
     this.recorder = opts.recorder ?? new ActorRecorder(`worker.${opts.name}`, opts.log);
     // Across a wire, what the worker says in one event-loop iteration (the results of the
     // tasks it ran then) goes as one message: fewer messages and wake-ups per task.
@@ -371,9 +382,12 @@ export class WorkerActor {
       this.finish({ op: "execute-failed", key, error: errorInfo(new UnknownFunctionError(func, key)), start, stop: start, t: start });
       return;
     }
+    const module = this.pool !== null ? this.threadFunctions.get(func) : undefined;
     let result: unknown;
     try {
-      result = fn(...decodeArgs(encodedArgs, (k) => this.store.get(k)));
+      const args = decodeArgs(encodedArgs, (k) => this.store.get(k));
+      // On a thread the loop stays free; the core sees the same execute-done or -failed.
+      result = module !== undefined ? this.pool!.run(key, module, func, args) : fn(...args);
     } catch (error) {
       this.executeFailed(key, start, error);
       return;
@@ -451,6 +465,7 @@ export class WorkerActor {
       this.outbox.flush();
     }
     this.closed = true;
+    void this.pool?.close();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     for (const { timer } of this.leases.values()) clearTimeout(timer);
     this.leases.clear();

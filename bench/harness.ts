@@ -266,8 +266,11 @@ export async function startNats(server: NatsServer, o: HarnessOptions, tag: stri
         // and when its transfers are to be counted.
         const wlog = o.log || o.observe ? logPath(`${tag}-${name}`) : undefined;
         if (wlog) workerLogs.set(name, wlog);
+        // The bench's functions are no-ops, sleeps and small arithmetic: on the loop, as the
+        // embedded cluster runs them (an object of functions). A thread hop per no-op task
+        // halves W1 on NATS (docs/executors.md, "Which tasks gain from a thread").
         return startNatsched(
-          ["worker", ...common, "--functions", join(ROOT, "bench/functions.ts"), "--name", name, "--nthreads", String(o.threadsPerWorker ?? 1), ...(wlog ? ["--log", wlog] : [])],
+          ["worker", ...common, "--functions", join(ROOT, "bench/functions.ts"), "--executor", "loop", "--name", name, "--nthreads", String(o.threadsPerWorker ?? 1), ...(wlog ? ["--log", wlog] : [])],
           env,
           /registered with cluster/,
           `natsched worker ${name}`,

@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { loadFunctions } from "../actors/process/load-functions.js";
+import { checkExecutor } from "../actors/function-modules.js";
 import { untilShutdown } from "../actors/process/shutdown.js";
 import { WorkerProcess } from "../actors/process/worker-process.js";
 import { BadOptionError } from "../machines/errors.js";
@@ -8,12 +8,13 @@ import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-f
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-export const WORKER_USAGE = `usage: natsched worker --functions <module> [--name <w>] [--nthreads <n>] [--resources NAME=amount ...] [--host <h>] [--nats <url>] [--cluster <name>]
+export const WORKER_USAGE = `usage: natsched worker --functions <module> [--name <w>] [--nthreads <n>] [--executor threads|loop] [--resources NAME=amount ...] [--host <h>] [--nats <url>] [--cluster <name>]
 
 Runs a worker until SIGINT/SIGTERM, then unregisters it. Waits for the scheduler to appear.
-  --functions <module>     JS module whose exports (named, or a default object) are the task functions
+  --functions <module>     JS module (a path or file: URL) whose exports (named, or a default object) are the task functions
   --name <w>               worker name (default: <hostname>-<pid>)
-  --nthreads <n>           tasks run at once (default 1)
+  --nthreads <n>           tasks run at once, each on its own executor thread (default 1)
+  --executor <e>           where the module's functions run: threads (the default) or loop (the worker's event loop)
   --resources NAME=n       abstract resources, e.g. GPU=1 (repeat, or comma-separate)
   --host <h>               host name for host restrictions (default: os.hostname())
   --log <path>             this worker's own event log (default: none)
@@ -28,6 +29,7 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
       functions: { type: "string", short: "f" },
       name: { type: "string", short: "n" },
       nthreads: { type: "string" },
+      executor: { type: "string" },
       resources: { type: "string", multiple: true },
       host: { type: "string" },
       log: { type: "string" },
@@ -50,7 +52,8 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
     cluster,
     name,
     nthreads: parseThreads(values.nthreads),
-    functions: await loadFunctions(values.functions),
+    functions: values.functions,
+    ...(values.executor !== undefined ? { executor: checkExecutor(values.executor, "executor")! } : {}),
     resources: parseResources(values.resources ?? []),
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(values.log !== undefined ? { log: values.log === "jetstream" ? { jetstream: true as const } : values.log } : {}),

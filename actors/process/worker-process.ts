@@ -14,7 +14,8 @@ import { subjects } from "../../transport/subjects.js";
 import type { Subscription } from "../../transport/types.js";
 import { realClock } from "../host/clock.js";
 import { loadConfig } from "../config-loader.js";
-import { withBuiltins, type TaskFunctions } from "../functions.js";
+import { withBuiltins } from "../functions.js";
+import { checkExecutor, resolveFunctions, threadFunctions, type Executor, type FunctionsOption } from "../function-modules.js";
 import { WorkerActor } from "../worker-actor.js";
 import { checkClusterName } from "./scheduler-process.js";
 import { registerService } from "./services.js";
@@ -26,7 +27,10 @@ export interface WorkerProcessOptions {
   cluster: string;
   name: string;
   nthreads: number;
-  functions: TaskFunctions;
+  /** As LocalCluster's `functions`: an object, a module path or `file:` URL, or a list. */
+  functions: FunctionsOption;
+  /** Where module functions run: "threads" (the default: `nthreads` executor threads) or "loop". */
+  executor?: Executor;
   resources?: Record<string, number>;
   /** Host name for `hosts` restrictions; default os.hostname(). */
   host?: string;
@@ -69,6 +73,8 @@ export class WorkerProcess {
       throw new BadOptionError("name", `worker names use letters, digits, '-' and '_', got ${JSON.stringify(opts.name)}`);
     }
     if (!Number.isSafeInteger(opts.nthreads) || opts.nthreads < 1) throw new BadOptionError("nthreads", "must be a whole number >= 1");
+    const executor = checkExecutor(opts.executor);
+    const resolved = await resolveFunctions(opts.functions);
     const config = loadConfig({ overrides: opts.config ?? {}, ...(opts.configFile !== undefined ? { file: opts.configFile } : {}) });
     const s = subjects(opts.cluster);
     const transport = await NatsTransport.connect({
@@ -112,7 +118,8 @@ export class WorkerProcess {
         nthreads: opts.nthreads,
         host: opts.host ?? hostname(),
         resources: opts.resources ?? {},
-        functions: opts.functions,
+        functions: resolved.functions,
+        threadFunctions: threadFunctions(resolved, executor),
         clock: realClock,
         log,
         transferIncomingCountLimit: config.transferIncomingCountLimit,
@@ -125,7 +132,7 @@ export class WorkerProcess {
       await actor.start();
       const started = actor;
       const host = opts.host ?? hostname();
-      const info = { nthreads: opts.nthreads, host, resources: opts.resources ?? {}, functions: Object.keys(withBuiltins(opts.functions)) };
+      const info = { nthreads: opts.nthreads, host, resources: opts.resources ?? {}, functions: Object.keys(withBuiltins(resolved.functions)) };
       const onError = opts.onError ?? ((error: unknown) => console.error(`natsched worker ${opts.name}:`, error));
       const rejoin = { transport, cluster: opts.cluster, actor: started, info, onRegistered: () => opts.onReregistered?.(), onError };
       const resync = [

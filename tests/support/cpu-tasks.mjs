@@ -1,0 +1,85 @@
+/**
+ * Task functions from a module, for the executor-thread tests: `functions:
+ * "tests/support/cpu-tasks.mjs"` embedded, `--functions tests/support/cpu-tasks.mjs` on NATS.
+ */
+import { existsSync, writeFileSync } from "node:fs";
+import { isMainThread, threadId } from "node:worker_threads";
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** Pure CPU for `ms`; returns when it ran (wall-clock ms), measured inside the thread. */
+export function spin(ms) {
+  const start = now();
+  let x = 0;
+  while (now() - start < ms) x += Math.sqrt(x + 1);
+  return { start, end: now(), threadId, mainThread: isMainThread };
+}
+
+/**
+ * Marks `startedPath`, then keeps the CPU busy until `releasePath` exists (or `limitMs`
+ * passed): "released" only if someone could create the file while this ran.
+ */
+export function spinUntil(releasePath, startedPath, limitMs = 20_000) {
+  writeFileSync(startedPath, String(threadId));
+  const start = now();
+  let x = 0;
+  while (!existsSync(releasePath)) {
+    for (let i = 0; i < 10_000; i++) x += Math.sqrt(x + i);
+    if (now() - start > limitMs) return "timed out";
+  }
+  return "released";
+}
+
+export function where() {
+  return { threadId, mainThread: isMainThread };
+}
+
+/** A Float64Array of `n` values, element i = i. */
+export function ramp(n) {
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  return out;
+}
+
+/** A new array, each value times `k`. */
+export function scale(values, k) {
+  const out = new Float64Array(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = values[i] * k;
+  return out;
+}
+
+export function total(values) {
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) sum += values[i];
+  return sum;
+}
+
+/** Several kinds of values at once: a buffer and a typed array move by transfer, the rest is cloned. */
+export function mixed(n) {
+  const buffer = new ArrayBuffer(n);
+  new Uint8Array(buffer).fill(7);
+  return { buffer, ints: Int32Array.from([1, 2, 3]), when: new Date(0), map: new Map([["a", 1]]), list: [1, "two", null] };
+}
+
+export function fail(message) {
+  const error = new Error(message);
+  error.code = "E_TASK";
+  throw error;
+}
+
+export async function later(value) {
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  return value;
+}
+
+export const notAFunction = 42;
+
+/** Ends its executor thread (in a thread, process.exit stops only the thread). */
+export function exitThread(code) {
+  process.exit(code);
+}
+
+/** Not cloneable as a result. */
+export function makeFunction() {
+  return () => 1;
+}

@@ -1,0 +1,3 @@
+/** A module without function exports: not a source of task functions. */
+export const answer = 42;
+export default { name: "nothing here" };
