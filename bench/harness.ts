@@ -31,6 +31,11 @@ export interface HarnessOptions {
   observe?: boolean;
   /** Only count executions of keys with this prefix (embedded tap). */
   countPrefix?: string;
+  /**
+   * A module of task functions (a path from the repository root) that workers run on their
+   * executor threads, instead of bench/functions.ts on the event loop (W7).
+   */
+  threadModule?: string;
 }
 
 export interface Harness {
@@ -87,7 +92,7 @@ export async function startEmbedded(o: HarnessOptions, tag: string): Promise<Har
   const cluster = await LocalCluster.start({
     workers: o.workers,
     threadsPerWorker: o.threadsPerWorker ?? 1,
-    functions: FUNCTIONS,
+    functions: o.threadModule !== undefined ? join(ROOT, o.threadModule) : FUNCTIONS,
     log,
     configFile: false,
     config: { workStealing: o.stealing ?? true, workerSaturation: o.saturation ?? 1.1 },
@@ -268,9 +273,11 @@ export async function startNats(server: NatsServer, o: HarnessOptions, tag: stri
         if (wlog) workerLogs.set(name, wlog);
         // The bench's functions are no-ops, sleeps and small arithmetic: on the loop, as the
         // embedded cluster runs them (an object of functions). A thread hop per no-op task
-        // halves W1 on NATS (docs/executors.md, "Which tasks gain from a thread").
+        // halves W1 on NATS (docs/executors.md, "Which tasks gain from a thread"). W7's
+        // CPU-bound module runs on the worker's threads.
+        const functions = o.threadModule !== undefined ? [join(ROOT, o.threadModule)] : [join(ROOT, "bench/functions.ts"), "--executor", "loop"];
         return startNatsched(
-          ["worker", ...common, "--functions", join(ROOT, "bench/functions.ts"), "--executor", "loop", "--name", name, "--nthreads", String(o.threadsPerWorker ?? 1), ...(wlog ? ["--log", wlog] : [])],
+          ["worker", ...common, "--functions", ...functions, "--name", name, "--nthreads", String(o.threadsPerWorker ?? 1), ...(wlog ? ["--log", wlog] : [])],
           env,
           /registered with cluster/,
           `natsched worker ${name}`,

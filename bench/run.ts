@@ -1,12 +1,12 @@
 /**
  * natsched benchmarks (issue 6): `npm run bench -- [options]`.
  *
- *   --workload W1|W2|W3|W4|W5|W6|R1|SOAK|all
- *                                         comma-separated; default W1-W6 and R1 (the speed
+ *   --workload W1|W2|W3|W4|W5|W6|W7|R1|SOAK|all
+ *                                         comma-separated; default W1-W7 and R1 (the speed
  *                                         workloads); SOAK runs when named (or with all)
  *   --transport memory|nats|both          default memory (embedded LocalCluster); nats: a real
  *                                         nats-server, `natsched scheduler` and one
- *                                         `natsched worker` process per worker (W1-W5)
+ *                                         `natsched worker` process per worker (W1-W5, W7)
  *   --log on|off                          W1 runs both, paired, unless this is given;
  *                                         the other workloads run with the log on unless off
  *   --repeat N                            timed repetitions per case (default 3, W1 10k: 11
@@ -43,7 +43,7 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+import { availableParallelism, cpus, loadavg } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { machineInfo, meets, type Row, type Stats, type Target } from "./lib.js";
@@ -62,9 +62,13 @@ const ROOT = join(HERE, "..");
 const RESULT_MARK = "@@natsched-bench-result ";
 /** Debian's python3 has python3-distributed; the pyenv python3 on PATH does not. */
 const PYTHON = process.env.NATSCHED_BENCH_PYTHON ?? "/usr/bin/python3";
-const ALL = ["W1", "W2", "W3", "W4", "W5", "W6", "R1", "SOAK"] as const;
+const ALL = ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "R1", "SOAK"] as const;
 /** Without --workload: the speed workloads (SOAK, a check of memory over minutes, runs when named). */
-const DEFAULT_WORKLOADS: readonly Workload[] = ["W1", "W2", "W3", "W4", "W5", "W6", "R1"];
+const DEFAULT_WORKLOADS: readonly Workload[] = ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "R1"];
+/** W7's task: pure CPU for this long. */
+const W7_MS = 20;
+/** W7: the shapes of workers x threads (cores x 1, 1 x cores). */
+const W7_SHAPES = ["workers", "threads"] as const;
 /** W4's shapes: "spec" (one scattered array, the issue's reference figures) and "pinned" (plus 4 tiny arrays). */
 const W4_VARIANTS = ["spec", "pinned"] as const;
 type Workload = (typeof ALL)[number];
@@ -247,6 +251,8 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
   const w4Elements = q ? 2_500_000 : 25_000_000;
   const w5Shape = q ? { nLong: 10, nShort: 90 } : { nLong: 100, nShort: 900 };
   const w5Modes: ("map" | "submit")[] = q ? ["map"] : ["map", "submit"];
+  // 100 tasks a core: 2 s of ideal makespan (1 s with --quick) whatever the core count.
+  const w7Tasks = (q ? 50 : 100) * availableParallelism();
   const onOff = (b: boolean): string => (b ? "on" : "off");
   for (const transport of o.transports) {
     const t = transport === "nats" ? " [NATS]" : "";
@@ -268,6 +274,7 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
     if (has("W5")) {
       for (const mode of w5Modes) for (const stealing of [true, false]) add("W5", `W5 ${mode} stealing ${onOff(stealing)}`, { kind: "W5", mode, ...w5Shape, longMs: 100, shortMs: 1, seed: 20240607, stealing, log: logOn, reps });
     }
+    if (has("W7")) for (const shape of W7_SHAPES) add("W7", `W7 CPU-bound, ${shape === "workers" ? "cores x 1 thread" : "1 worker x cores threads"}`, { kind: "W7", shape, nTasks: w7Tasks, ms: W7_MS, log: logOn, reps });
     if (has("SOAK")) {
       const rounds = o.soakRounds ?? (q ? 5 : 40);
       const timeoutMs = o.soakTimeout * 1000;
@@ -299,6 +306,11 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
   if (has("W4")) for (const variant of W4_VARIANTS) for (const st of ["on", "off"]) peer.push({ workload: "W4", title: `Dask W4 ${variant} stealing ${st}`, args: ["w4", "--variant", variant, "--tasks", String(w4Tasks), "--elements", String(w4Elements), "--stealing", st] });
   if (has("W5")) {
     for (const mode of w5Modes) for (const st of ["on", "off"]) peer.push({ workload: "W5", title: `Dask W5 ${mode} stealing ${st}`, args: ["w5", "--mode", mode, "--n-long", String(w5Shape.nLong), "--n-short", String(w5Shape.nShort), "--stealing", st] });
+  }
+  if (has("W7")) {
+    // Dask's worker processes (the shapes natsched is compared with) and its threads in one
+    // process (processes=False: the GIL runs one pure-Python loop at a time).
+    for (const shape of W7_SHAPES) for (const pool of ["processes", "threads"]) peer.push({ workload: "W7", title: `Dask W7 ${shape}, ${pool}`, args: ["w7", "--shape", shape, "--tasks", String(w7Tasks), "--ms", String(W7_MS), "--pool", pool] });
   }
   return { cases, peer };
 }
@@ -445,6 +457,7 @@ function targetsFor(row: Row): { target?: Target; daskTarget?: Target } {
   if (/^W5\.(map|submit)\.stealing-on$/.test(id)) return { target: { op: "<=", value: 1.15, text: "<= 1.15x bound" } };
   if (/^W6\.memory/.test(id)) return { target: { op: "<=", value: 1.5, text: "<= 1.5 KB/task" } };
   if (/^W6\.sim/.test(id)) return { target: { op: "<=", value: 60, text: "1M tasks < 60 s" } };
+  if (/^W7\.(workers|threads)$/.test(id)) return { target: { op: "<=", value: 1.1, text: "<= 1.10x ideal" }, daskTarget: { op: "<=", value: 1, text: "<= Dask" } };
   if (/^R1/.test(id)) return { target: { op: ">=", value: 200_000, text: ">= 200,000 transitions/s" } };
   // SOAK's rows carry their own (records back to baseline, no hang, heap growth within its tolerance).
   if (/^SOAK\./.test(id) && row.target) return { target: row.target };
@@ -609,6 +622,13 @@ async function main(): Promise<void> {
   }
   console.log("");
   console.log(table(judged));
+  const shown = new Set(judged.map((j) => j.verdict.daskShape));
+  const daskOnly = [...daskRows.values()].filter((r) => !shown.has(r.shape));
+  if (daskOnly.length > 0) {
+    console.log("");
+    console.log("Dask rows no natsched row is compared with:");
+    for (const r of daskOnly) console.log(`  ${r.label}: ${fmt(r.value.median)} (${fmt(r.value.min)}-${fmt(r.value.max)}) ${r.unit}`);
+  }
   const missed = judged.filter((j) => j.verdict.met === false).map((j) => j.row.id);
   console.log("");
   console.log(`targets missed: ${missed.length ? missed.join(", ") : "none"}`);

@@ -7,7 +7,7 @@
  * counts, worker counts, durations, warm-ups and fresh-cluster-per-repetition choices.
  */
 import { existsSync, statSync, unlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { getHeapStatistics } from "node:v8";
 import { join } from "node:path";
 import { Future, LocalCluster } from "../index.js";
@@ -26,6 +26,7 @@ export type Case = (
   | { kind: "W6-embedded"; leaves: number; fanin: number; reps: number }
   | { kind: "W6-sim"; leaves: number; fanin: number; log: "memory" | "dropped" }
   | { kind: "R1"; n: number; treeLeaves: number; reps: number; threads?: number }
+  | { kind: "W7"; shape: "workers" | "threads"; nTasks: number; ms: number; log: boolean; reps: number }
   | SoakCase
 ) & { transport?: TransportName };
 
@@ -404,6 +405,52 @@ async function w5(c: Extract<Case, { kind: "W5" }>, hosts: Hosts): Promise<Row[]
   ];
 }
 
+// ---- W7 CPU-bound ----------------------------------------------------------------------------
+
+/**
+ * N tasks of `ms` pure CPU (bench/cpu-tasks.mjs, on the workers' executor threads), cores =
+ * os.availableParallelism(): "workers" = cores workers x 1 thread, "threads" = 1 worker x
+ * cores threads. One cluster, an untimed warm-up of 2 x cores tasks (threads import the module
+ * and compile the loop; the scheduler learns the duration), then the timed repetitions.
+ * Ideal = N x ms / cores.
+ */
+async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]> {
+  const cores = availableParallelism();
+  const [workers, threads] = c.shape === "workers" ? [cores, 1] : [1, cores];
+  const ideal = (c.nTasks * c.ms) / 1000 / cores;
+  const h = await hosts.start({ workers, threadsPerWorker: threads, log: c.log, threadModule: "bench/cpu-tasks.mjs" }, "w7");
+  const walls: number[] = [];
+  try {
+    const run = async (n: number): Promise<number> => {
+      const t0 = performance.now();
+      const futs = Array.from({ length: n }, (_, i) => h.client.submit("spin", [c.ms, i], { pure: false }));
+      const got = (await h.client.gather(futs)) as number[];
+      const wall = (performance.now() - t0) / 1000;
+      if (got.length !== n || got.some((x, i) => x !== i)) throw new Error("W7: spin returned wrong values");
+      release(futs);
+      if (!(await h.waitIdle())) throw new Error("W7: the scheduler did not forget the previous run");
+      return wall;
+    };
+    await run(2 * cores);
+    for (let r = 0; r < c.reps; r++) walls.push(await run(c.nTasks));
+  } finally {
+    await h.close();
+  }
+  return [
+    {
+      id: `W7.${c.shape}${hosts.idSuffix}`,
+      workload: "W7",
+      label: `W7 CPU-bound ${c.nTasks}x${c.ms}ms, ${workers}x${threads} (threads), log ${c.log ? "on" : "off"}: makespan / ideal ${ideal.toFixed(2)}s${hosts.labelSuffix}`,
+      unit: "x ideal",
+      higherIsBetter: false,
+      value: stats(walls.map((w) => w / ideal)),
+      status: "ok",
+      shape: `W7.${c.shape}`,
+      extra: { cores, ideal_s: ideal, wall_s: stats(walls) },
+    },
+  ];
+}
+
 // ---- W6 scale ----------------------------------------------------------------------------------
 
 /** A summation tree over `leaves` leaves with fan-in k, as a named graph; the root key last. */
@@ -667,6 +714,8 @@ export async function runCase(c: Case): Promise<Row[]> {
         return await w6Sim(c);
       case "R1":
         return await r1(c);
+      case "W7":
+        return await w7(c, hosts);
       case "SOAK":
         // Progress on stderr: a full soak runs for minutes.
         return soakRows(

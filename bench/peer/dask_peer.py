@@ -9,6 +9,7 @@ side and print natsched/Dask ratios measured in the same run.
     /usr/bin/python3 bench/peer/dask_peer.py w3 --stealing on|off [--tasks 200 --sleep-ms 50]
     /usr/bin/python3 bench/peer/dask_peer.py w4 --variant spec|pinned --stealing on|off [--tasks 200 --elements 25000000]
     /usr/bin/python3 bench/peer/dask_peer.py w5 --mode map|submit --stealing on|off
+    /usr/bin/python3 bench/peer/dask_peer.py w7 --shape workers|threads --pool processes|threads [--tasks 200 --ms 20]
 common: --reps N (default 1), --threads (workers as threads in this process; default:
 worker processes, as the issue's reference figures).
 
@@ -56,6 +57,14 @@ def slow(data, i, ms):
 def fast(x, i, ms):
     time.sleep(ms / 1000)
     return len(x), get_worker().address
+
+
+def spin(ms, i):
+    end = time.perf_counter() + ms / 1000
+    x = 0.0
+    while time.perf_counter() < end:
+        x += (x + 1) ** 0.5
+    return i
 
 
 def work(duration, i):
@@ -253,9 +262,38 @@ def w5(a):
              "extra": {"lower_bound_s": lower, "wall_s": summary(walls), "sleep_s_per_worker": busy}}]
 
 
+def w7(a):
+    # The shapes of bench/workloads.ts w7: cores workers x 1 thread, or 1 worker x cores
+    # threads; --pool threads runs them in this process (processes=False), where the GIL
+    # lets one pure-Python loop run at a time.
+    cores = len(os.sched_getaffinity(0))
+    workers, threads = (cores, 1) if a.shape == "workers" else (1, cores)
+    ideal = a.tasks * a.ms / 1000 / cores
+    walls = []
+    c = Cluster(workers, threads, a.pool == "processes")
+    try:
+        def run(n):
+            t0 = time.perf_counter()
+            futs = [c.client.submit(spin, a.ms, i, pure=False) for i in range(n)]
+            got = c.client.gather(futs)
+            wall = time.perf_counter() - t0
+            assert got == list(range(n))
+            del futs
+            c.idle()
+            return wall
+        run(2 * cores)
+        for _ in range(a.reps):
+            walls.append(run(a.tasks))
+    finally:
+        c.close()
+    shape = f"W7.{a.shape}" + ("" if a.pool == "processes" else ".dask-threads")
+    return [{"shape": shape, "label": f"Dask W7 CPU-bound {a.tasks}x{a.ms:g}ms, {workers}x{threads}, {a.pool}: makespan / ideal",
+             "unit": "x ideal", "value": summary([w / ideal for w in walls]), "extra": {"cores": cores, "ideal_s": ideal, "wall_s": summary(walls)}}]
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("workload", choices=["w1", "w2", "w3", "w4", "w5"])
+    ap.add_argument("workload", choices=["w1", "w2", "w3", "w4", "w5", "w7"])
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--threads", dest="processes", action="store_false")
     ap.add_argument("--n", type=int, default=10_000)
@@ -272,6 +310,9 @@ def main():
     ap.add_argument("--n-short", type=int, default=900)
     ap.add_argument("--long-ms", type=float, default=100)
     ap.add_argument("--short-ms", type=float, default=1)
+    ap.add_argument("--shape", choices=["workers", "threads"], default="workers")
+    ap.add_argument("--pool", choices=["processes", "threads"], default="processes")
+    ap.add_argument("--ms", type=float, default=20)
     a = ap.parse_args()
     if a.sleep_ms is None:
         a.sleep_ms = 50 if a.workload == "w3" else 1
@@ -279,7 +320,7 @@ def main():
         "python": sys.version.split()[0], "dask": dask.__version__, "distributed": distributed.__version__,
         "cpus": len(os.sched_getaffinity(0)), "platform": platform.platform(), "worker_processes": a.processes,
     }
-    rows = {"w1": w1, "w2": w2, "w3": w3, "w4": w4, "w5": w5}[a.workload](a)
+    rows = {"w1": w1, "w2": w2, "w3": w3, "w4": w4, "w5": w5, "w7": w7}[a.workload](a)
     print(json.dumps({"rows": rows, "env": env}), flush=True)
 
 
