@@ -5,10 +5,34 @@
  * any runtime.
  */
 
-/** Pure CPU for `ms` (a busy loop on the clock, no sleep, no I/O); returns `i`. */
-export function spin(ms, i) {
-  const end = performance.now() + ms;
+function work(iterations) {
   let x = 0;
-  while (performance.now() < end) x += Math.sqrt(x + 1);
-  return x >= 0 ? i : -1;
+  for (let k = 0; k < iterations; k++) x += Math.sqrt(x + 1);
+  return x;
+}
+
+/**
+ * Pure CPU: a fixed number of loop iterations (not a loop on the clock, which would end on
+ * time even while the thread waits for a core); returns `i`.
+ */
+export function spin(iterations, i) {
+  return work(iterations) >= 0 ? i : -1;
+}
+
+/**
+ * Iterations of `spin` that take `ms` of CPU on this machine: the best rate of a few probes
+ * measured in process CPU time (not wall time, which other processes' load would stretch).
+ * Call it while the process does nothing else.
+ */
+export function iterationsFor(ms) {
+  const probe = 2_000_000;
+  work(probe);
+  let best = 0;
+  for (let k = 0; k < 7; k++) {
+    const t0 = process.cpuUsage();
+    work(probe);
+    const used = process.cpuUsage(t0);
+    best = Math.max(best, probe / ((used.user + used.system) / 1000));
+  }
+  return Math.round(best * ms);
 }

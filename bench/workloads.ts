@@ -9,7 +9,8 @@
 import { existsSync, statSync, unlinkSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { getHeapStatistics } from "node:v8";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Future, LocalCluster } from "../index.js";
 import { FAST_MS, FUNCTIONS, heapProbe, SLOW_MS } from "./functions.js";
 import { NatsServer, startEmbedded, startNats, type Harness, type HarnessOptions, type TransportName } from "./harness.js";
@@ -29,6 +30,8 @@ export type Case = (
   | { kind: "W7"; shape: "workers" | "threads"; nTasks: number; ms: number; log: boolean; reps: number }
   | SoakCase
 ) & { transport?: TransportName };
+
+const HERE = dirname(fileURLToPath(import.meta.url));
 
 const fmtN = (n: number): string => (n % 1000 === 0 ? `${n / 1000}k` : String(n));
 
@@ -410,12 +413,15 @@ async function w5(c: Extract<Case, { kind: "W5" }>, hosts: Hosts): Promise<Row[]
 /**
  * N tasks of `ms` pure CPU (bench/cpu-tasks.mjs, on the workers' executor threads), cores =
  * os.availableParallelism(): "workers" = cores workers x 1 thread, "threads" = 1 worker x
- * cores threads. One cluster, an untimed warm-up of 2 x cores tasks (threads import the module
+ * cores threads. A task is a fixed count of loop iterations, calibrated here first to take
+ * `ms` of CPU. One cluster, an untimed warm-up of 2 x cores tasks (threads import the module
  * and compile the loop; the scheduler learns the duration), then the timed repetitions.
  * Ideal = N x ms / cores.
  */
 async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]> {
   const cores = availableParallelism();
+  const tasks = (await import(pathToFileURL(join(HERE, "cpu-tasks.mjs")).href)) as { iterationsFor(ms: number): number };
+  const iterations = tasks.iterationsFor(c.ms);
   const [workers, threads] = c.shape === "workers" ? [cores, 1] : [1, cores];
   const ideal = (c.nTasks * c.ms) / 1000 / cores;
   const h = await hosts.start({ workers, threadsPerWorker: threads, log: c.log, threadModule: "bench/cpu-tasks.mjs" }, "w7");
@@ -423,7 +429,7 @@ async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]
   try {
     const run = async (n: number): Promise<number> => {
       const t0 = performance.now();
-      const futs = Array.from({ length: n }, (_, i) => h.client.submit("spin", [c.ms, i], { pure: false }));
+      const futs = Array.from({ length: n }, (_, i) => h.client.submit("spin", [iterations, i], { pure: false }));
       const got = (await h.client.gather(futs)) as number[];
       const wall = (performance.now() - t0) / 1000;
       if (got.length !== n || got.some((x, i) => x !== i)) throw new Error("W7: spin returned wrong values");
@@ -446,7 +452,7 @@ async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]
       value: stats(walls.map((w) => w / ideal)),
       status: "ok",
       shape: `W7.${c.shape}`,
-      extra: { cores, ideal_s: ideal, wall_s: stats(walls) },
+      extra: { cores, iterations_per_task: iterations, ideal_s: ideal, wall_s: stats(walls) },
     },
   ];
 }

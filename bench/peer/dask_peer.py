@@ -59,12 +59,24 @@ def fast(x, i, ms):
     return len(x), get_worker().address
 
 
-def spin(ms, i):
-    end = time.perf_counter() + ms / 1000
+def spin(iterations, i):
+    # A fixed count (a loop on the clock would end on time while waiting for the GIL).
     x = 0.0
-    while time.perf_counter() < end:
+    for _ in range(iterations):
         x += (x + 1) ** 0.5
     return i
+
+
+def iterations_for(ms):
+    """Iterations of spin taking `ms` of this thread's CPU: the best of a few probes."""
+    probe = 200_000
+    spin(probe, 0)
+    best = 0.0
+    for _ in range(7):
+        t0 = time.thread_time()
+        spin(probe, 0)
+        best = max(best, probe / ((time.thread_time() - t0) * 1000))
+    return round(best * ms)
 
 
 def work(duration, i):
@@ -269,12 +281,13 @@ def w7(a):
     cores = len(os.sched_getaffinity(0))
     workers, threads = (cores, 1) if a.shape == "workers" else (1, cores)
     ideal = a.tasks * a.ms / 1000 / cores
+    iterations = iterations_for(a.ms)
     walls = []
     c = Cluster(workers, threads, a.pool == "processes")
     try:
         def run(n):
             t0 = time.perf_counter()
-            futs = [c.client.submit(spin, a.ms, i, pure=False) for i in range(n)]
+            futs = [c.client.submit(spin, iterations, i, pure=False) for i in range(n)]
             got = c.client.gather(futs)
             wall = time.perf_counter() - t0
             assert got == list(range(n))
@@ -288,7 +301,7 @@ def w7(a):
         c.close()
     shape = f"W7.{a.shape}" + ("" if a.pool == "processes" else ".dask-threads")
     return [{"shape": shape, "label": f"Dask W7 CPU-bound {a.tasks}x{a.ms:g}ms, {workers}x{threads}, {a.pool}: makespan / ideal",
-             "unit": "x ideal", "value": summary([w / ideal for w in walls]), "extra": {"cores": cores, "ideal_s": ideal, "wall_s": summary(walls)}}]
+             "unit": "x ideal", "value": summary([w / ideal for w in walls]), "extra": {"cores": cores, "iterations_per_task": iterations, "ideal_s": ideal, "wall_s": summary(walls)}}]
 
 
 def main():
