@@ -19,6 +19,7 @@ import { DataServer, PutDataRefused } from "./data-plane/server.js";
 import type { Clock } from "./host/clock.js";
 import { withBuiltins, type TaskFunctions } from "./functions.js";
 import { ThreadPool } from "./executor/thread-pool.js";
+import { ExecutionStopped } from "./executor/execution-stopped.js";
 import { Outbox } from "./outbox.js";
 import { ActorRecorder } from "./host/recorder.js";
 import { sizeof } from "./sizeof.js";
@@ -129,6 +130,9 @@ export class WorkerActor {
           else if (event === "FAIL" && to === "error") this.totals.tasksErred++;
           // Confirmed or gone: nothing left to check with the scheduler for that key.
           if (this.leased.size > 0 && (event === "CONFIRM" || to !== "memory")) this.unlease(id);
+          // Freed while it ran: once this input is handled (a compute-task in the same envelope
+          // may resume it), an execution on a thread nothing wants any more is stopped.
+          if (event === "FREE" && to === "cancelled" && this.pool !== null) microtask(() => this.stopUnwanted(id));
         }
         recorder.transition(machine, id, event, from, to, why);
       },
@@ -395,11 +399,25 @@ export class WorkerActor {
     if (isThenable(result)) {
       Promise.resolve(result).then(
         (value) => this.executeDone(key, start, value),
-        (error: unknown) => this.executeFailed(key, start, error),
+        (error: unknown) => {
+          // Stopped as unwanted, then asked for again before the stop was reported: run it anew.
+          if (error instanceof ExecutionStopped && this.core.taskState(key) === "resumed") this.execute(key, func, encodedArgs);
+          else this.executeFailed(key, start, error);
+        },
       );
     } else {
       this.executeDone(key, start, result);
     }
+  }
+
+  /**
+   * Terminates the thread running `key` if the core says nothing wants its outcome (docs/executors.md,
+   * "Cancelled tasks"); the pool starts a fresh thread in its place, and the failure reported
+   * for it takes the task to released. A function on the loop cannot be stopped: it runs on.
+   */
+  private stopUnwanted(key: string): void {
+    if (this.closed || this.pool === null || !this.core.executionUnwanted(key)) return;
+    this.pool.stop(key, new ExecutionStopped(key));
   }
 
   private executeDone(key: string, start: number, result: unknown): void {
