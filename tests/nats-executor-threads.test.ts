@@ -4,7 +4,7 @@
  * threads and processes, a worker that answers while every thread is busy, its log replays,
  * and a bad module is a clear error at start. No timing thresholds.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -107,6 +107,26 @@ describe("executor threads in worker processes on NATS", () => {
 
       writeFileSync(release, "");
       expect(await client.gather(busy)).toEqual(["released", "released"]);
+    } finally {
+      writeFileSync(release, "");
+    }
+  });
+
+  it("a cancelled task on a thread is stopped: with both threads held before, the next task runs on a fresh one", async () => {
+    const release = join(dir, "release-kept");
+    const never = join(dir, "release-never");
+    const stuck = client.submit<string>("spinUntil", [never, join(dir, "stuck-started"), 3_600_000], { workers: "w1", pure: false });
+    const kept = client.submit<string>("spinUntil", [release, join(dir, "kept-started")], { workers: "w1", pure: false });
+    try {
+      await until(() => existsSync(join(dir, "stuck-started")) && existsSync(join(dir, "kept-started")));
+      const held = [join(dir, "stuck-started"), join(dir, "kept-started")].map((path) => Number(readFileSync(path, "utf8")));
+      await stuck.cancel();
+      const next = await client.submit<{ threadId: number; mainThread: boolean }>("where", [], { workers: "w1", pure: false }).result();
+      expect(next.mainThread).toBe(false);
+      expect(held).not.toContain(next.threadId);
+      expect(existsSync(never)).toBe(false);
+      writeFileSync(release, "");
+      expect(await kept.result()).toBe("released");
     } finally {
       writeFileSync(release, "");
     }
