@@ -9,6 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LocalCluster } from "../index.js";
+import { replay } from "../replay/replay.js";
+import { readLogSync } from "../log/index.js";
 
 const TASKS = "tests/support/cpu-tasks.mjs";
 const dir = mkdtempSync(join(tmpdir(), "natsched-thread-loss-"));
@@ -18,13 +20,13 @@ async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 10));
 }
 
-async function cluster(allowedFailures: number): Promise<LocalCluster> {
+async function cluster(allowedFailures: number, logPath?: string): Promise<LocalCluster> {
   return LocalCluster.start({
     workers: 1,
     threadsPerWorker: 2,
     functions: TASKS,
     config: { allowedFailures, executorThreadMemory: 32 * 2 ** 20 },
-    log: false,
+    log: logPath !== undefined ? { path: logPath } : false,
     configFile: false,
   });
 }
@@ -56,9 +58,10 @@ describe("a lost executor thread", () => {
     }
   });
 
-  it("with allowedFailures 1: a task whose thread died once is run again and succeeds; one that kills every thread fails after two", async () => {
+  it("with allowedFailures 1: a task whose thread died once is run again and succeeds; one that kills every thread fails after two; the log replays", async () => {
     const run = mkdtempSync(join(dir, "one-"));
-    const c = await cluster(1);
+    const path = join(run, "loss.natlog");
+    const c = await cluster(1, path);
     try {
       const client = c.client();
       const marker = join(run, "exited-once");
@@ -72,6 +75,11 @@ describe("a lost executor thread", () => {
     } finally {
       await c.close();
     }
+    const result = await replay(path);
+    expect(result.ok).toBe(true);
+    const whys = readLogSync(path).records.flatMap((r) => (r.kind === "transition" && r.why !== undefined ? [r.why] : []));
+    expect(whys).toContainEqual({ rule: "executor-lost", worker: "worker-0" });
+    expect(whys).toContainEqual({ rule: "killed-worker", worker: "worker-0", suspicious: 2 });
   });
 
   it("a task's own error carrying the code EXECUTOR_LOST is its own error, not a lost thread", async () => {
