@@ -149,6 +149,7 @@ export class LocalCluster {
       bandwidth: this.config.bandwidth,
       heartbeatInterval: this.config.heartbeatInterval,
       scatterLease: this.config.scatterLease,
+      executorThreadMemory: this.config.executorThreadMemory,
       ...(this.opts.onError ? { onError: this.opts.onError } : {}),
     });
     this.workers.set(spec.name, worker);

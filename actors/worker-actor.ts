@@ -1,5 +1,6 @@
 import { KeyExistsError, ProtocolError, UnknownFunctionError } from "../machines/errors.js";
 import {
+  EXECUTOR_LOST,
   PROTOCOL_VERSION,
   type Envelope,
   type ErrorInfo,
@@ -19,6 +20,8 @@ import { DataServer, PutDataRefused } from "./data-plane/server.js";
 import type { Clock } from "./host/clock.js";
 import { withBuiltins, type TaskFunctions } from "./functions.js";
 import { ThreadPool } from "./executor/thread-pool.js";
+import { ExecutionStopped } from "./executor/execution-stopped.js";
+import { ExecutorLost } from "./executor/executor-lost.js";
 import { Outbox } from "./outbox.js";
 import { ActorRecorder } from "./host/recorder.js";
 import { sizeof } from "./sizeof.js";
@@ -58,6 +61,8 @@ export interface WorkerActorOptions {
    * it (config.scatterLease, default 60); Infinity: never.
    */
   scatterLease?: number;
+  /** Bytes of heap each executor thread may use (config.executorThreadMemory); default Node's own limit. */
+  executorThreadMemory?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -107,7 +112,10 @@ export class WorkerActor {
     this.subjects = subjects(opts.cluster);
     this.functions = withBuiltins(opts.functions);
     this.threadFunctions = opts.threadFunctions ?? new Map();
-    this.pool = this.threadFunctions.size > 0 ? new ThreadPool({ size: opts.nthreads, modules: [...new Set(this.threadFunctions.values())] }) : null;
+    const modules = [...new Set(this.threadFunctions.values())];
+    const memory = opts.executorThreadMemory;
+    const resourceLimits = memory !== undefined && Number.isFinite(memory) ? { maxOldGenerationSizeMb: Math.max(1, Math.floor(memory / 2 ** 20)) } : undefined;
+    this.pool = this.threadFunctions.size > 0 ? new ThreadPool({ size: opts.nthreads, modules, ...(resourceLimits !== undefined ? { resourceLimits } : {}) }) : null;
     this.recorder = opts.recorder ?? new ActorRecorder(`worker.${opts.name}`, opts.log);
     // Across a wire, what the worker says in one event-loop iteration (the results of the
     // tasks it ran then) goes as one message: fewer messages and wake-ups per task.
@@ -129,6 +137,9 @@ export class WorkerActor {
           else if (event === "FAIL" && to === "error") this.totals.tasksErred++;
           // Confirmed or gone: nothing left to check with the scheduler for that key.
           if (this.leased.size > 0 && (event === "CONFIRM" || to !== "memory")) this.unlease(id);
+          // Freed while it ran: once this input is handled (a compute-task in the same envelope
+          // may resume it), an execution on a thread nothing wants any more is stopped.
+          if (event === "FREE" && to === "cancelled" && this.pool !== null) microtask(() => this.stopUnwanted(id));
         }
         recorder.transition(machine, id, event, from, to, why);
       },
@@ -395,11 +406,25 @@ export class WorkerActor {
     if (isThenable(result)) {
       Promise.resolve(result).then(
         (value) => this.executeDone(key, start, value),
-        (error: unknown) => this.executeFailed(key, start, error),
+        (error: unknown) => {
+          // Stopped as unwanted, then asked for again before the stop was reported: run it anew.
+          if (error instanceof ExecutionStopped && this.core.taskState(key) === "resumed") this.execute(key, func, encodedArgs);
+          else this.executeFailed(key, start, error);
+        },
       );
     } else {
       this.executeDone(key, start, result);
     }
+  }
+
+  /**
+   * Terminates the thread running `key` if the core says nothing wants its outcome (docs/executors.md,
+   * "Cancelled tasks"); the pool starts a fresh thread in its place, and the failure reported
+   * for it takes the task to released. A function on the loop cannot be stopped: it runs on.
+   */
+  private stopUnwanted(key: string): void {
+    if (this.closed || this.pool === null || !this.core.executionUnwanted(key)) return;
+    this.pool.stop(key, new ExecutionStopped(key));
   }
 
   private executeDone(key: string, start: number, result: unknown): void {
@@ -418,7 +443,10 @@ export class WorkerActor {
 
   private executeFailed(key: string, start: number, error: unknown): void {
     const stop = this.opts.clock.now();
-    this.finish({ op: "execute-failed", key, error: errorInfo(error), start, stop, t: stop });
+    const info = errorInfo(error);
+    // Only a thread that really died is a lost executor; a task's own error cannot pose as one.
+    if (info.code === EXECUTOR_LOST && !(error instanceof ExecutorLost)) delete info.code;
+    this.finish({ op: "execute-failed", key, error: info, start, stop, t: stop });
   }
 
   private finish(input: WorkerInput): void {

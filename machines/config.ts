@@ -73,6 +73,15 @@ export interface Config {
    * through the scheduler).
    */
   scatterLease: number;
+  /**
+   * Bytes of JavaScript heap each executor thread may use (worker_threads' resourceLimits
+   * maxOldGenerationSizeMb, rounded down to whole MiB, at least 1). A task past it ends only its
+   * thread: the pool replaces it, and the scheduler counts the loss like a worker death for
+   * that task (allowedFailures, then KilledWorker). 1 GiB: one thread's share of the 1-4 GiB
+   * per core of common machines, below Node's own heap limit so one runaway task cannot take
+   * the worker process down. No Dask equivalent (Dask's memory limit is per worker process).
+   */
+  executorThreadMemory: number;
 }
 
 export type ConfigKey = keyof Config;
@@ -99,6 +108,7 @@ export const DEFAULT_CONFIG: Readonly<Config> = Object.freeze({
   rootishInputLocality: true,
   costlyStealEvidence: true,
   scatterLease: 60,
+  executorThreadMemory: 1024 * 1024 * 1024,
 });
 
 const READERS: { readonly [K in ConfigKey]: (value: unknown) => Config[K] } = {
@@ -118,6 +128,7 @@ const READERS: { readonly [K in ConfigKey]: (value: unknown) => Config[K] } = {
   rootishInputLocality: readBoolean,
   costlyStealEvidence: readBoolean,
   scatterLease: (value) => readDuration(value, { positive: true, allowInfinity: true }),
+  executorThreadMemory: (value) => readSize(value, { positive: true, integer: true }),
 };
 
 export const CONFIG_KEYS: readonly ConfigKey[] = Object.freeze(Object.keys(READERS) as ConfigKey[]);

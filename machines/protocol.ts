@@ -41,6 +41,13 @@ export interface TaskSpec extends Restrictions {
   priority?: number;
 }
 
+/**
+ * The code of a task-erred whose executor thread died under the task (out of memory, exit):
+ * the scheduler counts it like a worker death for that task, not as the task's own error
+ * (docs/protocol.md, "Lost executor threads"). Only the worker host sets it.
+ */
+export const EXECUTOR_LOST = "EXECUTOR_LOST";
+
 export interface ErrorInfo {
   name: string;
   message: string;

@@ -91,6 +91,8 @@ const REASONS = {
   cancelled: { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("cancelled"), client: text } },
   "worker-retiring": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("worker-retiring"), worker: text } },
   "worker-left": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("worker-left"), worker: text } },
+  /** The executor thread running it on `worker` died (task-erred with code EXECUTOR_LOST): run again, like a worker death. */
+  "executor-lost": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("executor-lost"), worker: text } },
   "missing-data": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("missing-data"), worker: text } },
   /** `gone`: the worker it erred on left since; else `attempt`, the number its free-keys carried. */
   "free-erred": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("free-erred"), worker: text, gone: optional(flag), attempt: optional(number) } },

@@ -45,6 +45,8 @@ const DASK_DEFAULTS: Config = {
   costlyStealEvidence: true,
   // natsched's own (Dask's scatter goes through its scheduler): twice the client's request timeout.
   scatterLease: 60,
+  // natsched's own (Dask limits memory per worker process): per executor thread, 1 GiB.
+  executorThreadMemory: 1024 * 1024 * 1024,
 };
 
 describe("defaults", () => {
@@ -480,6 +482,7 @@ describe("loadConfig", () => {
       ["NATSCHED_SCHEDULER__TRANSFER_INCOMING_COUNT_LIMIT", "10", "transferIncomingCountLimit", 10],
       ["NATSCHED_SCHEDULER__HEARTBEAT_INTERVAL", "1s", "heartbeatInterval", 1],
       ["NATSCHED_SCHEDULER__CLIENT_RELEASE_GRACE", "30", "clientReleaseGrace", 30],
+      ["NATSCHED_SCHEDULER__EXECUTOR_THREAD_MEMORY", "512MiB", "executorThreadMemory", 512 * 2 ** 20],
     ])("%s=%s sets %s", (variable, text, key, value) => {
       expect(load({ [variable]: text })[key]).toBe(value);
     });
@@ -507,6 +510,7 @@ describe("loadConfig", () => {
         rootishInputLocality: "false",
         costlyStealEvidence: "false",
         scatterLease: "7",
+        executorThreadMemory: "64MiB",
       };
       const env = Object.fromEntries(CONFIG_KEYS.map((key) => [envVarName(key), texts[key]]));
       expect(load(env)).toStrictEqual({
@@ -526,6 +530,7 @@ describe("loadConfig", () => {
         rootishInputLocality: false,
         costlyStealEvidence: false,
         scatterLease: 7,
+        executorThreadMemory: 64 * 2 ** 20,
       });
     });
 

@@ -4,7 +4,7 @@
  * worker loop that answers while every thread is busy. Parallelism is shown by overlap and
  * responsiveness by answers that arrive before the busy tasks are released: no timings.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -180,6 +180,31 @@ describe("executor threads", () => {
       expect(await client.gather(busy)).toEqual(["released", "released"]);
     } finally {
       writeFileSync(release, "");
+      await cluster.close();
+    }
+  });
+
+  it("a cancelled task running on a thread is stopped: its thread is replaced and the next task runs there", async () => {
+    const run = mkdtempSync(join(dir, "stop-"));
+    const release = join(run, "release");
+    const started = join(run, "started");
+    const cluster = await LocalCluster.start({ workers: 1, threadsPerWorker: 1, functions: TASKS, log: false, configFile: false });
+    try {
+      const client = cluster.client();
+      // No time limit that matters: only a stop ends it, since nobody creates `release`.
+      const stuck = client.submit<string>("spinUntil", [release, started, 3_600_000], { pure: false });
+      await until(() => existsSync(started));
+      const stuckThread = Number(readFileSync(started, "utf8"));
+      await stuck.cancel();
+      await expect(stuck.result()).rejects.toMatchObject({ code: "CANCELLED" });
+      const next = await client.submit<{ threadId: number; mainThread: boolean }>("where", [], { pure: false }).result();
+      expect(next.mainThread).toBe(false);
+      expect(next.threadId).not.toBe(stuckThread);
+      const worker = cluster.workers.get("worker-0")!;
+      await until(() => worker.core.taskState(stuck.key) === undefined);
+      expect(worker.pool!.busy).toBe(0);
+      expect(existsSync(release)).toBe(false);
+    } finally {
       await cluster.close();
     }
   });

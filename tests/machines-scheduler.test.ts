@@ -647,6 +647,30 @@ describe("SchedulerCore: failures", () => {
     });
   }
 
+  it("a task-erred with code EXECUTOR_LOST counts like a worker death: freed there and run again, then KilledWorker; a worker death adds to the same count", () => {
+    const h = new Harness({ allowedFailures: 2 });
+    h.register("w0");
+    h.graph([task("t")], ["t"]);
+    h.take();
+    const lost = { name: "ExecutorLost", message: "executor thread exited (code 1)", code: "EXECUTOR_LOST" };
+    h.handle({ op: "task-erred", worker: "w0", id: h.ids.get("w0")!, key: "t", error: lost });
+    let out = h.take();
+    expect(transitions(out)).toEqual([`t: RELEASE processing.assigned->released`, `t: ASSIGN released->processing.assigned`]);
+    expect(frees(out)).toEqual([{ worker: "w0", keys: ["t"] }]);
+    expect(computes(out)).toEqual([{ worker: "w0", key: "t" }]);
+    expect(toClients(out)).toEqual([]);
+    h.register("w1");
+    h.lose("w0");
+    h.take();
+    expect(h.core.tasks.get("t")!.suspicious).toBe(2);
+    h.handle({ op: "task-erred", worker: "w1", id: h.ids.get("w1")!, key: "t", error: lost });
+    out = h.take();
+    expect(transitions(out)).toEqual([`t: ERR processing.assigned->erred`]);
+    const [report] = toClients(out);
+    expect(report).toMatchObject({ client: "c1", op: { op: "key-erred", key: "t", error: { name: "KilledWorker", code: "TASK_FAILED" } } });
+    expect((report!.op as { error: ErrorInfo }).error.message).toMatch(/3 times.*a thread of w1: executor thread exited/);
+  });
+
   it("a clean unregister does not count against the task", () => {
     const h = new Harness({ allowedFailures: 0 });
     h.register("w0");

@@ -4,7 +4,7 @@
  * threads and processes, a worker that answers while every thread is busy, its log replays,
  * and a bad module is a clear error at start. No timing thresholds.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -45,7 +45,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "natsched-nats-threads-"));
   scheduler = NatschedProcess.spawn("scheduler", ["scheduler", ...natsArgs(), "--log", join(dir, "scheduler.natlog")]);
   workers = ["w1", "w2"].map((name) =>
-    NatschedProcess.spawn(name, ["worker", ...natsArgs(), "--name", name, "--nthreads", "2", "--functions", TASKS, "--log", join(dir, `${name}.natlog`)], { NATSCHED_SCHEDULER__HEARTBEAT_INTERVAL: "0.05" }),
+    NatschedProcess.spawn(name, ["worker", ...natsArgs(), "--name", name, "--nthreads", "2", "--functions", TASKS, "--log", join(dir, `${name}.natlog`)], { NATSCHED_SCHEDULER__HEARTBEAT_INTERVAL: "0.05", NATSCHED_SCHEDULER__EXECUTOR_THREAD_MEMORY: "64MiB" }),
   );
   await scheduler.waitFor(/natsched scheduler: cluster threads/);
   await Promise.all(workers.map((w) => w.waitFor(/registered with cluster threads/)));
@@ -107,6 +107,44 @@ describe("executor threads in worker processes on NATS", () => {
 
       writeFileSync(release, "");
       expect(await client.gather(busy)).toEqual(["released", "released"]);
+    } finally {
+      writeFileSync(release, "");
+    }
+  });
+
+  it("a cancelled task on a thread is stopped: with both threads held before, the next task runs on a fresh one", async () => {
+    const release = join(dir, "release-kept");
+    const never = join(dir, "release-never");
+    const stuck = client.submit<string>("spinUntil", [never, join(dir, "stuck-started"), 3_600_000], { workers: "w1", pure: false });
+    const kept = client.submit<string>("spinUntil", [release, join(dir, "kept-started")], { workers: "w1", pure: false });
+    try {
+      await until(() => existsSync(join(dir, "stuck-started")) && existsSync(join(dir, "kept-started")));
+      const held = [join(dir, "stuck-started"), join(dir, "kept-started")].map((path) => Number(readFileSync(path, "utf8")));
+      await stuck.cancel();
+      const next = await client.submit<{ threadId: number; mainThread: boolean }>("where", [], { workers: "w1", pure: false }).result();
+      expect(next.mainThread).toBe(false);
+      expect(held).not.toContain(next.threadId);
+      expect(existsSync(never)).toBe(false);
+      writeFileSync(release, "");
+      expect(await kept.result()).toBe("released");
+    } finally {
+      writeFileSync(release, "");
+    }
+  });
+
+  it("a thread that dies under its task ends only that thread: retried (allowedFailures 3), then KilledWorker; the process and its other task go on", async () => {
+    const release = join(dir, "release-survivor");
+    const kept = client.submit<string>("spinUntil", [release, join(dir, "survivor-started")], { workers: "w1", pure: false });
+    try {
+      await until(() => existsSync(join(dir, "survivor-started")));
+      expect(await client.submit("exitOnce", [join(dir, "exited-once")], { workers: "w1", pure: false }).result()).toBe("second run");
+      await expect(client.submit("hog", [], { workers: "w1", pure: false }).result()).rejects.toMatchObject({
+        code: "TASK_FAILED",
+        message: expect.stringMatching(/run task \S+ 4 times, but the worker or executor thread running it died each time \(last: a thread of w1/),
+      });
+      expect(workers[0]!.child.exitCode).toBeNull();
+      writeFileSync(release, "");
+      expect(await kept.result()).toBe("released");
     } finally {
       writeFileSync(release, "");
     }

@@ -1,5 +1,6 @@
 import { Worker, type ResourceLimits } from "node:worker_threads";
 import { ClosedError } from "../../machines/errors.js";
+import { ExecutorLost } from "./executor-lost.js";
 import { threadHooks } from "./thread-hooks.js";
 import { THREAD_SOURCE } from "./thread-source.js";
 
@@ -32,7 +33,8 @@ interface Slot {
  * Executor threads for module functions (node:worker_threads; no pool package: natsched's
  * dependencies stay xstate, @nats-io/*, immer). One job per thread at a time; jobs beyond the
  * free threads wait in order. Arguments are copied in (structured clone: the worker's store
- * keeps its own), results move back by transfer. A thread that dies fails its job and is replaced.
+ * keeps its own), results move back by transfer. A thread that dies fails its job with
+ * ExecutorLost and is replaced.
  */
 export class ThreadPool {
   private readonly slots: Slot[] = [];
@@ -109,11 +111,11 @@ export class ThreadPool {
     });
     thread.on("error", (error) => {
       slot.dead = true;
-      this.fail(slot, error);
+      this.fail(slot, new ExecutorLost(`executor thread died: ${error.message}`));
     });
     thread.on("exit", (code) => {
       slot.dead = true;
-      this.fail(slot, new Error(`executor thread exited (code ${code})`));
+      this.fail(slot, new ExecutorLost(`executor thread exited (code ${code})`));
       this.replace(slot);
     });
     return slot;

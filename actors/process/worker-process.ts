@@ -126,6 +126,7 @@ export class WorkerProcess {
         heartbeatInterval: config.heartbeatInterval,
         bandwidth: config.bandwidth,
         scatterLease: config.scatterLease,
+        executorThreadMemory: config.executorThreadMemory,
         ...(opts.onError ? { onError: opts.onError } : {}),
       });
       journal.attach(actor);

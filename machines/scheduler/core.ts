@@ -3,6 +3,7 @@ import { ForbiddenError, KeyExistsError, NatschedError, UnknownFunctionError } f
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess, sortByPriority } from "../priority.js";
 import type { ComputeTaskOp, DepInfo, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
+import { EXECUTOR_LOST } from "../protocol.js";
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
@@ -704,9 +705,36 @@ export class SchedulerCore implements PlacementContext, StealHost {
     }
     if (ts.processingOn !== ws || (attempt !== undefined && attempt !== ts.attempt)) return;
     this.exitProcessing(ts);
+    if (error.code === EXECUTOR_LOST) {
+      this.executorLost(ts, ws, error);
+      return;
+    }
     // The worker keeps the failed task until told to free it: remembered, so that it is.
     ts.erredOn = ws;
     this.fail(ts, error, { worker });
+  }
+
+  /**
+   * The executor thread running `ts` died under it (the worker lives on): counted like a
+   * worker death for that task (removeWorker), so a task that kills every thread it runs on
+   * ends as KilledWorker after allowedFailures retries instead of looping forever.
+   */
+  private executorLost(ts: TaskRec, ws: WorkerRec, error: ErrorInfo): void {
+    ts.suspicious += 1;
+    if (ts.suspicious > this.config.allowedFailures) {
+      ts.erredOn = ws;
+      const killed: ErrorInfo = {
+        name: "KilledWorker",
+        message: `attempted to run task ${ts.key} ${ts.suspicious} times, but the worker or executor thread running it died each time (last: a thread of ${ws.name}: ${error.message})`,
+        code: "TASK_FAILED",
+      };
+      this.fail(ts, killed, { rule: "killed-worker", worker: ws.name, suspicious: ts.suspicious });
+      return;
+    }
+    // The worker holds the failure until freed: freed first, so the task can run there again.
+    this.freeKeys(ws.name, [ts.key]);
+    this.move(ts, "RELEASE", { rule: "executor-lost", worker: ws.name });
+    this.recommend(ts, "runnable");
   }
 
   private addKeys(worker: string, id: string, keys: { key: string; nbytes: number }[]): void {

@@ -258,6 +258,21 @@ export class WorkerCore {
     return { op: "worker-metrics", worker: this.name, id: this.init.id, executing, bandwidth: this.bandwidth };
   }
 
+  /**
+   * Whether nothing wants the outcome of `key`'s execution under way: it is cancelled (freed
+   * while it ran, not asked for again) and no task here waits for it. The host may then stop
+   * that execution; it reports it failed, which the core drops (cancelled -> released).
+   */
+  executionUnwanted(key: string): boolean {
+    const ts = this.tasks.get(key);
+    return ts !== undefined && ts.state === "cancelled" && this.running.has(ts) && !this.neededLocally(ts);
+  }
+
+  /** The state of `key` here (Dask's TaskState.state); undefined if the worker does not know it. */
+  taskState(key: string): WorkerTaskStateName | undefined {
+    return this.tasks.get(key)?.state;
+  }
+
   /** Executions running now. */
   get runningCount(): number {
     return this.running.size;

@@ -83,3 +83,33 @@ export function exitThread(code) {
 export function makeFunction() {
   return () => 1;
 }
+
+/** Keeps allocating heap (plain objects: a buffer's bytes live outside the heap) until its thread dies. */
+export function hog() {
+  const kept = [];
+  for (;;) kept.push(Array.from({ length: 100_000 }, (_, i) => ({ i })));
+}
+
+/** Ends its thread the first time (no `markerPath` yet), returns "second run" after. */
+export function exitOnce(markerPath) {
+  if (!existsSync(markerPath)) {
+    writeFileSync(markerPath, "");
+    process.exit(1);
+  }
+  return "second run";
+}
+
+/** Throws from a timer, where no task promise catches it: the thread dies; this never settles. */
+export function throwLater(message) {
+  setTimeout(() => {
+    throw new Error(message);
+  }, 0);
+  return new Promise(() => {});
+}
+
+/** Throws an error with the given `code`. */
+export function failWithCode(code) {
+  const error = new Error(`a task error posing as ${code}`);
+  error.code = code;
+  throw error;
+}
