@@ -1,17 +1,22 @@
 import { BadOptionError } from "../machines/errors.js";
-import { openLogAt } from "../log/jetstream-open.js";
+import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
+import { openProblems } from "../replay/replay-engine.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-const USAGE = `usage: natsched log <log>   (a file, or nats://host:port/<cluster>)
+const USAGE = `usage: natsched log <log> [--open-ok]   (a file, or nats://host:port/<cluster>)
        natsched log export <from> <to>
+  --open-ok   accept an open log: one still being written, whose actors have not all written
+              their stop record (without it, each is an "open" problem and the exit is 1: the
+              writer crashed, was killed, or is still writing). A nats:// log is accepted
+              open without the flag (a live cluster writes it)
 ${LOG_NATS_USAGE}`;
 
 export async function logInfoCommand(args: string[], io: Io): Promise<number> {
   let parsed;
   try {
-    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, help: { type: "boolean", short: "h" } }, true);
+    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, help: { type: "boolean", short: "h" }, "open-ok": { type: "boolean" } }, true);
     if (parsed.values.help) {
       io.out(USAGE);
       return 0;
@@ -24,11 +29,16 @@ export async function logInfoCommand(args: string[], io: Io): Promise<number> {
   }
   const path = parsed.positionals[0]!;
   const reader = await openLogAt(path, natsOptions(parsed.values));
+  const openOk = parsed.values["open-ok"] === true || isJetStreamLocation(path);
+  /** Actors whose latest start record has no stop record after it, with that start's seq. */
+  const open = new Map<string, number>();
   const perActor = new Map<string, { records: number; inputs: number; transitions: number; first: number; last: number }>();
   for await (const r of reader.records()) {
     let a = perActor.get(r.actor);
     if (a === undefined) perActor.set(r.actor, (a = { records: 0, inputs: 0, transitions: 0, first: r.t, last: r.t }));
     a.records++;
+    if (r.kind === "start") open.set(r.actor, r.seq);
+    else if (r.kind === "stop") open.delete(r.actor);
     if (r.kind === "input") a.inputs++;
     if (r.kind === "transition") a.transitions++;
     a.first = Math.min(a.first, r.t);
@@ -38,7 +48,8 @@ export async function logInfoCommand(args: string[], io: Io): Promise<number> {
   for (const [actor, a] of [...perActor].sort()) {
     io.out(`  ${actor.padEnd(24)} ${String(a.records).padStart(9)} records  ${String(a.inputs).padStart(8)} inputs  ${String(a.transitions).padStart(8)} transitions  ${(a.last - a.first).toFixed(3)} s`);
   }
-  const problems = reader.problems;
+  const problems: { kind: string; line?: number; message: string }[] = [...reader.problems];
+  if (!openOk) problems.push(...openProblems(open));
   io.out(problems.length === 0 ? "  no problems" : `  ${problems.length} problem(s):`);
   for (const p of problems) io.out(`    ${p.kind}${p.line !== undefined ? ` at line ${p.line}` : ""}: ${p.message}`);
   return problems.length === 0 ? 0 : 1;

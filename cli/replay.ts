@@ -14,6 +14,10 @@ const USAGE = `usage: natsched replay <log> [--until <seq|time|+seconds>] [--act
   --actor <name>     replay only this actor ("scheduler", "worker.<name>")
   --state            print the cluster state at --until (or at the end)
   --json             print the whole result as JSON
+  --open-ok          accept an open log: one still being written, whose actors have not all
+                     written their stop record (without it, each is an "open" problem and the
+                     exit is 1: the writer crashed, was killed, or is still writing).
+                     A nats:// log is accepted open without the flag (a live cluster writes it)
 ${LOG_NATS_USAGE}`;
 
 /** `natsched replay`: exit 0 if every transition was reproduced from a complete log, 1 otherwise. */
@@ -56,6 +60,7 @@ function parseArgs(args: string[]): { path: string; options: ReplayOptions; stat
     else if (arg === "--actor") options.actor = value();
     else if (arg === "--state") state = true;
     else if (arg === "--json") json = true;
+    else if (arg === "--open-ok") options.openOk = true;
     else if (arg.startsWith("--") && Object.prototype.hasOwnProperty.call(NATS_AUTH_FLAGS, arg.slice(2))) {
       const flag = arg.slice(2) as keyof typeof NATS_AUTH_FLAGS;
       auth[flag] = NATS_AUTH_FLAGS[flag].type === "boolean" ? true : value();

@@ -103,7 +103,8 @@ async function resumeFromSnapshot(reader: JetStreamLogReader, nextSeq: number, s
 
 /** The replay's verdict on the log read, and the resumed scheduler if it can be trusted. */
 function settle(reader: JetStreamLogReader, engine: ReplayEngine, relay: EffectsRelay, tail: TailWatch, nextSeq: number, snapshot: { recordSeq: number } | undefined): ResumedScheduler | null {
-  engine.finish(false);
+  // The log of a scheduler that did not stop cleanly is open by nature: that is why it restarts.
+  engine.finish(false, true);
   const where = `${reader.path} (${ACTOR})`;
   // Foreign messages (not the log's, jetstream-chain.ts) were skipped and reported by the claim.
   const damage = [...reader.problems.filter((p) => p.kind !== "foreign"), ...engine.problems.filter((p) => p.kind !== "truncated")];

@@ -12,12 +12,14 @@ import type { ReplayOptions, ReplayResult } from "./replay-types.js";
  * divergence gets its state diff, which needs a second pass); the problems its reader found
  * (checksums, duplicates, torn records) count as the file reader's would. Foreign messages
  * on the log's subjects are listed among the problems but leave the log complete.
+ * A JetStream log is accepted open (`openOk` defaults to true): a live cluster is still
+ * writing it. Pass `openOk: false` to require that every actor has stopped.
  */
 export async function replayAt(location: string, options: ReplayOptions = {}, connect: Omit<NatsConnectOptions, "servers"> = {}): Promise<ReplayResult> {
   if (!isJetStreamLocation(location)) return replay(location, options);
   const reader = await openLogAt(location, connect);
   const { records, problems } = await reader.readAll();
-  const result = await replay(records, options);
+  const result = await replay(records, { ...options, openOk: options.openOk ?? true });
   // Gaps the replay finds again in the records themselves; the rest only the reader saw.
   const unseen = problems.filter((p) => p.kind !== "gap");
   result.problems.unshift(...unseen);

@@ -26,6 +26,8 @@ export class ReplayEngine implements ScanHandler {
   records = 0;
   /** Every actor with a start record in the part of the log read, replayed or not. */
   readonly started = new Set<string>();
+  /** Actors whose latest start record has no stop record after it yet, with that start's seq. */
+  readonly open = new Map<string, number>();
   /** The latest `t` of a replayed record that is not a transition. */
   lastT: number | null = null;
   private firstT: number | undefined;
@@ -49,7 +51,10 @@ export class ReplayEngine implements ScanHandler {
     this.records++;
     this.firstT ??= record.t;
     const actor = record.actor;
-    if (record.kind === "start") this.started.add(actor);
+    if (record.kind === "start") {
+      this.started.add(actor);
+      this.open.set(actor, record.seq);
+    } else if (record.kind === "stop") this.open.delete(actor);
     if (!this.selected(actor) || this.pastCut.has(actor)) return true;
     if (record.kind !== "transition" && !this.beforeCut(record)) {
       const seqCut = this.seqCut !== undefined && actor === this.seqCut.actor;
@@ -95,8 +100,11 @@ export class ReplayEngine implements ScanHandler {
     this.run(actor).adopt(makeHost, lastSeq);
   }
 
-  /** The log has been read (to its end unless `stopped`). */
-  finish(stopped: boolean): void {
+  /**
+   * The log has been read (to its end unless `stopped`). Unless `openOk`, each actor still
+   * open (a start record and no stop record after it) is an "open" problem.
+   */
+  finish(stopped: boolean, openOk = false): void {
     if (stopped) return;
     for (const run of this.runs.values()) {
       const seq = run.end();
@@ -108,6 +116,7 @@ export class ReplayEngine implements ScanHandler {
         message: `${run.name}: the log ends in the middle of input #${seq}: the core made transitions after the last one recorded (the writer stopped?)`,
       });
     }
+    if (!openOk) this.problems.push(...openProblems(this.open));
   }
 
   /** The `t` of the first record read. */
@@ -142,4 +151,19 @@ export class ReplayEngine implements ScanHandler {
     }
     return run;
   }
+}
+
+/** The "open" problems of `open` (actor to the seq of its unmatched start), by actor name. */
+export function openProblems(open: Iterable<[string, number]>): ReplayProblem[] {
+  return [...open].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([actor, seq]) => openProblem(actor, seq));
+}
+
+/** An actor with no stop record after its start (seq `seq`): the log was not closed. */
+export function openProblem(actor: string, seq: number): ReplayProblem {
+  return {
+    kind: "open",
+    actor,
+    seq,
+    message: `${actor} has no stop record after its start (#${seq}): the writer stopped without closing the log (crashed, killed, or still writing; --open-ok accepts a log still being written)`,
+  };
 }

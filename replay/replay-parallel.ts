@@ -43,6 +43,8 @@ export interface PartOutcome {
   records: number;
   lastT: number | null;
   runs: RunOutcome[];
+  /** Its actors whose latest start record has no stop record after it, with that start's seq. */
+  open: [string, number][];
   /** The part cannot be replayed apart from the others (see ScanShare.misplaced). */
   misplaced?: string;
   /** Replayed on a replay thread (not on the caller's). */
@@ -99,9 +101,9 @@ export async function replayPart(path: string, part: number, parts: number): Pro
   const engine = new ReplayEngine({});
   const share: ScanShare = { part, takes: (actor) => partOf(actor, parts) === part, firstLines: new Map() };
   await scanLogFile(path, engine, share);
-  if (share.misplaced !== undefined) return { problems: [], records: 0, lastT: null, runs: [], misplaced: share.misplaced };
+  if (share.misplaced !== undefined) return { problems: [], records: 0, lastT: null, runs: [], open: [], misplaced: share.misplaced };
   const problems = engine.problems.slice();
-  engine.finish(false);
+  engine.finish(false, true);
   const truncated = new Map<string, ReplayProblem>();
   for (const problem of engine.problems.slice(problems.length)) truncated.set(problem.actor!, problem);
   const runs: RunOutcome[] = [];
@@ -116,7 +118,7 @@ export async function replayPart(path: string, part: number, parts: number): Pro
     if (cut !== undefined) outcome.truncated = cut;
     runs.push(outcome);
   }
-  return { problems, records: engine.records, lastT: engine.lastT, runs };
+  return { problems, records: engine.records, lastT: engine.lastT, runs, open: [...engine.open] };
 }
 
 /** The state view of a replayed actor's core, as replay.ts shows it. */

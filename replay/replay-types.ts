@@ -37,6 +37,12 @@ export interface ReplayOptions {
    * Only a whole file read to its end is split: with `until` or `actor`, one thread.
    */
   threads?: number;
+  /**
+   * Accept an open log: actors with a start record and no stop record after it (a log still
+   * being written) are not reported as "open" problems. Default false for a file or records;
+   * `replayAt` defaults it to true for a JetStream log (a live cluster's log is open).
+   */
+  openOk?: boolean;
 }
 
 /** A machine transition, as recorded or as reproduced. */
@@ -110,11 +116,13 @@ export interface ActorReplay {
   threw?: { seq: number; op: string; message: string }[];
 }
 
-export type ReplayProblemKind = LogProblemKind | "truncated";
+export type ReplayProblemKind = LogProblemKind | "truncated" | "open";
 
 /**
  * A problem in the log. "truncated": an actor's records end in the middle of an input's
- * transitions (the writer stopped: a crash, or a log still being written).
+ * transitions (the writer stopped: a crash, or a log still being written). "open": an
+ * actor's latest start record has no stop record after it (the writer stopped without
+ * closing the log: a crash, a kill, or a log still being written; see ReplayOptions.openOk).
  */
 export interface ReplayProblem extends Omit<LogProblem, "kind"> {
   kind: ReplayProblemKind;

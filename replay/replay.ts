@@ -5,7 +5,7 @@
 import { statSync } from "node:fs";
 import { BadOptionError } from "../machines/errors.js";
 import { divergenceState } from "./divergence-state.js";
-import { ReplayEngine } from "./replay-engine.js";
+import { openProblems, ReplayEngine } from "./replay-engine.js";
 import { defaultParts, replayInParts, runView, type PartOutcome, type RunOutcome } from "./replay-parallel.js";
 import { scanLogFile, scanRecordSource } from "./replay-scan.js";
 import type { ActorReplay, ReplayOptions, ReplayProblem, ReplayResult, ReplaySource, UntilKind } from "./replay-types.js";
@@ -23,7 +23,7 @@ export async function replay(log: ReplaySource, options: ReplayOptions = {}): Pr
   const engine = new ReplayEngine({ actor: options.actor, until });
   const began = performance.now();
   const { stopped } = typeof log === "string" ? await scanLogFile(log, engine) : await scanRecordSource(log, engine);
-  engine.finish(stopped);
+  engine.finish(stopped, options.openOk === true);
   const seconds = (performance.now() - began) / 1000;
   if (options.actor !== undefined && !engine.runs.has(options.actor)) {
     const known = [...engine.started].sort().join(", ") || "none";
@@ -58,6 +58,7 @@ async function merged(log: string, options: ReplayOptions, outcomes: PartOutcome
   const runs = outcomes.flatMap((o) => o.runs).sort((a, b) => a.firstLine - b.firstLine);
   const problems = outcomes.flatMap((o) => o.problems).sort((a, b) => a.line! - b.line!);
   for (const run of runs) if (run.truncated !== undefined) problems.push(run.truncated);
+  if (options.openOk !== true) problems.push(...openProblems(outcomes.flatMap((o) => o.open)));
   let t: number | null = null;
   for (const o of outcomes) if (o.lastT !== null && (t === null || o.lastT > t)) t = o.lastT;
   return result(log, options, {
