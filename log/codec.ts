@@ -1,7 +1,8 @@
 /**
  * One line of a natsched log file, encoded and decoded. See docs/log-format.md.
  *
- *   header:  {"format":"natsched-log","v":1,"created":<ms epoch>,"meta":{...}}\n
+ *   header:  {"format":"natsched-log","v":1,"created":<ms epoch>,"meta":{...},"crc":"<crc32>"}\n
+ *            (the crc32 of the line before `,"crc"`, closed with "}"; absent in older logs)
  *   record:  <crc32 of the JSON, 8 lowercase hex digits> <JSON of the record>\n   (version 1)
  *
  * A version-2 file has the same header line (padded with spaces to a multiple of 8 bytes)
@@ -36,9 +37,13 @@ export function makeHeader(meta: Record<string, unknown> = {}, created = Date.no
   return { format: LOG_FORMAT_NAME, v, created, meta };
 }
 
-/** The header line; a version-2 one padded with spaces to a multiple of 8 bytes (its frames' alignment). */
+/**
+ * The header line, ending in `"crc":"<crc32 of the line before that field, closed with "}">"`;
+ * a version-2 one padded with spaces to a multiple of 8 bytes (its frames' alignment).
+ */
 export function encodeHeaderLine(header: LogHeader): string {
-  const json = JSON.stringify(header);
+  const body = JSON.stringify({ format: header.format, v: header.v, created: header.created, meta: header.meta });
+  const json = `${body.slice(0, -1)},"crc":"${hex8(crc32(body))}"}`;
   if (header.v !== LOG_FORMAT_FRAMES) return json + "\n";
   const bytes = Buffer.byteLength(json, "utf8") + 1;
   return json + " ".repeat((8 - (bytes & 7)) & 7) + "\n";
@@ -58,11 +63,35 @@ export function decodeHeaderLine(line: string): HeaderDecoding {
   if (typeof value.v !== "number" || typeof value.created !== "number" || (value.meta !== undefined && !isObject(value.meta))) {
     return { ok: false, kind: "malformed", message: "header needs a numeric v, a numeric created and an object meta" };
   }
+  if (value.crc !== undefined) {
+    const damage = headerChecksumDamage(line);
+    if (damage !== undefined) return { ok: false, kind: "malformed", message: `header checksum: ${damage} (the header is damaged)` };
+  } else {
+    // Written before the checksum: exactly these fields. Another one may be a damaged "crc".
+    const unknown = Object.keys(value).filter((key) => !UNCHECKED_HEADER_FIELDS.has(key));
+    if (unknown.length > 0) return { ok: false, kind: "malformed", message: `header without a checksum has unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")} (damaged?)` };
+  }
   const header: LogHeader = { format: LOG_FORMAT_NAME, v: value.v, created: value.created, meta: (value.meta as Record<string, unknown> | undefined) ?? {} };
   if (!LOG_FORMAT_VERSIONS.includes(header.v)) {
     return { ok: false, kind: "version", message: `log format version ${header.v} is not supported (this reader reads versions ${LOG_FORMAT_VERSIONS.join(" and ")})`, header };
   }
   return { ok: true, header };
+}
+
+/** The fields of a header written before the checksum; one with "crc" may have more (it covers them). */
+const UNCHECKED_HEADER_FIELDS: ReadonlySet<string> = new Set(["format", "v", "created", "meta"]);
+
+/** Why the header line's "crc" does not match the bytes before it, or undefined if it does. */
+function headerChecksumDamage(line: string): string | undefined {
+  const found = /,"crc":"([0-9a-f]{8})"\} *$/.exec(line);
+  if (found === null) return `the line does not end with "crc":"<8 hex digits>"} (and padding spaces)`;
+  const body = line.slice(0, found.index) + "}";
+  const computed = hex8(crc32(body));
+  return computed === found[1] ? undefined : `recorded ${found[1]}, computed ${computed}`;
+}
+
+function hex8(n: number): string {
+  return n.toString(16).padStart(8, "0");
 }
 
 const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
