@@ -12,6 +12,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { endianness } from "node:os";
 import { BadOptionError, ClosedError, LogCorruptError } from "../machines/errors.js";
 import { decodeHeaderLine, encodeHeaderLine, makeHeader } from "./codec.js";
+import { writerMeta } from "./package-version.js";
 import { readFirstLine } from "./first-line.js";
 import { decodeFrameHead, FRAME_HEAD_BYTES, FRAME_MAGIC_BYTES } from "./frame-format.js";
 import { LogCapture } from "./log-capture.js";
@@ -82,7 +83,7 @@ export class FileLogSink implements LogSink {
     const handle = await open(path, existing === undefined ? "w" : "a");
     if (existing === undefined) {
       try {
-        const header = Buffer.from(encodeHeaderLine(makeHeader(options.meta, options.created ?? Date.now(), v)), "utf8");
+        const header = Buffer.from(encodeHeaderLine(makeHeader({ ...writerMeta(), ...options.meta }, options.created ?? Date.now(), v)), "utf8");
         for (let at = 0; at < header.length; ) at += (await handle.write(header, at)).bytesWritten;
       } catch (err) {
         await handle.close().catch(() => undefined);

@@ -6,6 +6,7 @@ import { DiscardPolicy, JetStreamApiError, jetstreamManager, RetentionPolicy, St
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BadOptionError, LogCorruptError, NatschedError } from "../machines/errors.js";
 import { decodeHeaderLine, encodeHeaderLine, makeHeader, type LogHeader } from "./codec.js";
+import { writerMeta } from "./package-version.js";
 import { jetStreamManagerAfterElections, waitingOutElections } from "./jetstream-elections.js";
 import { logHeaderSubject, logRecordsSubject, logStreamName } from "./jetstream-layout.js";
 
@@ -81,7 +82,7 @@ export async function ensureLogStream(jsm: JetStreamManager, cluster: string, op
     }
   }
   checkStreamLayout(info, cluster);
-  await writeHeaderOnce(jsm, cluster, opts.header ?? makeHeader({ cluster, ...(opts.meta ?? {}) }));
+  await writeHeaderOnce(jsm, cluster, opts.header ?? makeHeader({ ...writerMeta(), cluster, ...(opts.meta ?? {}) }));
   return info;
 }
 

@@ -1,3 +1,4 @@
+import { writerMeta } from "../log/package-version.js";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { constants } from "node:fs";
@@ -310,7 +311,7 @@ describe("FileLogSink and readers", () => {
 
     expect(readFileSync(path, "utf8").split("\n")[0]).toBe(header);
     const { header: read, records, problems } = readLogSync(path);
-    expect(read.meta).toEqual({ first: true });
+    expect(read.meta).toEqual({ ...writerMeta(), first: true });
     expect(records.map((r) => r.seq)).toEqual([0, 1, 2, 3, 4]);
     expect(problems).toEqual([]);
   });

@@ -57,6 +57,9 @@ describe("the log header's checksum", () => {
     const line = original.toString("utf8", 0, headerBytes - 1);
     expect(line).toMatch(/,"crc":"[0-9a-f]{8}"\} *$/);
     expect(readLogSync(path).header.v).toBe(LOG_FORMAT_FRAMES);
+    // The build that wrote it: natsched's version (package.json) and Node's.
+    const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+    expect(readLogSync(path).header.meta).toMatchObject({ natsched: version, node: process.version });
     expect(await detected(path)).toEqual({ reader: false, replay: false });
   });
 

@@ -5,7 +5,7 @@
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import { Svcm, type Service } from "@nats-io/services";
-import { packageVersion } from "./package-version.js";
+import { packageVersion } from "../../log/package-version.js";
 
 export interface ServiceSpec {
   kind: "scheduler" | "worker";

@@ -16,3 +16,8 @@ export function packageVersion(): string {
   }
   return "0.0.0";
 }
+
+/** What every new log's header meta records of the build that writes it (a caller's meta may override). */
+export function writerMeta(): { natsched: string; node: string } {
+  return { natsched: packageVersion(), node: process.version };
+}
