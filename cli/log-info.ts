@@ -1,6 +1,7 @@
 import { BadOptionError } from "../machines/errors.js";
 import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
 import { openProblems } from "../replay/replay-engine.js";
+import { isSliceHeader } from "../log/slice-header.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
@@ -29,7 +30,8 @@ export async function logInfoCommand(args: string[], io: Io): Promise<number> {
   }
   const path = parsed.positionals[0]!;
   const reader = await openLogAt(path, natsOptions(parsed.values));
-  const openOk = parsed.values["open-ok"] === true || isJetStreamLocation(path);
+  // A live cluster's JetStream log is open by nature, and a slice (natsched export) by construction.
+  const openOk = parsed.values["open-ok"] === true || isJetStreamLocation(path) || isSliceHeader(reader.header);
   /** Actors whose latest start record has no stop record after it, with that start's seq. */
   const open = new Map<string, number>();
   const perActor = new Map<string, { records: number; inputs: number; transitions: number; first: number; last: number }>();

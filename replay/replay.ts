@@ -11,8 +11,11 @@ import { scanLogFile, scanRecordSource } from "./replay-scan.js";
 import type { ActorReplay, ReplayOptions, ReplayProblem, ReplayResult, ReplaySource, UntilKind } from "./replay-types.js";
 import type { ClusterStateView } from "./state-view.js";
 import type { LogRecord } from "../log/types.js";
+import { isSliceFile } from "../log/slice-header.js";
 
-export async function replay(log: ReplaySource, options: ReplayOptions = {}): Promise<ReplayResult> {
+export async function replay(log: ReplaySource, givenOptions: ReplayOptions = {}): Promise<ReplayResult> {
+  // A slice (natsched export) ends its actors before their stop records on purpose.
+  const options = givenOptions.openOk === undefined && typeof log === "string" && (await isSliceFile(log)) ? { ...givenOptions, openOk: true } : givenOptions;
   const until = cutOf(options);
   const parts = partsOf(log, options, until);
   if (parts > 1) {
