@@ -11,14 +11,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { LocalCluster } from "../index.js";
 import { replay } from "../replay/replay.js";
 import { readLogSync } from "../log/index.js";
+import { until } from "./support/until.js";
 
 const TASKS = "tests/support/cpu-tasks.mjs";
 const dir = mkdtempSync(join(tmpdir(), "natsched-thread-loss-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 10));
-}
 
 async function cluster(allowedFailures: number, logPath?: string): Promise<LocalCluster> {
   return LocalCluster.start({

@@ -15,6 +15,7 @@ import { PROTOCOL_VERSION, type Envelope } from "../machines/protocol.js";
 import { subjects } from "../transport/subjects.js";
 import { replay } from "../replay/replay.js";
 import { sizeof } from "../actors/sizeof.js";
+import { until } from "./support/until.js";
 
 const TASKS = "tests/support/cpu-tasks.mjs";
 const dir = mkdtempSync(join(tmpdir(), "natsched-executor-"));
@@ -22,9 +23,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Ran = { start: number; end: number; threadId: number; mainThread: boolean };
 
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 10));
-}
 
 describe("functions from a module", () => {
   it("a path, a file: URL, a URL and a list mixing a module and an object all work", async () => {

@@ -16,6 +16,7 @@ import { CancelledError } from "../machines/errors.js";
 import { readLogSync } from "../log/index.js";
 import { replay } from "../replay/index.js";
 import { NatsServer } from "./support/nats-server.js";
+import { until } from "./support/until.js";
 
 const CLUSTER = "cancel";
 const dir = mkdtempSync(join(tmpdir(), "natsched-cancel-"));
@@ -59,13 +60,6 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe("cancel on NATS", () => {
   it("cancels a running task and its dependent, leaves another client's key alone, computes the key again, and the logs replay", async () => {
@@ -78,19 +72,19 @@ describe("cancel on NATS", () => {
       const shared = alice.submit<number>("held", [2]);
       const theirs = bob.submit<number>("held", [2]);
       const results = [x.result(), y.result()].map((p) => p.catch((e: unknown) => e));
-      await until(() => started.includes(1) && started.includes(2) && scheduler.actor.core.tasks.get(shared.key)?.whoWants?.size === 2);
+      await until(() => started.includes(1) && started.includes(2) && scheduler.actor.core.tasks.get(shared.key)?.whoWants?.size === 2, 5000);
       const cancelled = alice.cancel([x, shared]);
       // Rejected before the scheduler answers.
       expect([x.status, y.status, shared.status]).toEqual(["cancelled", "cancelled", "cancelled"]);
       await cancelled;
       for (const error of await Promise.all(results)) expect(error).toBeInstanceOf(CancelledError);
       // x is freed on the worker while its function still runs; the shared key goes on for bob.
-      await until(() => !scheduler.actor.core.tasks.has(x.key) && worker.actor.core.tasks.get(x.key)?.state === "cancelled");
+      await until(() => !scheduler.actor.core.tasks.has(x.key) && worker.actor.core.tasks.get(x.key)?.state === "cancelled", 5000);
       expect(scheduler.actor.core.tasks.has(y.key)).toBe(false);
       gate(2).open();
       expect(await theirs.result({ timeout: 5000 })).toBe(2);
       gate(1).open();
-      await until(() => !worker.actor.core.tasks.has(x.key));
+      await until(() => !worker.actor.core.tasks.has(x.key), 5000);
       expect(worker.actor.store.has(x.key)).toBe(false);
       // Submitted again: computed afresh.
       expect(await alice.submit<number>("inc", [alice.submit<number>("held", [1])]).result({ timeout: 5000 })).toBe(2);

@@ -11,6 +11,7 @@ import { WorkerProcess } from "../actors/process/worker-process.js";
 import { TaskFailedError } from "../machines/errors.js";
 import * as tasks from "./support/cluster-tasks.js";
 import { NatsServer } from "./support/nats-server.js";
+import { until } from "./support/until.js";
 
 const CLUSTER = "erred";
 let server: NatsServer;
@@ -31,13 +32,6 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe("a failed key submitted again by another client, on NATS", () => {
   it("fails with TaskFailedError for every client in turn, and nothing is left on the worker", async () => {
@@ -56,7 +50,7 @@ describe("a failed key submitted again by another client, on NATS", () => {
         await client.close();
       }
     }
-    await until(() => scheduler.actor.core.tasks.size === 0 && worker.actor.core.tasks.size === 0);
+    await until(() => scheduler.actor.core.tasks.size === 0 && worker.actor.core.tasks.size === 0, 5000);
     expect(worker.actor.store.size).toBe(0);
   }, 30_000);
 });

@@ -17,6 +17,7 @@ import { NatsTransport } from "../transport/nats.js";
 import { subjects } from "../transport/subjects.js";
 import { NatsServer } from "./support/nats-server.js";
 import { NatschedProcess, REPO_ROOT } from "./support/natsched-process.js";
+import { until } from "./support/until.js";
 
 const CLUSTER = "threads";
 const TASKS = join(REPO_ROOT, "tests", "support", "cpu-tasks.mjs");
@@ -36,9 +37,6 @@ function natsArgs(): string[] {
   return ["--nats", server.url, "--cluster", CLUSTER];
 }
 
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 10));
-}
 
 beforeAll(async () => {
   server = await NatsServer.start();

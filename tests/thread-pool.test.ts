@@ -5,14 +5,12 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { ThreadPool } from "../actors/executor/thread-pool.js";
+import { until } from "./support/until.js";
 
 const MODULE = pathToFileURL(resolve("tests/support/cpu-tasks.mjs")).href;
 const dir = mkdtempSync(join(tmpdir(), "natsched-pool-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 10));
-}
 
 describe("ThreadPool", () => {
   it("runs jobs beyond its threads in order, moves a result's buffer back, and rebuilds errors", async () => {
