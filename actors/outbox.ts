@@ -17,6 +17,8 @@ export interface OutboxOptions {
    * waits on: the ops sent as `lazy`, and every op to a subject `matches` accepts.
    */
   linger?: { ms: number; matches?: (subject: string) => boolean };
+  /** Milliseconds, for how long a subject was quiet (default performance.now; tests give their own). */
+  now?: () => number;
 }
 
 /** The ops waiting for one subject. Kept from turn to turn: a batch object per subject, not per message. */
@@ -27,6 +29,8 @@ interface Batch<Op> {
   urgent: boolean;
   /** In `pending` (it holds ops). */
   pending: boolean;
+  /** When it was last published (performance.now() ms; -Infinity: never). */
+  publishedAt: number;
 }
 
 /** Past this many subjects, batches that hold nothing are forgotten (clients come and go). */
@@ -51,6 +55,7 @@ export class Outbox<Op> {
   private readonly lingers = new Map<string, boolean>();
   private readonly immediate: boolean;
   private readonly flushNow = (): void => this.flush();
+  private readonly now: () => number;
 
   constructor(
     private readonly transport: Transport,
@@ -58,6 +63,7 @@ export class Outbox<Op> {
     private readonly opts: OutboxOptions = {},
   ) {
     this.immediate = opts.turn === "immediate";
+    this.now = opts.now ?? (() => performance.now());
   }
 
   /** Queue `op` for `subject`; `lazy`: nobody's next step waits on it, it may linger (free-keys). */
@@ -65,7 +71,7 @@ export class Outbox<Op> {
     let batch = this.batches.get(subject);
     if (batch === undefined) {
       if (this.batches.size >= MAX_KEPT_BATCHES) this.forgetIdleBatches();
-      this.batches.set(subject, (batch = { subject, ops: [], urgent: false, pending: false }));
+      this.batches.set(subject, (batch = { subject, ops: [], urgent: false, pending: false, publishedAt: -Infinity }));
     }
     if (!batch.pending) {
       batch.pending = true;
@@ -87,23 +93,37 @@ export class Outbox<Op> {
     }
   }
 
-  /** Publish the batches that hold an urgent op (the others keep waiting for the linger timer). */
+  /**
+   * Publish the batches that hold an urgent op, and the lingering batches of subjects that
+   * were quiet for the linger time: the urgent ones are written to the socket now anyway, and
+   * a quiet subject has no company coming, so its ops ride along instead of costing a write of
+   * their own when the timer fires (at low rates, one socket write a turn instead of two).
+   * The other lingering batches keep waiting for the timer.
+   */
   flush(): void {
     this.scheduled = false;
     const pending = this.pending;
     if (pending.length === 0 || this.transport.closed) return;
+    const lingerMs = this.opts.linger?.ms ?? 0;
+    let now = -1;
     let kept = 0;
     let i = 0;
     try {
       for (; i < pending.length; i++) {
         const batch = pending[i]!;
         if (batch.urgent) this.publish(batch);
+        else if ((now < 0 ? (now = this.now()) : now) - batch.publishedAt >= lingerMs) this.publish(batch, now);
         else pending[kept++] = batch;
       }
     } finally {
       // After a publish threw (its batch is gone), the batches not reached stay for next time.
       for (i++; i < pending.length; i++) pending[kept++] = pending[i]!;
       pending.length = kept;
+      // Nothing left to linger: no wake-up for an empty timer.
+      if (kept === 0 && this.lingerTimer !== null) {
+        clearTimeout(this.lingerTimer);
+        this.lingerTimer = null;
+      }
     }
   }
 
@@ -123,11 +143,12 @@ export class Outbox<Op> {
   }
 
   /** Publishes a batch's ops and empties it (the envelope keeps the ops array: a receiver may hold on to it). */
-  private publish(batch: Batch<Op>): void {
+  private publish(batch: Batch<Op>, now?: number): void {
     const envelope: Envelope<Op> = { v: PROTOCOL_VERSION, from: this.from, ops: batch.ops };
     batch.ops = [];
     batch.urgent = false;
     batch.pending = false;
+    if (this.opts.linger !== undefined) batch.publishedAt = now ?? this.now();
     this.transport.publish(batch.subject, envelope);
   }
 

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { Outbox } from "../actors/outbox.js";
 import type { Payload, Transport } from "../transport/types.js";
+import { until } from "./support/until.js";
 
 interface Sent {
   subject: string;
@@ -54,7 +55,12 @@ describe("Outbox", () => {
 
   it("keeps lazy ops for the linger timer, and sends them with the next urgent op to their subject", async () => {
     const { transport, sent } = recordingTransport();
-    const outbox = new Outbox<{ op: string; n: number }>(transport, "me", { linger: { ms: 30 } });
+    const outbox = new Outbox<{ op: string; n: number }>(transport, "me", { linger: { ms: 200 } });
+    // Both subjects were just published to: they are not quiet, so their lazy ops linger.
+    outbox.send("a", { op: "urgent", n: 0 });
+    outbox.send("b", { op: "urgent", n: 0 });
+    await turn();
+    sent.length = 0;
     outbox.send("a", { op: "lazy", n: 1 }, true);
     outbox.send("b", { op: "lazy", n: 2 }, true);
     await turn();
@@ -62,10 +68,43 @@ describe("Outbox", () => {
     outbox.send("b", { op: "urgent", n: 3 });
     await turn();
     expect(sent).toEqual([{ subject: "b", ops: [{ op: "lazy", n: 2 }, { op: "urgent", n: 3 }] }]);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await until(() => sent.length === 2, 5000);
     expect(sent).toEqual([
       { subject: "b", ops: [{ op: "lazy", n: 2 }, { op: "urgent", n: 3 }] },
       { subject: "a", ops: [{ op: "lazy", n: 1 }] },
+    ]);
+  });
+
+  it("sends a quiet subject's lingering ops with the turn's urgent publish instead of waiting for the timer", async () => {
+    const { transport, sent } = recordingTransport();
+    let now = 1000;
+    const outbox = new Outbox<{ op: string; n: number }>(transport, "me", { linger: { ms: 50, matches: (s) => s.startsWith("client.") }, now: () => now });
+    outbox.send("worker.w", { op: "compute", n: 1 });
+    outbox.send("client.c", { op: "in-memory", n: 1 });
+    await turn();
+    // Never published to before: quiet, so it rides along with the urgent batch.
+    expect(sent).toEqual([
+      { subject: "worker.w", ops: [{ op: "compute", n: 1 }] },
+      { subject: "client.c", ops: [{ op: "in-memory", n: 1 }] },
+    ]);
+    // Published to 49 ms ago: it lingers, for company...
+    now += 49;
+    outbox.send("worker.w", { op: "compute", n: 2 });
+    outbox.send("client.c", { op: "in-memory", n: 2 });
+    await turn();
+    expect(sent).toHaveLength(3);
+    outbox.send("client.c", { op: "in-memory", n: 3 });
+    // ...until the timer, which sends what joined it in one message.
+    await until(() => sent.length === 4, 5000);
+    expect(sent[3]).toEqual({ subject: "client.c", ops: [{ op: "in-memory", n: 2 }, { op: "in-memory", n: 3 }] });
+    // Quiet again after the linger time: the next urgent turn takes it along.
+    now += 50;
+    outbox.send("client.c", { op: "in-memory", n: 4 });
+    outbox.send("worker.w", { op: "compute", n: 3 });
+    await turn();
+    expect(sent.slice(4)).toEqual([
+      { subject: "client.c", ops: [{ op: "in-memory", n: 4 }] },
+      { subject: "worker.w", ops: [{ op: "compute", n: 3 }] },
     ]);
   });
 
