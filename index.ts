@@ -2,6 +2,7 @@
  * natsched: a distributed task scheduler with Dask's policies, built as state machines over
  * an event-sourced log. This is the public API; see README.md.
  */
+import "./log/runtime-check.js";
 export { LocalCluster, type LocalClusterOptions, type WorkerSpec } from "./actors/local-cluster.js";
 export { Client, Future, type ClientOptions, type SubmitOptions, type WorkerSummary } from "./actors/client.js";
 export type { Graph } from "./actors/graph-spec.js";

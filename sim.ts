@@ -2,6 +2,7 @@
  * natsched/sim: the deterministic simulator. The scheduler and worker machines of the
  * runtime, on a virtual clock with a modelled network; see docs/simulator.md.
  */
+import "./log/runtime-check.js";
 export { simulate } from "./sim/simulator.js";
 export { simulateFile, readScenarioFile } from "./sim/file.js";
 export { formatSimResult, type FormatOptions } from "./sim/format.js";

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import "../log/runtime-check.js";
 import { runCli } from "./run.js";
 
 process.exitCode = await runCli(process.argv.slice(2), {

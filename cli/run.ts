@@ -1,3 +1,4 @@
+import { packageVersion } from "../log/package-version.js";
 import { NatschedError } from "../machines/errors.js";
 import { redactUrls } from "../transport/nats-connect.js";
 import { exportCommand } from "./export.js";
@@ -36,7 +37,8 @@ commands:
   scheduler                run a cluster's scheduler on NATS (--help for options)
   worker                   run a worker on NATS (--help for options)
   status                   workers, their load and tasks of a cluster on NATS
-  help                     this text`;
+  help                     this text
+  --version                natsched's version`;
 
 type Command = (args: string[], io: Io) => Promise<number>;
 
@@ -60,6 +62,10 @@ export async function runCli(argv: string[], rawIo: Io): Promise<number> {
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
     io.out(USAGE);
     return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "-V" || name === "version") {
+    io.out(packageVersion());
+    return 0;
   }
   const command = COMMANDS[name];
   if (command === undefined) {

@@ -78,4 +78,21 @@ describe("NATS services", () => {
       await client.close();
     }
   });
+
+  it("answers an instance by its id, counts requests to the endpoint, and stops answering when stopped", async () => {
+    const pings = await gatherAnswers<{ type: string; id: string; metadata: Record<string, string> }>("$SRV.PING.natsched-worker");
+    expect(pings.map((p) => p.type)).toEqual(["io.nats.micro.v1.ping_response", "io.nats.micro.v1.ping_response"]);
+    const b = pings.find((p) => p.metadata.name === "b")!;
+    const only = await gatherAnswers<{ id: string; metadata: Record<string, string> }>(`$SRV.INFO.natsched-worker.${b.id}`);
+    expect(only.map((i) => [i.id, i.metadata.name])).toEqual([[b.id, "b"]]);
+    const count = async () => (await gatherAnswers<{ endpoints: { num_requests: number }[] }>(`$SRV.STATS.natsched-worker.${b.id}`))[0]!.endpoints[0]!.num_requests;
+    const before = await count();
+    await nc.request(`natsched.${CLUSTER}.status.worker.b`, "", { timeout: 2000 });
+    await nc.request(`natsched.${CLUSTER}.status.worker.b`, "", { timeout: 2000 });
+    expect(await count()).toBe(before + 2);
+    const extra = await WorkerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, name: "c", nthreads: 1, functions: tasks.default, configFile: false });
+    expect((await gatherAnswers("$SRV.PING.natsched-worker")).length).toBe(3);
+    await extra.close();
+    expect((await gatherAnswers("$SRV.PING.natsched-worker")).length).toBe(2);
+  });
 });

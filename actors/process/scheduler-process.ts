@@ -2,7 +2,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstream } from "@nats-io/jetstream";
-import type { Service } from "@nats-io/services";
+import type { Service } from "./services.js";
 import type { Config } from "../../machines/config.js";
 import { BadOptionError, NatschedError } from "../../machines/errors.js";
 import { FileLogSink, type LogFileFormat } from "../../log/file-log.js";

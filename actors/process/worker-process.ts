@@ -1,6 +1,6 @@
 /** A worker as its own process on NATS: what `natsched worker` runs. */
 import { hostname } from "node:os";
-import type { Service } from "@nats-io/services";
+import type { Service } from "./services.js";
 import type { Config } from "../../machines/config.js";
 import { BadOptionError, LogForeignMessageError } from "../../machines/errors.js";
 import { ActorRecorder } from "../host/recorder.js";
