@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Config } from "../machines/config.js";
@@ -40,11 +41,12 @@ export interface LocalClusterOptions {
   /** Where workers run module functions: "threads" (the default) or "loop". */
   executor?: Executor;
   /**
-   * The event log: `{ path, format }`, a LogSink, or false for none. Default: a file in the
-   * temp dir. `format`: "binary" (the default: frames, version 2) or "jsonl" (a JSON line per
-   * record, version 1); docs/log-format.md.
+   * The event log: `{ path, format, keep }`, a LogSink, or false for none. Default: a file in
+   * the temp dir, deleted by `close()` unless `keep: true` (then its path is printed on stderr
+   * at close); a file at a `path` you name is always kept. `format`: "binary" (the default:
+   * frames, version 2) or "jsonl" (a JSON line per record, version 1); docs/log-format.md.
    */
-  log?: { path?: string; format?: LogFileFormat } | LogSink | false;
+  log?: { path?: string; format?: LogFileFormat; keep?: boolean } | LogSink | false;
   /** Policy settings, over the config file and NATSCHED_* variables. */
   config?: Partial<Config>;
   /** Config file to read (false: none). Default: natsched.config.json/.yaml in the cwd. */
@@ -197,6 +199,23 @@ export class LocalCluster {
   async close(): Promise<void> {
     if (this.closedFlag) return;
     this.closedFlag = true;
+    try {
+      await this.stopAll();
+    } finally {
+      await this.disposeTempLog();
+    }
+  }
+
+  /** A temp log nobody named: deleted, or its path printed when the user asked to keep it. */
+  private async disposeTempLog(): Promise<void> {
+    const option = this.opts.log as { path?: string; keep?: boolean } | undefined;
+    const path = this.logPath;
+    if (path === undefined || (option !== undefined && (typeof (option as LogSink).append === "function" || option.path !== undefined))) return;
+    if (option?.keep === true) process.stderr.write(`natsched: cluster ${this.name}: event log kept at ${path}\n`);
+    else await rm(path, { force: true });
+  }
+
+  private async stopAll(): Promise<void> {
     await Promise.all([...this.clients].map((c) => c.close().catch(() => undefined)));
     await this.flush();
     for (const worker of this.workers.values()) worker.close({ reason: "cluster closed" });

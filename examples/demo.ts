@@ -29,6 +29,7 @@ const cluster = await LocalCluster.start({
     { name: "delta", nthreads: 1 },
   ],
   functions,
+  log: { keep: true }, // a temp file, kept after close() for the tools below
 });
 const client = cluster.client();
 console.log(`cluster ${cluster.name}: ${cluster.workers.size} workers, event log at ${cluster.logPath}`);
@@ -81,5 +82,5 @@ console.log(`  tasks submitted: ${PARTS * 3 + all.length - PARTS}`);
 console.log(`  makespan: ${makespan.toFixed(3)} s (including cluster start)`);
 for (const [actor, n] of [...perWorker].sort()) console.log(`  ${actor.padEnd(14)} ran ${n} tasks`);
 console.log(`  event log: ${logPath}: ${records.length} records, ${transitions} transitions, ${problems.length} problems`);
-console.log(`  try: npx natsched story ${logPath} ${result.key}   (after npm run build)`);
+console.log(`  try: npx natsched story ${logPath} ${result.key}`);
 if (value !== expected || problems.length > 0) process.exitCode = 1;
