@@ -4,7 +4,7 @@ import { exportSlice } from "../tools/export.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-const USAGE = `usage: natsched export <log> --around <key|time> [--out slice.natlog] [--json]
+export const USAGE = `usage: natsched export <log> --around <key|time> [--out slice.natlog] [--json]
   writes a slice of the log that replays on its own (natsched replay slice.natlog), to attach to a bug report
   --around <key>          the actors that touched the key, each up to its last record of the key
   --around 1763785200.25  every actor up to that time (seconds, as in the log's "t")

@@ -5,7 +5,7 @@ import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--at <n|+seconds|actor:seq>] [--key <key>] [--actor <name>]
+export const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--at <n|+seconds|actor:seq>] [--key <key>] [--actor <name>]
   --at 120          after the log's first 120 records (default: the end)
   --at +2.5         after the records of the first 2.5 seconds
   --at scheduler:40 after the scheduler's record #40

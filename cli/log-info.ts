@@ -6,7 +6,7 @@ import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-const USAGE = `usage: natsched log <log> [--open-ok]   (a file, or nats://host:port/<cluster>)
+export const USAGE = `usage: natsched log <log> [--open-ok]   (a file, or nats://host:port/<cluster>)
        natsched log export <from> <to>
   --open-ok   accept an open log: one still being written, whose actors have not all written
               their stop record (without it, each is an "open" problem and the exit is 1: the

@@ -6,7 +6,7 @@ import type { NatsConnectOptions } from "../transport/nats-connect.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import type { Io } from "./run.js";
 
-const USAGE = `usage: natsched replay <log> [--until <seq|time|+seconds>] [--actor <name>] [--state] [--json]
+export const USAGE = `usage: natsched replay <log> [--until <seq|time|+seconds>] [--actor <name>] [--state] [--json]
   <log>              a log file, or a cluster's log in JetStream: nats://host:port/<cluster>
   --until 1234       stop after the record #1234 of --actor (default: the scheduler)
   --until 1763785.5  stop at this time (seconds, as in the log's "t"; a number with a ".")

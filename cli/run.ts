@@ -1,12 +1,12 @@
 import { packageVersion } from "../log/package-version.js";
-import { NatschedError } from "../machines/errors.js";
+import { BadOptionError, NatschedError } from "../machines/errors.js";
 import { redactUrls } from "../transport/nats-connect.js";
-import { exportCommand } from "./export.js";
-import { storyCommand } from "./story.js";
-import { inspectCommand } from "./inspect.js";
-import { logInfoCommand } from "./log-info.js";
-import { logExportCommand } from "./log-export.js";
-import { replayCommand } from "./replay.js";
+import { exportCommand, USAGE as EXPORT_USAGE } from "./export.js";
+import { storyCommand, USAGE as STORY_USAGE } from "./story.js";
+import { inspectCommand, USAGE as INSPECT_USAGE } from "./inspect.js";
+import { logInfoCommand, USAGE as LOG_USAGE } from "./log-info.js";
+import { LOG_EXPORT_USAGE, logExportCommand } from "./log-export.js";
+import { replayCommand, USAGE as REPLAY_USAGE } from "./replay.js";
 import { schedulerCommand } from "./scheduler.js";
 import { secretArgsWarning, secretsInArgs } from "./secret-args.js";
 import { simulateCommand } from "./simulate.js";
@@ -55,6 +55,24 @@ const COMMANDS: Record<string, Command> = {
   status: statusCommand,
 };
 
+/**
+ * The usage of commands whose flag parsing does not answer --help itself; the others
+ * (simulate, what-if, scheduler, worker, status, log export) print their own.
+ */
+const USAGES: Record<string, (args: string[]) => string | undefined> = {
+  story: () => STORY_USAGE,
+  export: () => EXPORT_USAGE,
+  inspect: () => INSPECT_USAGE,
+  replay: () => REPLAY_USAGE,
+  log: (args) => (args[0] === "export" ? LOG_EXPORT_USAGE : LOG_USAGE),
+};
+
+/** --help or -h among a command's flags (not after `--`, where it would be a value). */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
+}
+
 export async function runCli(argv: string[], rawIo: Io): Promise<number> {
   // Nothing the CLI prints shows a password or token written in a URL (nats://alice:***@host).
   const io: Io = { out: (text) => rawIo.out(redactUrls(text)), err: (text) => rawIo.err(redactUrls(text)) };
@@ -72,11 +90,22 @@ export async function runCli(argv: string[], rawIo: Io): Promise<number> {
     io.err(`natsched: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
+  const usage = asksForHelp(args) ? USAGES[name]?.(args) : undefined;
+  if (usage !== undefined) {
+    io.out(usage);
+    return 0;
+  }
   const secrets = secretsInArgs(args);
   if (secrets.length > 0) io.err(`natsched ${name}: warning: ${secretArgsWarning(secrets)}`);
   try {
     return await command(args, io);
   } catch (error) {
+    // A flag the parser refuses (unknown, missing its value) is bad usage, exit 2, whichever
+    // command parsed it; a flag's value the command refuses stays the command's to judge.
+    if (error instanceof BadOptionError && error.option === "arguments") {
+      io.err(`natsched ${name}: ${error.message} (natsched ${name} --help)`);
+      return 2;
+    }
     if (error instanceof NatschedError) {
       io.err(`natsched ${name}: ${error.message}`);
       return 1;

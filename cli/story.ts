@@ -8,7 +8,7 @@ import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-const USAGE = `usage: natsched story <log> <key> [--json]     (a log: a file, or nats://host:port/<cluster>)
+export const USAGE = `usage: natsched story <log> <key> [--json]     (a log: a file, or nats://host:port/<cluster>)
   a task's life across the scheduler and workers, with the reasons of each decision
   --json   print the story lines (with the recorded reasons) as JSON
 ${LOG_NATS_USAGE}`;
