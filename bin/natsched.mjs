@@ -11,6 +11,8 @@ const source = join(root, "cli", "main.ts");
 if (existsSync(source)) {
   const { register } = await import("tsx/esm/api");
   register();
+  // Executor threads register tsx's hooks themselves when they know (actors/executor/thread-hooks.ts).
+  globalThis[Symbol.for("natsched.tsx-registered")] = true;
   await import(pathToFileURL(source).href);
 } else {
   await import(pathToFileURL(join(root, "dist", "cli", "main.js")).href);
