@@ -5,6 +5,8 @@
 import "./log/runtime-check.js";
 export { LocalCluster, type LocalClusterOptions, type WorkerSpec } from "./actors/local-cluster.js";
 export { Client, Future, type ClientOptions, type SubmitOptions, type WorkerSummary } from "./actors/client.js";
+export { AsCompleted, type AsCompletedOptions, type ReturnWhen, type WaitOptions, type WaitResult } from "./actors/client-waits.js";
+export { progress, type ProgressOptions } from "./actors/progress.js";
 export type { Graph } from "./actors/graph-spec.js";
 export type { TaskFunction, TaskFunctions } from "./actors/functions.js";
 export type { Executor, FunctionModuleEntry, FunctionsOption, FunctionsSource } from "./actors/function-modules.js";

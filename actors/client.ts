@@ -1,5 +1,7 @@
 import { randomFillSync } from "node:crypto";
 import { checkKeys, checkTimeout, describeValue, typeName } from "../machines/client/arguments.js";
+import { AsCompleted, waitFutures, type AsCompletedOptions, type WaitOptions, type WaitResult } from "./client-waits.js";
+import { progress, type ProgressOptions } from "./progress.js";
 import { ClientCore, type KeyStatus } from "../machines/client/core.js";
 import { timerName, type ClientFailure, type ClientInput, type ClientInstruction, type ClientKeysAnswer, type ClientQuery, type ClientStimulus } from "../machines/client/inputs.js";
 import { BadOptionError, CancelledError, ClosedError, NatschedError, ProtocolError, SchedulerRestartedError, TimeoutError } from "../machines/errors.js";
@@ -414,6 +416,41 @@ export class Client {
     list.forEach((f, i) => checkFuture(f, futures instanceof Future ? "futures" : `futures[${i}]`, this));
     const reply = await this.call((call) => ({ op: "cancel", call, keys: list.map((f) => f.key) }));
     if (!reply.ok) throw errorFromInfo(reply.error);
+  }
+
+  /**
+   * Waits for `futures` (Dask's `wait`): resolves with `{ done, notDone }` once `returnWhen`
+   * holds (ALL_COMPLETED by default, FIRST_COMPLETED, FIRST_EXCEPTION); erred futures count as
+   * done. Rejects with TimeoutError after `timeout` ms.
+   */
+  wait<T>(futures: readonly Future<T>[], opts: WaitOptions = {}): Promise<WaitResult<T>> {
+    this.assertOpen();
+    if (!Array.isArray(futures)) return Promise.reject(new BadOptionError("futures", `wait takes an array of futures, got ${describeValue(futures)}`));
+    try {
+      futures.forEach((f, i) => checkFuture(f, `futures[${i}]`, this));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return waitFutures(futures, opts);
+  }
+
+  /**
+   * The futures in the order they complete (Dask's `as_completed`), an async iterable:
+   * `for await (const f of client.asCompleted(fs)) ...`; `.add(future)` takes more while
+   * iterating. `withResults` yields `[future, result]`.
+   */
+  asCompleted<T>(futures: Iterable<Future<T>> = [], opts: AsCompletedOptions = {}): AsCompleted<T> {
+    this.assertOpen();
+    const list = [...futures];
+    list.forEach((f, i) => checkFuture(f, `futures[${i}]`, this));
+    return new AsCompleted(list, opts);
+  }
+
+  /** A progress bar per task prefix until every future is done (Dask's `progress`); see actors/progress.ts. */
+  progress(futures: readonly Future[], opts: ProgressOptions = {}): Promise<void> {
+    this.assertOpen();
+    futures.forEach((f, i) => checkFuture(f, `futures[${i}]`, this));
+    return progress(futures, opts);
   }
 
   /** The cluster's workers as the scheduler sees them. */
