@@ -1,0 +1,94 @@
+/**
+ * A client in another language: examples/python_client.py (nats-py, written from
+ * docs/protocol.md) against a real nats-server, scheduler and worker. It gets the results of
+ * a two-task graph, the typed errors of a failing task and of a refused graph, and leaves
+ * the scheduler and the worker holding nothing.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SchedulerProcess } from "../actors/process/scheduler-process.js";
+import { WorkerProcess } from "../actors/process/worker-process.js";
+import * as tasks from "./support/cluster-tasks.js";
+import { NatsServer } from "./support/nats-server.js";
+import { INSTALL_COMMAND, pythonWithNats, REPO_ROOT } from "./support/python.js";
+
+const run = promisify(execFile);
+const CLUSTER = "py";
+const SCRIPT = join(REPO_ROOT, "examples", "python_client.py");
+let python: string;
+let server: NatsServer;
+let scheduler: SchedulerProcess;
+let worker: WorkerProcess;
+let nc: NatsConnection;
+
+beforeAll(async () => {
+  python = await pythonWithNats();
+  server = await NatsServer.start();
+  scheduler = await SchedulerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, log: false, configFile: false });
+  worker = await WorkerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, name: "w1", nthreads: 2, functions: tasks.default, configFile: false });
+  nc = await connect({ servers: server.url });
+}, 180_000);
+
+afterAll(async () => {
+  await nc?.close();
+  await worker?.close();
+  await scheduler?.close();
+  await server?.dispose();
+});
+
+async function ask<T>(subject: string, body: unknown = ""): Promise<T> {
+  return (await nc.request(subject, typeof body === "string" ? body : JSON.stringify(body), { timeout: 5000 })).json<T>();
+}
+
+/** What the scheduler and the worker still hold, asked until both hold nothing or `ms` passed. */
+async function leftBehind(ms: number): Promise<{ scheduler: Record<string, number>; worker: { tasks: Record<string, number>; stored: number } }> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const status = await ask<{ tasks: Record<string, number> }>(`natsched.${CLUSTER}.query`, { op: "status" });
+    const { tasks, stored } = await ask<{ tasks: Record<string, number>; stored: number }>(`natsched.${CLUSTER}.status.worker.w1`);
+    const left = { scheduler: status.tasks, worker: { tasks, stored } };
+    if ((Object.keys(tasks).length === 0 && stored === 0 && Object.keys(status.tasks).length === 0) || Date.now() > deadline) return left;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("a Python client speaking the documented protocol", () => {
+  it("gets results and typed errors, then leaves nothing behind", async () => {
+    const { stdout, stderr } = await run(python, [SCRIPT, "--nats", server.url, "--cluster", CLUSTER], { cwd: REPO_ROOT, timeout: 60_000 });
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as unknown);
+    expect(lines, stderr).toEqual([
+      { key: "py-inc", result: 2 },
+      { key: "py-add", result: 12 },
+      { key: "py-fail", failedKey: "py-fail", error: { name: "Error", message: "no good" } },
+      { key: "py-after-fail", failedKey: "py-fail", error: { name: "Error", message: "no good" } },
+      {
+        refused: "py-nowhere",
+        error: { name: "UnknownFunctionError", code: "UNKNOWN_FUNCTION", message: expect.stringContaining("no_such_function") },
+      },
+    ]);
+
+    // It released its keys and left: the scheduler forgot every task, and the worker freed
+    // the results and the kept failure.
+    const left = await leftBehind(5_000);
+    expect(left).toEqual({ scheduler: {}, worker: { tasks: {}, stored: 0 } });
+  }, 90_000);
+
+  it("without a Python to make the venv, fails saying the command that installs it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "natsched-nopy-"));
+    try {
+      const made = pythonWithNats({ chosen: undefined, venv: join(dir, ".venv-test"), python3: join(dir, "no-python3") });
+      await expect(made).rejects.toThrow(INSTALL_COMMAND);
+      await expect(pythonWithNats({ chosen: join(dir, "no-python") })).rejects.toThrow(/cannot import nats: install it with `.*-m pip install nats-py`/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
