@@ -1,11 +1,11 @@
 /**
  * A client in another language: examples/python_client.py (nats-py, written from
  * docs/protocol.md) against a real nats-server, scheduler and worker. It gets the results of
- * a two-task graph, the typed errors of a failing task and of a refused graph, and leaves
- * the scheduler and the worker holding nothing.
+ * a two-task graph, the typed errors of a failing task (and its dependent) and of a refused
+ * graph, prints what the docs show, and leaves the scheduler and the worker holding nothing.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -13,7 +13,6 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { WorkerProcess } from "../actors/process/worker-process.js";
-import * as tasks from "./support/cluster-tasks.js";
 import { NatsServer } from "./support/nats-server.js";
 import { INSTALL_COMMAND, pythonWithNats, REPO_ROOT } from "./support/python.js";
 
@@ -30,7 +29,8 @@ beforeAll(async () => {
   python = await pythonWithNats();
   server = await NatsServer.start();
   scheduler = await SchedulerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, log: false, configFile: false });
-  worker = await WorkerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, name: "w1", nthreads: 2, functions: tasks.default, configFile: false });
+  // The functions module the docs' example names, run on executor threads as `natsched worker` does.
+  worker = await WorkerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, name: "w1", nthreads: 2, functions: join(REPO_ROOT, "examples", "python_client_tasks.mjs"), configFile: false });
   nc = await connect({ servers: server.url });
 }, 180_000);
 
@@ -43,6 +43,13 @@ afterAll(async () => {
 
 async function ask<T>(subject: string, body: unknown = ""): Promise<T> {
   return (await nc.request(subject, typeof body === "string" ? body : JSON.stringify(body), { timeout: 5000 })).json<T>();
+}
+
+/** The script's output as docs/protocol.md, "A client in another language", shows it. */
+function documentedOutput(): string {
+  const doc = readFileSync(join(REPO_ROOT, "docs", "protocol.md"), "utf8");
+  const section = doc.slice(doc.indexOf("## A client in another language"));
+  return /prints a JSON line per wanted key[^`]*```\n([\s\S]*?)```/.exec(section)![1]!.trim();
 }
 
 /** What the scheduler and the worker still hold, asked until both hold nothing or `ms` passed. */
@@ -67,13 +74,14 @@ describe("a Python client speaking the documented protocol", () => {
     expect(lines, stderr).toEqual([
       { key: "py-inc", result: 2 },
       { key: "py-add", result: 12 },
-      { key: "py-fail", failedKey: "py-fail", error: { name: "Error", message: "no good" } },
-      { key: "py-after-fail", failedKey: "py-fail", error: { name: "Error", message: "no good" } },
+      { key: "py-check", failedKey: "py-check", error: { name: "ValidationError", code: "NEGATIVE", message: "-1 is negative" } },
+      { key: "py-after-check", failedKey: "py-check", error: { name: "ValidationError", code: "NEGATIVE", message: "-1 is negative" } },
       {
         refused: "py-nowhere",
         error: { name: "UnknownFunctionError", code: "UNKNOWN_FUNCTION", message: expect.stringContaining("no_such_function") },
       },
     ]);
+    expect(stdout.trim(), "the output docs/protocol.md shows").toBe(documentedOutput());
 
     // It released its keys and left: the scheduler forgot every task, and the worker freed
     // the results and the kept failure.
