@@ -22,6 +22,7 @@ import secrets
 import sys
 
 import nats
+import nats.errors
 
 PROTOCOL_VERSION = 1
 HEARTBEAT_INTERVAL = 0.5  # seconds; the scheduler releases a client silent for 10 s
@@ -58,6 +59,7 @@ class NatschedClient:
         self.reports = {}  # key -> future of its key-in-memory / key-erred op
         self.fragments = {}  # fragment id -> {index: bytes}
         self.heartbeat = None
+        self.joined = False
 
     def subject(self, *tokens):
         return ".".join(("natsched", self.cluster) + tokens)
@@ -67,6 +69,7 @@ class NatschedClient:
         await self.nc.subscribe(self.subject("client", self.id), cb=self.on_message)
         await self.nc.flush()
         await self.send([{"op": "client-join", "client": self.id}])
+        self.joined = True
         self.heartbeat = asyncio.create_task(self.keep_alive())
 
     async def submit(self, tasks, wants):
@@ -86,6 +89,7 @@ class NatschedClient:
         if report["op"] == "key-erred":
             raise TaskFailed(key, report["failedKey"], report["error"])
         if report["op"] == "key-cancelled":
+            # As natsched's own client fails a future then: CancelledError, code CANCELLED.
             raise TaskFailed(key, key, {"name": "CancelledError", "code": "CANCELLED", "message": report["reason"]})
         for worker in report["workers"]:
             reply = await self.get_data(worker, [key])
@@ -101,7 +105,9 @@ class NatschedClient:
     async def leave(self):
         if self.heartbeat is not None:
             self.heartbeat.cancel()
-        await self.send([{"op": "client-leave", "client": self.id}])
+        if self.joined:
+            await self.send([{"op": "client-leave", "client": self.id}])
+            self.joined = False
 
     # -- the wire ------------------------------------------------------------------------
 
@@ -217,7 +223,11 @@ def main():
     parser.add_argument("--cluster", required=True, help="natsched cluster name")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each result")
     args = parser.parse_args()
-    sys.exit(0 if asyncio.run(run(args.nats, args.cluster, args.timeout)) else 1)
+    try:
+        ok = asyncio.run(run(args.nats, args.cluster, args.timeout))
+    except nats.errors.NoRespondersError:
+        sys.exit(f"no scheduler of cluster {args.cluster!r} answers on {args.nats}")
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

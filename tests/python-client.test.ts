@@ -13,6 +13,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SchedulerProcess } from "../actors/process/scheduler-process.js";
 import { WorkerProcess } from "../actors/process/worker-process.js";
+import { ramp } from "./support/cluster-tasks.js";
 import { NatsServer } from "./support/nats-server.js";
 import { INSTALL_COMMAND, pythonWithNats, REPO_ROOT } from "./support/python.js";
 
@@ -27,10 +28,11 @@ let nc: NatsConnection;
 
 beforeAll(async () => {
   python = await pythonWithNats();
-  server = await NatsServer.start();
+  // A small max_payload, so that a result of 100,000 numbers comes in chunks.
+  server = await NatsServer.start({ config: "max_payload: 262144\n" });
   scheduler = await SchedulerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, log: false, configFile: false });
   // The functions module the docs' example names, run on executor threads as `natsched worker` does.
-  worker = await WorkerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, name: "w1", nthreads: 2, functions: join(REPO_ROOT, "examples", "python_client_tasks.mjs"), configFile: false });
+  worker = await WorkerProcess.start({ nats: { servers: server.url }, cluster: CLUSTER, name: "w1", nthreads: 2, functions: [join(REPO_ROOT, "examples", "python_client_tasks.mjs"), { ramp }], configFile: false });
   nc = await connect({ servers: server.url });
 }, 180_000);
 
@@ -87,6 +89,19 @@ describe("a Python client speaking the documented protocol", () => {
     // the results and the kept failure.
     const left = await leftBehind(5_000);
     expect(left).toEqual({ scheduler: {}, worker: { tasks: {}, stored: 0 } });
+  }, 90_000);
+
+  it("ignores fields and ops it does not know, joins fragments, and pulls a large result in chunks", async () => {
+    const { stdout, stderr } = await run(python, [join(REPO_ROOT, "tests", "support", "python_client_checks.py"), "--nats", server.url, "--cluster", CLUSTER], { cwd: REPO_ROOT, timeout: 60_000 });
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as unknown);
+    expect(lines, stderr).toEqual([
+      { check: "unknown fields and fragments", ok: true },
+      { check: "result in chunks", chunks: true, length: 100_000, last: 99_999 },
+    ]);
+    expect(await leftBehind(5_000)).toEqual({ scheduler: {}, worker: { tasks: {}, stored: 0 } });
   }, 90_000);
 
   it("without a Python to make the venv, fails saying the command that installs it", async () => {
