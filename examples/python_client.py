@@ -74,12 +74,14 @@ class NatschedClient:
 
     async def submit(self, tasks, wants):
         """update-graph; raises SchedulerRefused if the graph is refused (then nothing changed)."""
-        for key in wants:
-            self.reports.setdefault(key, asyncio.get_running_loop().create_future())
+        # Waiting before the request: a key already in memory is reported at once, maybe before the reply.
+        fresh = [key for key in wants if key not in self.reports]
+        for key in fresh:
+            self.reports[key] = asyncio.get_running_loop().create_future()
         try:
             await self.send([{"op": "update-graph", "client": self.id, "tasks": tasks, "wants": wants}])
         except SchedulerRefused:
-            for key in wants:
+            for key in fresh:
                 self.reports.pop(key).cancel()
             raise
 
