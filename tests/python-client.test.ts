@@ -86,7 +86,8 @@ describe("a Python client speaking the documented protocol", () => {
     expect(stdout.trim(), "the output docs/protocol.md shows").toBe(documentedOutput());
 
     // It released its keys and left: the scheduler forgot every task, and the worker freed
-    // the results and the kept failure.
+    // the results and the kept failure. Asked within 5 s, under the 10 s clientReleaseGrace:
+    // a client that never left would still hold its keys.
     const left = await leftBehind(5_000);
     expect(left).toEqual({ scheduler: {}, worker: { tasks: {}, stored: 0 } });
   }, 90_000);
