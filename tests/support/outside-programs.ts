@@ -41,6 +41,13 @@ export const OUTSIDE_PROGRAMS: readonly OutsideProgram[] = [
     find: () => (pretendMissing.has("nats-server") ? undefined : firstRunnable([process.env.NATS_SERVER_BIN, "nats-server", "/usr/sbin/nats-server", "/usr/local/bin/nats-server"], ["--version"])),
     neededBy: /from "\.\/(support\/)?nats-server\.js"/,
   },
+  {
+    // The test makes its venv with nats-py (tests/support/python.ts) from this python3.
+    name: "python3",
+    install: "apt-get install -y python3 python3-venv",
+    find: () => (pretendMissing.has("python3") ? undefined : firstRunnable([process.env.NATSCHED_PYTHON, "python3"], ["--version"])),
+    neededBy: /from "\.\/(support\/)?python\.js"/,
+  },
 ];
 
 /** Test files (relative to the repository root) that need `program`, following imports through tests/support. */
