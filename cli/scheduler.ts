@@ -1,11 +1,12 @@
 import { formatMembership } from "../actors/membership.js";
-import { SchedulerProcess, type SchedulerProcessOptions } from "../actors/process/scheduler-process.js";
+import { SchedulerProcess, schedulerStats, type SchedulerProcessOptions } from "../actors/process/scheduler-process.js";
 import { BadOptionError } from "../machines/errors.js";
 import type { LogFileFormat } from "../log/file-log.js";
 import { JetStreamLogSink } from "../log/jetstream-log.js";
 import { durabilityNote } from "../log/jetstream-stream.js";
 import { untilShutdown } from "../actors/process/shutdown.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
+import { LOG_LEVEL_FLAGS, LOG_LEVEL_USAGE, processLog } from "./log-level.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
@@ -21,6 +22,7 @@ Runs the cluster's scheduler until SIGINT/SIGTERM, then flushes its event log.
   --log-format <f>         a log file's format: binary (the default) or jsonl (a JSON line per record)
   --no-log                 no event log
   --config <file>          config file (default: natsched.config.json/.yaml in the cwd)
+${LOG_LEVEL_USAGE}
 ${NATS_FLAGS_USAGE}`;
 
 export async function schedulerCommand(args: string[], io: Io): Promise<number> {
@@ -31,26 +33,28 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     "log-format": { type: "string" },
     "no-log": { type: "boolean" },
     config: { type: "string" },
+    ...LOG_LEVEL_FLAGS,
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
     io.out(SCHEDULER_USAGE);
     return 0;
   }
+  const plog = processLog(values, io);
   const cluster = clusterName(values);
   // Workers may join before the start line is printed: their lines follow it.
   let early: string[] | null = [];
-  const membership = (line: string) => (early === null ? io.out(line) : early.push(line));
+  const membership = (line: string) => (early === null ? plog.info(line) : early.push(line));
   const scheduler = await SchedulerProcess.start({
     nats: { ...natsOptions(values), waitForServer: true },
     cluster,
     log: logChoice(values),
     ...(values["log-format"] !== undefined ? { logFormat: values["log-format"] as LogFileFormat } : {}),
     ...(values.config !== undefined ? { configFile: values.config } : {}),
-    onError: (error) => io.err(`natsched scheduler: ${(error as Error)?.message ?? String(error)}`),
+    onError: (error) => plog.error(`natsched scheduler: ${(error as Error)?.message ?? String(error)}`),
     onMembership: (change) => membership(`natsched scheduler: ${formatMembership(change)}`),
   });
-  for (const warning of scheduler.warnings) io.err(`natsched scheduler: warning: ${warning}`);
+  for (const warning of scheduler.warnings) plog.warn(`natsched scheduler: warning: ${warning}`);
   io.out(`natsched scheduler: cluster ${cluster} on ${scheduler.transport.nc.getServer()}${scheduler.logPath ? `, event log ${scheduler.logPath}` : ", no event log"}`);
   if (scheduler.resumed !== null) {
     const { inputs, completed, snapshot, timings } = scheduler.resumed;
@@ -62,9 +66,11 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     );
   }
   if (scheduler.log instanceof JetStreamLogSink) io.out(`natsched scheduler: durability: ${durabilityNote(scheduler.transport.nc, scheduler.log.replicas)}`);
-  for (const line of early) io.out(line);
+  for (const line of early) plog.info(line);
   early = null;
+  const stopProgress = plog.progress(() => schedulerProgressLine(schedulerStats(cluster, scheduler.actor)));
   const outcome = await Promise.race([untilShutdown(() => scheduler.close()).then((signal) => ({ signal })), scheduler.failed.then((error) => ({ error }))]);
+  stopProgress();
   if ("error" in outcome) {
     io.err(`natsched scheduler: stopped: its event log refused a write: ${(outcome.error as Error)?.message ?? String(outcome.error)}`);
     return 1;
@@ -96,4 +102,11 @@ function replicasOf(text: string | undefined): number {
 
 function logReplicas(text: string | undefined): { replicas?: number } {
   return text === undefined ? {} : { replicas: replicasOf(text) };
+}
+
+/** One progress line: totals since start, then what is in flight now. */
+export function schedulerProgressLine(s: ReturnType<typeof schedulerStats>): string {
+  const waiting = (s.tasks as Record<string, number>).waiting ?? 0;
+  const memory = (s.tasks as Record<string, number>).memory ?? 0;
+  return `natsched scheduler: progress: ${s.totals.tasksCompleted} tasks done, ${s.totals.tasksErred} erred; now ${s.processing} processing, ${s.queued} queued, ${waiting} waiting, ${memory} in memory; ${s.workers} workers (${s.threads} threads), ${s.clients} clients`;
 }

@@ -1,10 +1,11 @@
 import { hostname } from "node:os";
 import { checkExecutor } from "../actors/function-modules.js";
 import { untilShutdown } from "../actors/process/shutdown.js";
-import { WorkerProcess } from "../actors/process/worker-process.js";
+import { WorkerProcess, workerStats } from "../actors/process/worker-process.js";
 import { BadOptionError } from "../machines/errors.js";
 import type { LogFileFormat } from "../log/file-log.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
+import { LOG_LEVEL_FLAGS, LOG_LEVEL_USAGE, processLog } from "./log-level.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
@@ -21,6 +22,7 @@ Runs a worker until SIGINT/SIGTERM, then unregisters it. Waits for the scheduler
   --log jetstream          its records in the cluster's event log in JetStream
   --log-format <f>         a log file's format: binary (the default) or jsonl (a JSON line per record)
   --config <file>          config file
+${LOG_LEVEL_USAGE}
 ${NATS_FLAGS_USAGE}`;
 
 export async function workerCommand(args: string[], io: Io): Promise<number> {
@@ -35,6 +37,7 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
       log: { type: "string" },
       "log-format": { type: "string" },
       config: { type: "string" },
+      ...LOG_LEVEL_FLAGS,
       help: { type: "boolean", short: "h" },
     });
   if (values.help) {
@@ -45,6 +48,7 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
     io.err(`natsched worker: --functions <module> is required\n\n${WORKER_USAGE}`);
     return 2;
   }
+  const plog = processLog(values, io);
   const cluster = clusterName(values);
   const name = values.name ?? `${hostname().replace(/[^A-Za-z0-9_-]/g, "-")}-${process.pid}`;
   const worker = await WorkerProcess.start({
@@ -59,11 +63,13 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
     ...(values.log !== undefined ? { log: values.log === "jetstream" ? { jetstream: true as const } : values.log } : {}),
     ...(values["log-format"] !== undefined ? { logFormat: values["log-format"] as LogFileFormat } : {}),
     ...(values.config !== undefined ? { configFile: values.config } : {}),
-    onError: (error) => io.err(`natsched worker ${name}: ${(error as Error)?.message ?? String(error)}`),
-    onWaiting: () => io.out(`natsched worker ${name}: waiting for the scheduler of cluster ${cluster}`),
+    onError: (error) => plog.error(`natsched worker ${name}: ${(error as Error)?.message ?? String(error)}`),
+    onWaiting: () => plog.info(`natsched worker ${name}: waiting for the scheduler of cluster ${cluster}`),
   });
   io.out(`natsched worker ${name}: registered with cluster ${cluster} on ${worker.transport.nc.getServer()}`);
+  const stopProgress = plog.progress(() => workerProgressLine(workerStats(cluster, worker.actor)));
   const signal = await untilShutdown((received) => worker.retire(received));
+  stopProgress();
   io.out(`natsched worker ${name}: ${signal}, unregistered`);
   return 0;
 }
@@ -84,4 +90,9 @@ export function parseResources(items: string[]): Record<string, number> {
     out[match[1]!] = amount;
   }
   return out;
+}
+
+/** One progress line of a worker: totals since start, then what it runs and holds now. */
+export function workerProgressLine(s: ReturnType<typeof workerStats>): string {
+  return `natsched worker ${s.name}: progress: ${s.totals.tasksCompleted} tasks done, ${s.totals.tasksErred} erred; now ${s.executing} executing (${s.nthreads} threads), ${s.stored} keys held (${(s.nbytes / 1e6).toFixed(1)} MB)`;
 }
