@@ -6,6 +6,7 @@ import { BadOptionError, LogForeignMessageError } from "../../machines/errors.js
 import { ActorRecorder } from "../host/recorder.js";
 import { FileLogSink, type LogFileFormat } from "../../log/file-log.js";
 import { JetStreamLogSink } from "../../log/jetstream-log.js";
+import { functionsHeaderMeta } from "../function-hashes.js";
 import type { LogProblem, LogSink } from "../../log/types.js";
 import { NatsTransport } from "../../transport/nats.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
@@ -108,7 +109,7 @@ export class WorkerProcess {
         for (const p of claim.foreign) foreign(p);
         recorder = new ActorRecorder(actorName, sink, claim.nextSeq);
       } else if (opts.log !== undefined) {
-        log = await FileLogSink.open(opts.log, { meta: { cluster: opts.cluster, worker: opts.name }, format: opts.logFormat });
+        log = await FileLogSink.open(opts.log, { meta: { cluster: opts.cluster, worker: opts.name, ...functionsHeaderMeta(resolved) }, format: opts.logFormat });
       }
       actor = new WorkerActor({
         cluster: opts.cluster,
