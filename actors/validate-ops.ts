@@ -68,7 +68,7 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
   },
   "unregister-worker": { name: str, id: str, reason: str },
   "task-finished": { worker: str, id: str, key: str, nbytes: num, start: num, stop: num, attempt: optional(attempt), run: optional(num) },
-  "task-erred": { worker: str, id: str, key: str, error: shape({ name: str, message: str, code: optional(str) }), attempt: optional(attempt), run: optional(num) },
+  "task-erred": { worker: str, id: str, key: str, error: shape({ name: str, message: str, code: optional(str), stack: optional(str) }), attempt: optional(attempt), run: optional(num) },
   "steal-response": { worker: str, id: str, key: str, requestId: str, outcome: oneOf("confirm", "reject"), state: str },
   "add-keys": { worker: str, id: str, keys: arrayOf(keySize) },
   "missing-data": { worker: str, id: str, key: str, holder: str },

@@ -27,6 +27,7 @@ import { ActorRecorder } from "./host/recorder.js";
 import { sizeof } from "./sizeof.js";
 import { envelopeProblem, workerOpProblem } from "./validate-ops.js";
 import { withTime } from "./host/with-time.js";
+import { boundStack } from "../machines/error-stack.js";
 
 export interface WorkerActorOptions {
   cluster: string;
@@ -527,7 +528,8 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 export function errorInfo(error: unknown): ErrorInfo {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
-    return { name: error.name, message: error.message, ...(typeof code === "string" ? { code } : {}) };
+    const stack = error.stack;
+    return { name: error.name, message: error.message, ...(typeof code === "string" ? { code } : {}), ...(typeof stack === "string" ? { stack: boundStack(stack) } : {}) };
   }
   return { name: "Error", message: String(error) };
 }

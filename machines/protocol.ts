@@ -52,6 +52,8 @@ export interface ErrorInfo {
   name: string;
   message: string;
   code?: string;
+  /** Where it was raised: the stack as the worker saw it, bounded (machines/error-stack.ts); absent when unknown. */
+  stack?: string;
 }
 
 // ---- client -> scheduler -------------------------------------------------------------
