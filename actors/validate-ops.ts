@@ -79,7 +79,7 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
     executing: (v) => Array.isArray(v) && v.every((e: unknown) => Array.isArray(e) && e.length === 2 && str(e[0]) && num(e[1]) && (e[1] as number) >= 0),
     bandwidth: (v) => num(v) && (v as number) > 0,
   },
-  heartbeat: { name: str, id: str },
+  heartbeat: { name: str, id: str, host: optional(shape({ rss: num, heapUsed: num, loopP99: num, loopMax: num })) },
 };
 
 const WORKER_OPS: Readonly<Record<string, OpShape>> = {

@@ -5,6 +5,7 @@ import {
   type Envelope,
   type ErrorInfo,
   type SchedulerToWorker,
+  type WorkerHeartbeatOp,
   type WorkerToScheduler,
 } from "../machines/protocol.js";
 import { WorkerCore } from "../machines/worker/core.js";
@@ -28,6 +29,7 @@ import { sizeof } from "./sizeof.js";
 import { envelopeProblem, workerOpProblem } from "./validate-ops.js";
 import { withTime } from "./host/with-time.js";
 import { boundStack } from "../machines/error-stack.js";
+import { HostSampler } from "./host/host-sampler.js";
 
 export interface WorkerActorOptions {
   cluster: string;
@@ -90,10 +92,12 @@ export class WorkerActor {
   /** When this incarnation started (register-worker's `started`: the scheduler keeps the later of two incarnations). */
   started = 0;
   private readonly subjects: Subjects;
-  private readonly outbox: Outbox<WorkerToScheduler | { op: "heartbeat"; name: string; id: string }>;
+  private readonly outbox: Outbox<WorkerToScheduler | WorkerHeartbeatOp>;
   private readonly functions: TaskFunctions;
   private readonly subscriptions: Subscription[] = [];
   private heartbeat: ReturnType<typeof setInterval> | null = null;
+  /** Memory and event-loop delay for the heartbeats: started with them, stopped at close. */
+  private sampler: HostSampler | null = null;
   /** The bandwidth estimate last reported in worker-metrics. */
   private reportedBandwidth = -1;
   private dataServer: DataServer | null = null;
@@ -184,6 +188,7 @@ export class WorkerActor {
     this.feed({ op: "registered", ...run, t: this.opts.clock.now() });
     const every = this.opts.heartbeatInterval * 1000;
     if (Number.isFinite(every) && every > 0) {
+      this.sampler ??= new HostSampler();
       this.heartbeat = setInterval(() => this.beat(), every);
       this.heartbeat.unref();
     }
@@ -192,7 +197,7 @@ export class WorkerActor {
   /** A heartbeat, with the worker's metrics when it has something to report (executions running, a new bandwidth estimate). */
   private beat(): void {
     const scheduler = this.subjects.workerOps(this.name);
-    this.outbox.send(scheduler, { op: "heartbeat", name: this.name, id: this.id });
+    this.outbox.send(scheduler, { op: "heartbeat", name: this.name, id: this.id, ...(this.sampler !== null ? { host: this.sampler.sample() } : {}) });
     if (this.closed || this.core.state !== "running") return;
     if (this.core.runningCount === 0 && this.core.bandwidth === this.reportedBandwidth) return;
     this.reportedBandwidth = this.core.bandwidth;
@@ -496,6 +501,7 @@ export class WorkerActor {
     this.closed = true;
     void this.pool?.close();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    this.sampler?.stop();
     for (const { timer } of this.leases.values()) clearTimeout(timer);
     this.leases.clear();
     this.leased.clear();

@@ -4,10 +4,14 @@ import { openProblems } from "../replay/replay-engine.js";
 import { isSliceHeader } from "../log/slice-header.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
+import { printHostMetrics } from "./log-metrics.js";
 import type { Io } from "./run.js";
 
 const USAGE = `usage: natsched log <log> [--open-ok]   (a file, or nats://host:port/<cluster>)
+       natsched log <log> --metrics [--json]
        natsched log export <from> <to>
+  --metrics   the workers' memory (rss, heap) and event-loop delay (p99, max since the
+              previous heartbeat) as the scheduler recorded them, rate-limited
   --open-ok   accept an open log: one still being written, whose actors have not all written
               their stop record (without it, each is an "open" problem and the exit is 1: the
               writer crashed, was killed, or is still writing). A nats:// log is accepted
@@ -17,7 +21,7 @@ ${LOG_NATS_USAGE}`;
 export async function logInfoCommand(args: string[], io: Io): Promise<number> {
   let parsed;
   try {
-    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, help: { type: "boolean", short: "h" }, "open-ok": { type: "boolean" } }, true);
+    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, help: { type: "boolean", short: "h" }, "open-ok": { type: "boolean" }, metrics: { type: "boolean" }, json: { type: "boolean" } }, true);
     if (parsed.values.help) {
       io.out(USAGE);
       return 0;
@@ -30,6 +34,7 @@ export async function logInfoCommand(args: string[], io: Io): Promise<number> {
   }
   const path = parsed.positionals[0]!;
   const reader = await openLogAt(path, natsOptions(parsed.values));
+  if (parsed.values.metrics === true) return printHostMetrics(reader, parsed.values.json === true, io);
   // A live cluster's JetStream log is open by nature, and a slice (natsched export) by construction.
   const openOk = parsed.values["open-ok"] === true || isJetStreamLocation(path) || isSliceHeader(reader.header);
   /** Actors whose latest start record has no stop record after it, with that start's seq. */
