@@ -4,6 +4,7 @@
  * it is a warning that explains, say, a divergence after an upgrade (docs/replay.md).
  */
 import { combinedHash } from "../log/code-hash.js";
+import type { LogRecord } from "../log/types.js";
 import { packageCommit, packageVersion } from "../log/package-version.js";
 
 export interface BuildDifference {
@@ -11,6 +12,8 @@ export interface BuildDifference {
   what: "natsched" | "commit" | "node" | "function" | "functions";
   /** The function's name, for "function". */
   name?: string;
+  /** The actor whose start record names the build, when not the log's header (a worker writing to a shared JetStream log). */
+  actor?: string;
   /** As the log records it. */
   recorded: string;
   /** As the replaying build has it (undefined: a function the replayer was not given). */
@@ -55,10 +58,31 @@ export function buildDifferences(meta: Readonly<Record<string, unknown>>, now: R
   return out;
 }
 
+/**
+ * The differences of the builds named in workers' start records (`init.build`: workers
+ * writing to a cluster's JetStream log, whose header names only its creator's build), each
+ * with its actor.
+ */
+export function startRecordDifferences(records: Iterable<LogRecord>, now: ReplayingBuild): BuildDifference[] {
+  const out: BuildDifference[] = [];
+  const seen = new Set<string>();
+  for (const r of records) {
+    if (r.kind !== "start" || typeof r.init.build !== "object" || r.init.build === null) continue;
+    for (const d of buildDifferences(r.init.build as Record<string, unknown>, now)) {
+      const id = `${r.actor}\t${d.what}\t${d.name ?? ""}\t${d.recorded}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      out.push({ ...d, actor: r.actor });
+    }
+  }
+  return out;
+}
+
 /** One line for people: "the log was written by another build: natsched 0.3.0 (replaying: 0.4.0); ...". */
 export function formatBuildDifferences(differences: readonly BuildDifference[]): string {
   const parts = differences.map((d) => {
-    const label = d.what === "function" ? `function ${d.name}` : d.what === "functions" ? "functions (one digest of all)" : d.what;
+    const what = d.what === "function" ? `function ${d.name}` : d.what === "functions" ? "functions (one digest of all)" : d.what;
+    const label = d.actor === undefined ? what : `${d.actor}: ${what}`;
     return `${label} ${d.recorded} (replaying: ${d.replaying ?? "not given"})`;
   });
   return `warning: the log was written by another build: ${parts.join("; ")}. Replay checks the cores, not the task functions: this is not a failure.`;
