@@ -1,6 +1,6 @@
 import type { Config } from "../machines/config.js";
 import { ForbiddenError, ProtocolError } from "../machines/errors.js";
-import { PROTOCOL_VERSION, type Envelope, type HostMetrics, type LivenessOp, type SchedulerToClient, type SchedulerToWorker, type WorkerMissingOp } from "../machines/protocol.js";
+import { PROTOCOL_VERSION, type Envelope, type HostMetrics, type LivenessOp, type TaskErredOp, type SchedulerToClient, type SchedulerToWorker, type WorkerMissingOp } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
 import type { LogSink } from "../log/types.js";
@@ -10,6 +10,7 @@ import type { Clock } from "./host/clock.js";
 import { realTimers } from "./host/host-timers.js";
 import { LivenessWatch, livenessCheckInterval } from "./host/liveness-watch.js";
 import { MetricsGate } from "./host/metrics-gate.js";
+import { boundStack, MAX_STACK_CHARS } from "../machines/error-stack.js";
 import { StealPasses } from "./host/steal-passes.js";
 import type { ProbeOutcome } from "./host/liveness.js";
 import { RefusalSummary, refusal } from "./host/op-roles.js";
@@ -186,6 +187,8 @@ export class SchedulerActor {
         if (op.op === "heartbeat" && op.host !== undefined) this.heardHostMetrics(op.name, op.id, op.host, t);
         continue;
       }
+      // A worker of another make may send a longer stack: the log and the clients get it bounded.
+      if (op.op === "task-erred") boundErredStack(op as TaskErredOp);
       try {
         replies.push(this.feed(withTime(op, t) as SchedulerInput));
       } catch (error) {
@@ -301,6 +304,11 @@ function countTaskTransition(totals: SchedulerTotals, event: string, from: strin
   else if (event === "STEAL") totals.stealsRequested++;
   else if (event === "STEAL_CONFIRM") totals.stealsConfirmed++;
   else if (event === "STEAL_REJECT") totals.stealsRejected++;
+}
+
+function boundErredStack(op: TaskErredOp): void {
+  const stack = op.error.stack;
+  if (stack !== undefined && stack.length > MAX_STACK_CHARS) op.error = { ...op.error, stack: boundStack(stack) };
 }
 
 function isLivenessOp(op: SchedulerOp | LivenessOp): op is LivenessOp {

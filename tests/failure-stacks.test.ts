@@ -12,7 +12,9 @@ import { readLogSync } from "../log/reader.js";
 import type { InputRecord } from "../log/types.js";
 import { boundStack, MAX_STACK_CHARS, MAX_STACK_FRAMES } from "../machines/error-stack.js";
 import { TaskFailedError } from "../machines/errors.js";
-import type { ErrorInfo } from "../machines/protocol.js";
+import { PROTOCOL_VERSION, type ErrorInfo } from "../machines/protocol.js";
+import { subjects } from "../transport/subjects.js";
+import { until } from "./support/until.js";
 
 /** Raises at the bottom of `depth` nested calls, with V8 asked to keep every frame. */
 function recurseThenRaise(depth: number): never {
@@ -85,6 +87,24 @@ describe("a failure's stack", () => {
     // Only the first lines, and once.
     expect(text.match(/\| RangeError/g)).toHaveLength(1);
     expect(text.split("\n").filter((l) => l.includes("|     at ")).length).toBeLessThan(10);
+  });
+
+  it("sent longer by a worker of another make, is bounded by the scheduler before it is logged", async () => {
+    const cluster = await LocalCluster.start({ workers: 1, functions: { hang: () => new Promise(() => undefined) }, log: { path: join(dir, "foreign.natlog") }, configFile: false });
+    const client = cluster.client();
+    const f = client.submit("hang", []);
+    await until(() => cluster.scheduler.core.taskState(f.key) === "processing.assigned");
+    const worker = cluster.workers.get("worker-0")!;
+    const ts = cluster.scheduler.core.tasks.get(f.key)!;
+    const stack = `Error: elsewhere\n${"    at somewhere (far.py:1)\n".repeat(1000)}`;
+    const error: ErrorInfo = { name: "Error", message: "elsewhere", stack };
+    const op = { op: "task-erred", worker: "worker-0", id: worker.id, key: f.key, error, attempt: ts.attempt, run: cluster.scheduler.core.run };
+    cluster.bus.connect("foreign").publish(subjects(cluster.name).workerOps("worker-0"), { v: PROTOCOL_VERSION, from: "worker.worker-0", ops: [op] });
+    const failed = (await f.result().catch((e: unknown) => e)) as TaskFailedError;
+    expect(failed.remoteStack).toBe(boundStack(stack));
+    await cluster.close();
+    const erred = readLogSync(join(dir, "foreign.natlog")).records.find((r): r is InputRecord => r.kind === "input" && r.event.op === "task-erred")!;
+    expect((erred.event.error as ErrorInfo).stack).toBe(boundStack(stack));
   });
 
   it("is cut at 4 KB when its lines are long", () => {
