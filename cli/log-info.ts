@@ -18,6 +18,14 @@ const USAGE = `usage: natsched log <log> [--open-ok]   (a file, or nats://host:p
               open without the flag (a live cluster writes it)
 ${LOG_NATS_USAGE}`;
 
+/** ", written by natsched 0.1.0 (commit 0898064b9a0f) on node v20.20.2", from what the header says. */
+function writtenBy(meta: Record<string, unknown>): string {
+  if (typeof meta.natsched !== "string") return "";
+  const commit = typeof meta.commit === "string" ? ` (commit ${meta.commit.slice(0, 12)})` : "";
+  const node = typeof meta.node === "string" ? ` on node ${meta.node}` : "";
+  return `, written by natsched ${meta.natsched}${commit}${node}`;
+}
+
 export async function logInfoCommand(args: string[], io: Io): Promise<number> {
   let parsed;
   try {
@@ -51,7 +59,7 @@ export async function logInfoCommand(args: string[], io: Io): Promise<number> {
     a.first = Math.min(a.first, r.t);
     a.last = Math.max(a.last, r.t);
   }
-  io.out(`${path}: format v${reader.header.v}`);
+  io.out(`${path}: format v${reader.header.v}${writtenBy(reader.header.meta)}`);
   for (const [actor, a] of [...perActor].sort()) {
     io.out(`  ${actor.padEnd(24)} ${String(a.records).padStart(9)} records  ${String(a.inputs).padStart(8)} inputs  ${String(a.transitions).padStart(8)} transitions  ${(a.last - a.first).toFixed(3)} s`);
   }
