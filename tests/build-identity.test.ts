@@ -56,6 +56,12 @@ describe("the header names the build", () => {
     expect(Object.keys(listed)).toContain("boom");
   });
 
+  it("is named by natsched log", async () => {
+    const out: string[] = [];
+    expect(await runCli(["log", path], { out: (t) => out.push(t), err: () => undefined })).toBe(0);
+    expect(out[0]).toBe(`${path}: format v2, written by natsched ${String(readLogSync(path).header.meta.natsched)} (commit ${gitCommitAt(root)!.slice(0, 12)}) on node ${process.version}`);
+  });
+
   it("is omitted without a checkout, and many functions are one digest", () => {
     expect(gitCommitAt(dir)).toBeUndefined();
     const many = Object.fromEntries(Array.from({ length: MAX_LISTED_FUNCTIONS + 1 }, (_, i) => [`f${i}`, codeHash(String(i))]));
