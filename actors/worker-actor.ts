@@ -188,7 +188,7 @@ export class WorkerActor {
     this.feed({ op: "registered", ...run, t: this.opts.clock.now() });
     const every = this.opts.heartbeatInterval * 1000;
     if (Number.isFinite(every) && every > 0) {
-      this.sampler ??= new HostSampler();
+      this.sampler ??= HostSampler.acquire();
       this.heartbeat = setInterval(() => this.beat(), every);
       this.heartbeat.unref();
     }
@@ -197,7 +197,7 @@ export class WorkerActor {
   /** A heartbeat, with the worker's metrics when it has something to report (executions running, a new bandwidth estimate). */
   private beat(): void {
     const scheduler = this.subjects.workerOps(this.name);
-    this.outbox.send(scheduler, { op: "heartbeat", name: this.name, id: this.id, ...(this.sampler !== null ? { host: this.sampler.sample() } : {}) });
+    this.outbox.send(scheduler, { op: "heartbeat", name: this.name, id: this.id, ...(this.sampler !== null ? { host: this.sampler.sample(this.opts.heartbeatInterval * 500) } : {}) });
     if (this.closed || this.core.state !== "running") return;
     if (this.core.runningCount === 0 && this.core.bandwidth === this.reportedBandwidth) return;
     this.reportedBandwidth = this.core.bandwidth;
@@ -501,7 +501,8 @@ export class WorkerActor {
     this.closed = true;
     void this.pool?.close();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
-    this.sampler?.stop();
+    this.sampler?.release();
+    this.sampler = null;
     for (const { timer } of this.leases.values()) clearTimeout(timer);
     this.leases.clear();
     this.leased.clear();

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { HostSampler } from "../actors/host/host-sampler.js";
 import { METRICS_LOG_INTERVAL, MetricsGate } from "../actors/host/metrics-gate.js";
 import { LocalCluster } from "../actors/local-cluster.js";
 import { runCli } from "../cli/run.js";
@@ -34,6 +35,25 @@ describe("the metrics gate", () => {
     expect(gate.admit("a", { ...steady, rss: 131e6 }, 21)).toBe(false);
     expect(gate.admit("a", { ...steady, rss: 131e6, loopMax: 156 }, 21.5)).toBe(true);
     expect(gate.admit("a", { ...steady, rss: 131e6, loopMax: 160 }, 22)).toBe(false);
+  });
+});
+
+describe("the host sampler", () => {
+  it("is one per process, shared by its workers, and hands a fresh sample out again to a round's later beats", () => {
+    const a = HostSampler.acquire();
+    const b = HostSampler.acquire();
+    expect(b).toBe(a);
+    const first = a.sample(60_000);
+    expect(b.sample(60_000)).toBe(first);
+    expect(b.sample(0)).not.toBe(first);
+    expect(first.rss).toBeGreaterThan(first.heapUsed);
+    a.release();
+    expect(HostSampler.acquire()).toBe(b);
+    b.release();
+    b.release();
+    const c = HostSampler.acquire();
+    expect(c).not.toBe(a);
+    c.release();
   });
 });
 
