@@ -39,7 +39,8 @@ export {
   type LogProblem,
   type LogReader,
 } from "./log/index.js";
-export { replay, type ReplayOptions, type ReplayResult, type Divergence, type ClusterStateView } from "./replay/index.js";
+export { replay, type ReplayOptions, type ReplayResult, type Divergence, type ClusterStateView, type BuildDifference } from "./replay/index.js";
+export { hashFunctions } from "./actors/function-hashes.js";
 export { Timeline, type EntityView } from "./tools/timeline.js";
 export { whatIf, whatIfLog, type WhatIfResult, type WhatIfOptions } from "./tools/what-if.js";
 export { extractWorkload, type ExtractedWorkload } from "./tools/workload-extract.js";

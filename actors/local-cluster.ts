@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Config } from "../machines/config.js";
 import { BadOptionError, ClosedError } from "../machines/errors.js";
 import { FileLogSink, type LogFileFormat } from "../log/file-log.js";
+import { functionsHeaderMeta } from "./function-hashes.js";
 import type { LogSink } from "../log/types.js";
 import { MemoryBus } from "../transport/memory.js";
 import type { Transport } from "../transport/types.js";
@@ -88,7 +89,7 @@ export class LocalCluster {
     const name = opts.name ?? `local-${Math.random().toString(16).slice(2, 8)}`;
     if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new BadOptionError("name", "cluster names use letters, digits, '-' and '_'");
     const clock = opts.clock ?? realClock;
-    const log = await openLogSink(opts.log, name);
+    const log = await openLogSink(opts.log, name, functionsHeaderMeta(resolved));
     const bus = new MemoryBus({ ...(opts.onError ? { onError: opts.onError } : {}) });
     const schedulerTransport = bus.connect("scheduler");
     const scheduler = new SchedulerActor({ cluster: name, transport: schedulerTransport, config, clock, log, ...(opts.onError ? { onError: opts.onError } : {}) });
@@ -247,10 +248,10 @@ function workerSpecs(opts: LocalClusterOptions): WorkerSpec[] {
   return w;
 }
 
-async function openLogSink(option: LocalClusterOptions["log"], cluster: string): Promise<LogSink | null> {
+async function openLogSink(option: LocalClusterOptions["log"], cluster: string, functions: Record<string, unknown>): Promise<LogSink | null> {
   if (option === false) return null;
   if (option !== undefined && typeof (option as LogSink).append === "function") return option as LogSink;
   const file = option as { path?: string; format?: LogFileFormat } | undefined;
   const path = file?.path ?? join(tmpdir(), `natsched-${cluster}-${Date.now()}.natlog`);
-  return FileLogSink.open(path, { meta: { cluster }, format: file?.format });
+  return FileLogSink.open(path, { meta: { cluster, ...functions }, format: file?.format });
 }

@@ -1,6 +1,6 @@
 import type { Config } from "../machines/config.js";
 import { ForbiddenError, ProtocolError } from "../machines/errors.js";
-import { PROTOCOL_VERSION, type Envelope, type LivenessOp, type SchedulerToClient, type SchedulerToWorker, type WorkerMissingOp } from "../machines/protocol.js";
+import { PROTOCOL_VERSION, type Envelope, type HostMetrics, type LivenessOp, type TaskErredOp, type SchedulerToClient, type SchedulerToWorker, type WorkerMissingOp } from "../machines/protocol.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
 import type { LogSink } from "../log/types.js";
@@ -9,6 +9,8 @@ import type { Msg, Subscription, Transport } from "../transport/types.js";
 import type { Clock } from "./host/clock.js";
 import { realTimers } from "./host/host-timers.js";
 import { LivenessWatch, livenessCheckInterval } from "./host/liveness-watch.js";
+import { MetricsGate } from "./host/metrics-gate.js";
+import { boundStack, MAX_STACK_CHARS } from "../machines/error-stack.js";
 import { StealPasses } from "./host/steal-passes.js";
 import type { ProbeOutcome } from "./host/liveness.js";
 import { RefusalSummary, refusal } from "./host/op-roles.js";
@@ -67,6 +69,7 @@ export class SchedulerActor {
   private readonly subjects: Subjects;
   private readonly outbox: Outbox<SchedulerToWorker | SchedulerToClient>;
   private readonly liveness: LivenessWatch;
+  private readonly metricsGate = new MetricsGate();
   private readonly steals: StealPasses;
   private readonly subscriptions: Subscription[] = [];
   private livenessTimer: ReturnType<typeof setInterval> | null = null;
@@ -180,7 +183,12 @@ export class SchedulerActor {
       }
       const t = this.opts.clock.now();
       this.liveness.heard(op, t);
-      if (isLivenessOp(op)) continue;
+      if (isLivenessOp(op)) {
+        if (op.op === "heartbeat" && op.host !== undefined) this.heardHostMetrics(op.name, op.id, op.host, t);
+        continue;
+      }
+      // A worker of another make may send a longer stack: the log and the clients get it bounded.
+      if (op.op === "task-erred") boundErredStack(op as TaskErredOp);
       try {
         replies.push(this.feed(withTime(op, t) as SchedulerInput));
       } catch (error) {
@@ -194,6 +202,12 @@ export class SchedulerActor {
     if (msg.reply) this.opts.transport.publish(msg.reply, { replies });
     this.steals.afterMessage();
     this.outbox.flush();
+  }
+
+  /** A worker's heartbeat metrics: recorded as an input when the gate lets them in (a worker the core has). */
+  private heardHostMetrics(worker: string, id: string, host: HostMetrics, t: number): void {
+    if (this.core.workers.get(worker)?.id !== id || !this.metricsGate.admit(worker, host, t)) return;
+    this.feed({ op: "host-metrics", worker, id, rss: host.rss, heapUsed: host.heapUsed, loopP99: host.loopP99, loopMax: host.loopMax, t });
   }
 
   /** Read-only questions: answered from the core's state, not recorded (they change nothing). */
@@ -290,6 +304,11 @@ function countTaskTransition(totals: SchedulerTotals, event: string, from: strin
   else if (event === "STEAL") totals.stealsRequested++;
   else if (event === "STEAL_CONFIRM") totals.stealsConfirmed++;
   else if (event === "STEAL_REJECT") totals.stealsRejected++;
+}
+
+function boundErredStack(op: TaskErredOp): void {
+  const stack = op.error.stack;
+  if (stack !== undefined && stack.length > MAX_STACK_CHARS) op.error = { ...op.error, stack: boundStack(stack) };
 }
 
 function isLivenessOp(op: SchedulerOp | LivenessOp): op is LivenessOp {

@@ -68,7 +68,7 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
   },
   "unregister-worker": { name: str, id: str, reason: str },
   "task-finished": { worker: str, id: str, key: str, nbytes: num, start: num, stop: num, attempt: optional(attempt), run: optional(num) },
-  "task-erred": { worker: str, id: str, key: str, error: shape({ name: str, message: str, code: optional(str) }), attempt: optional(attempt), run: optional(num) },
+  "task-erred": { worker: str, id: str, key: str, error: shape({ name: str, message: str, code: optional(str), stack: optional(str) }), attempt: optional(attempt), run: optional(num) },
   "steal-response": { worker: str, id: str, key: str, requestId: str, outcome: oneOf("confirm", "reject"), state: str },
   "add-keys": { worker: str, id: str, keys: arrayOf(keySize) },
   "missing-data": { worker: str, id: str, key: str, holder: str },
@@ -79,7 +79,7 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
     executing: (v) => Array.isArray(v) && v.every((e: unknown) => Array.isArray(e) && e.length === 2 && str(e[0]) && num(e[1]) && (e[1] as number) >= 0),
     bandwidth: (v) => num(v) && (v as number) > 0,
   },
-  heartbeat: { name: str, id: str },
+  heartbeat: { name: str, id: str, host: optional(shape({ rss: num, heapUsed: num, loopP99: num, loopMax: num })) },
 };
 
 const WORKER_OPS: Readonly<Record<string, OpShape>> = {

@@ -36,7 +36,9 @@ export function errorFromInfo(info: ErrorInfo & { keys?: string[] }): NatschedEr
 }
 
 export function taskError(key: string, failedKey: string, error: ErrorInfo): TaskFailedError {
-  return new TaskFailedError(key, error.message, error.name, failedKey);
+  const failed = new TaskFailedError(key, error.message, error.name, failedKey);
+  if (typeof error.stack === "string") failed.remoteStack = error.stack;
+  return failed;
 }
 
 function withMessage<E extends Error>(error: E, message: string): E {

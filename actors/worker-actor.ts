@@ -5,6 +5,7 @@ import {
   type Envelope,
   type ErrorInfo,
   type SchedulerToWorker,
+  type WorkerHeartbeatOp,
   type WorkerToScheduler,
 } from "../machines/protocol.js";
 import { WorkerCore } from "../machines/worker/core.js";
@@ -27,6 +28,8 @@ import { ActorRecorder } from "./host/recorder.js";
 import { sizeof } from "./sizeof.js";
 import { envelopeProblem, workerOpProblem } from "./validate-ops.js";
 import { withTime } from "./host/with-time.js";
+import { boundStack } from "../machines/error-stack.js";
+import { HostSampler } from "./host/host-sampler.js";
 
 export interface WorkerActorOptions {
   cluster: string;
@@ -89,10 +92,12 @@ export class WorkerActor {
   /** When this incarnation started (register-worker's `started`: the scheduler keeps the later of two incarnations). */
   started = 0;
   private readonly subjects: Subjects;
-  private readonly outbox: Outbox<WorkerToScheduler | { op: "heartbeat"; name: string; id: string }>;
+  private readonly outbox: Outbox<WorkerToScheduler | WorkerHeartbeatOp>;
   private readonly functions: TaskFunctions;
   private readonly subscriptions: Subscription[] = [];
   private heartbeat: ReturnType<typeof setInterval> | null = null;
+  /** Memory and event-loop delay for the heartbeats: started with them, stopped at close. */
+  private sampler: HostSampler | null = null;
   /** The bandwidth estimate last reported in worker-metrics. */
   private reportedBandwidth = -1;
   private dataServer: DataServer | null = null;
@@ -183,6 +188,7 @@ export class WorkerActor {
     this.feed({ op: "registered", ...run, t: this.opts.clock.now() });
     const every = this.opts.heartbeatInterval * 1000;
     if (Number.isFinite(every) && every > 0) {
+      this.sampler ??= HostSampler.acquire();
       this.heartbeat = setInterval(() => this.beat(), every);
       this.heartbeat.unref();
     }
@@ -191,7 +197,7 @@ export class WorkerActor {
   /** A heartbeat, with the worker's metrics when it has something to report (executions running, a new bandwidth estimate). */
   private beat(): void {
     const scheduler = this.subjects.workerOps(this.name);
-    this.outbox.send(scheduler, { op: "heartbeat", name: this.name, id: this.id });
+    this.outbox.send(scheduler, { op: "heartbeat", name: this.name, id: this.id, ...(this.sampler !== null ? { host: this.sampler.sample(this.opts.heartbeatInterval * 500) } : {}) });
     if (this.closed || this.core.state !== "running") return;
     if (this.core.runningCount === 0 && this.core.bandwidth === this.reportedBandwidth) return;
     this.reportedBandwidth = this.core.bandwidth;
@@ -495,6 +501,8 @@ export class WorkerActor {
     this.closed = true;
     void this.pool?.close();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    this.sampler?.release();
+    this.sampler = null;
     for (const { timer } of this.leases.values()) clearTimeout(timer);
     this.leases.clear();
     this.leased.clear();
@@ -527,7 +535,8 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 export function errorInfo(error: unknown): ErrorInfo {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
-    return { name: error.name, message: error.message, ...(typeof code === "string" ? { code } : {}) };
+    const stack = error.stack;
+    return { name: error.name, message: error.message, ...(typeof code === "string" ? { code } : {}), ...(typeof stack === "string" ? { stack: boundStack(stack) } : {}) };
   }
   return { name: "Error", message: String(error) };
 }

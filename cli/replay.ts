@@ -1,4 +1,6 @@
 import { BadOptionError } from "../machines/errors.js";
+import { hashFunctions } from "../actors/function-hashes.js";
+import { formatBuildDifferences } from "../replay/build-differences.js";
 import { replayAt } from "../replay/replay-at.js";
 import { divergences, formatDivergence, formatProblems, formatState, formatSummary } from "../replay/replay-format.js";
 import type { ReplayOptions } from "../replay/replay-types.js";
@@ -14,6 +16,10 @@ export const USAGE = `usage: natsched replay <log> [--until <seq|time|+seconds>]
   --actor <name>     replay only this actor ("scheduler", "worker.<name>")
   --state            print the cluster state at --until (or at the end)
   --json             print the whole result as JSON
+  --functions <module>
+                     the task functions this build would run (a module, as natsched worker
+                     takes it): those whose code differs from the log header's hashes are
+                     named in the warning about a differing build (never a failure)
   --open-ok          accept an open log: one still being written, whose actors have not all
                      written their stop record (without it, each is an "open" problem and the
                      exit is 1: the writer crashed, was killed, or is still writing).
@@ -22,7 +28,7 @@ ${LOG_NATS_USAGE}`;
 
 /** `natsched replay`: exit 0 if every transition was reproduced from a complete log, 1 otherwise. */
 export async function replayCommand(args: string[], io: Io): Promise<number> {
-  let parsed: { path: string; options: ReplayOptions; state: boolean; json: boolean; connect: NatsConnectOptions };
+  let parsed: { path: string; options: ReplayOptions; state: boolean; json: boolean; connect: NatsConnectOptions; functions?: string };
   try {
     parsed = parseArgs(args);
   } catch (error) {
@@ -30,12 +36,23 @@ export async function replayCommand(args: string[], io: Io): Promise<number> {
     io.err(`natsched replay: ${error.message}\n\n${USAGE}`);
     return 2;
   }
-  const result = await replayAt(parsed.path, parsed.options, parsed.connect);
+  let options = parsed.options;
+  if (parsed.functions !== undefined) {
+    try {
+      options = { ...options, functions: await hashFunctions(parsed.functions) };
+    } catch (error) {
+      if (!(error instanceof BadOptionError)) throw error;
+      io.err(`natsched replay: ${error.message}`);
+      return 2;
+    }
+  }
+  const result = await replayAt(parsed.path, options, parsed.connect);
   if (parsed.json) {
     io.out(JSON.stringify(result, null, 2));
     return result.ok ? 0 : 1;
   }
   io.out(formatSummary(result, parsed.path));
+  if (result.buildDifferences !== undefined && result.buildDifferences.length > 0) io.err(formatBuildDifferences(result.buildDifferences));
   const problems = formatProblems(result);
   if (problems) io.err(problems);
   for (const divergence of divergences(result)) io.err(formatDivergence(divergence));
@@ -43,12 +60,13 @@ export async function replayCommand(args: string[], io: Io): Promise<number> {
   return result.ok ? 0 : 1;
 }
 
-function parseArgs(args: string[]): { path: string; options: ReplayOptions; state: boolean; json: boolean; connect: NatsConnectOptions } {
+function parseArgs(args: string[]): { path: string; options: ReplayOptions; state: boolean; json: boolean; connect: NatsConnectOptions; functions?: string } {
   const options: ReplayOptions = {};
   const auth: Record<string, string | boolean> = {};
   let path: string | undefined;
   let state = false;
   let json = false;
+  let functions: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const value = (): string => {
@@ -61,6 +79,7 @@ function parseArgs(args: string[]): { path: string; options: ReplayOptions; stat
     else if (arg === "--state") state = true;
     else if (arg === "--json") json = true;
     else if (arg === "--open-ok") options.openOk = true;
+    else if (arg === "--functions") functions = value();
     else if (arg.startsWith("--") && Object.prototype.hasOwnProperty.call(NATS_AUTH_FLAGS, arg.slice(2))) {
       const flag = arg.slice(2) as keyof typeof NATS_AUTH_FLAGS;
       auth[flag] = NATS_AUTH_FLAGS[flag].type === "boolean" ? true : value();
@@ -70,7 +89,7 @@ function parseArgs(args: string[]): { path: string; options: ReplayOptions; stat
     else throw new BadOptionError(arg, `unexpected argument ${arg}`);
   }
   if (path === undefined) throw new BadOptionError("log", "which log? (a path)");
-  return { path, options, state, json, connect: natsOptions(auth) };
+  return { path, options, state, json, connect: natsOptions(auth), ...(functions !== undefined ? { functions } : {}) };
 }
 
 function parseUntil(text: string): Pick<ReplayOptions, "until" | "untilKind"> {

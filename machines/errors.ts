@@ -78,6 +78,8 @@ export class ClosedError extends NatschedError {
 
 /** A task raised. `message` is the original error's message; `key` names the task. */
 export class TaskFailedError extends NatschedError {
+  /** The failed function's stack on its worker, bounded (20 frames, 4 KB); absent when the worker sent none. */
+  remoteStack?: string;
   constructor(readonly key: string, readonly originalMessage: string, readonly originalName = "Error", readonly failedKey = key) {
     super(
       "TASK_FAILED",

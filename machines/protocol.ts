@@ -52,6 +52,8 @@ export interface ErrorInfo {
   name: string;
   message: string;
   code?: string;
+  /** Where it was raised: the stack as the worker saw it, bounded (machines/error-stack.ts); absent when unknown. */
+  stack?: string;
 }
 
 // ---- client -> scheduler -------------------------------------------------------------
@@ -247,6 +249,19 @@ export interface WorkerHeartbeatOp {
   op: "heartbeat";
   name: string;
   id: string;
+  /** The worker process's own measures (absent from workers before them): the scheduler's host logs some (HostMetricsOp). */
+  host?: HostMetrics;
+}
+
+/** A worker process's memory and event-loop delay, as its host measures them for a heartbeat. */
+export interface HostMetrics {
+  /** Resident set size, bytes. */
+  rss: number;
+  /** V8 heap in use, bytes. */
+  heapUsed: number;
+  /** The event loop's delay since the previous heartbeat, milliseconds: 99th percentile and maximum. */
+  loopP99: number;
+  loopMax: number;
 }
 
 /** Ops the scheduler's host consumes itself to track who is alive; never core inputs. */

@@ -1,5 +1,6 @@
 /** The replay engine's public pieces (index.ts re-exports them). */
 export { replay } from "./replay.js";
+export type { BuildDifference } from "./build-differences.js";
 export type {
   ActorReplay,
   Divergence,

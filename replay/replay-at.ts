@@ -5,6 +5,7 @@
 import type { NatsConnectOptions } from "../transport/nats-connect.js";
 import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
 import { replay } from "./replay.js";
+import { buildDifferences, startRecordDifferences, thisBuild } from "./build-differences.js";
 import type { ReplayOptions, ReplayResult } from "./replay-types.js";
 
 /**
@@ -20,6 +21,8 @@ export async function replayAt(location: string, options: ReplayOptions = {}, co
   const reader = await openLogAt(location, connect);
   const { records, problems } = await reader.readAll();
   const result = await replay(records, { ...options, openOk: options.openOk ?? true });
+  const now = thisBuild(options.functions);
+  result.buildDifferences = [...buildDifferences(reader.header.meta, now), ...startRecordDifferences(records, now)];
   // Gaps the replay finds again in the records themselves; the rest only the reader saw.
   const unseen = problems.filter((p) => p.kind !== "gap");
   result.problems.unshift(...unseen);

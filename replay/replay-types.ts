@@ -3,6 +3,7 @@
  */
 import type { InputRecord, LogProblem, LogProblemKind, LogRecord } from "../log/types.js";
 import type { ClusterStateView } from "./state-view.js";
+import type { BuildDifference } from "./build-differences.js";
 import type { LoggedWhy, MachineName } from "../machines/reasons.js";
 
 /** A log to replay: a file path, or records (a MemoryLogSink's, or streamed from elsewhere). */
@@ -43,6 +44,12 @@ export interface ReplayOptions {
    * `replayAt` defaults it to true for a JetStream log (a live cluster's log is open).
    */
   openOk?: boolean;
+  /**
+   * The replayer's task functions, as code hashes (name -> hash: `hashFunctions` of a
+   * functions option): functions whose hash differs from the log header's are listed in
+   * `buildDifferences`. Replay never runs them.
+   */
+  functions?: Readonly<Record<string, string>>;
 }
 
 /** A machine transition, as recorded or as reproduced. */
@@ -139,6 +146,12 @@ export interface ReplayResult {
   /** The cluster as the replayed cores left it: at `until`, or at the end of the log. */
   state: ClusterStateView;
   stats: ReplayStats;
+  /**
+   * How the build replaying differs from the one that wrote the log (its header's meta):
+   * natsched version, commit, node major, task functions (when `functions` was given).
+   * A warning only: `ok` does not depend on it. Absent when the log has no header (records).
+   */
+  buildDifferences?: BuildDifference[];
 }
 
 export interface ReplayStats {

@@ -12,8 +12,19 @@ import type { ActorReplay, ReplayOptions, ReplayProblem, ReplayResult, ReplaySou
 import type { ClusterStateView } from "./state-view.js";
 import type { LogRecord } from "../log/types.js";
 import { isSliceFile } from "../log/slice-header.js";
+import { readLogHeader } from "../log/header-file.js";
+import { buildDifferences, thisBuild } from "./build-differences.js";
 
 export async function replay(log: ReplaySource, givenOptions: ReplayOptions = {}): Promise<ReplayResult> {
+  const out = await replayRecords(log, givenOptions);
+  if (typeof log === "string") {
+    const header = await readLogHeader(log);
+    if (header !== undefined) out.buildDifferences = buildDifferences(header.meta, thisBuild(givenOptions.functions));
+  }
+  return out;
+}
+
+async function replayRecords(log: ReplaySource, givenOptions: ReplayOptions): Promise<ReplayResult> {
   // A slice (natsched export) ends its actors before their stop records on purpose.
   const options = givenOptions.openOk === undefined && typeof log === "string" && (await isSliceFile(log)) ? { ...givenOptions, openOk: true } : givenOptions;
   const until = cutOf(options);

@@ -12,7 +12,12 @@ export interface StoryLine {
   reasons?: string[];
   /** The reasons as the log records them. */
   why?: LoggedWhy;
+  /** The first lines of a failure's stack (the first input of the story that carries one). */
+  stack?: string[];
 }
+
+/** Lines of a failure's stack a story shows: the message and the frames nearest the raise. */
+export const STORY_STACK_LINES = 6;
 
 /**
  * A task's life across the scheduler and workers, in the order the actors saw it, with the
@@ -21,6 +26,7 @@ export interface StoryLine {
  */
 export function storyLines(records: Iterable<LogRecord>, key: string, ctx: ReasonContext = {}): StoryLine[] {
   const lines: StoryLine[] = [];
+  let stackShown = false;
   for (const r of records) {
     if (r.kind === "transition") {
       if (r.id !== key) continue;
@@ -31,7 +37,14 @@ export function storyLines(records: Iterable<LogRecord>, key: string, ctx: Reaso
       lines.push(line);
     } else if (r.kind === "input") {
       const text = describeInput(r.event, key);
-      if (text !== undefined) lines.push({ t: r.t, actor: r.actor, seq: r.seq, text });
+      if (text === undefined) continue;
+      const line: StoryLine = { t: r.t, actor: r.actor, seq: r.seq, text };
+      const stack = (r.event as { error?: { stack?: unknown } }).error?.stack;
+      if (!stackShown && r.event.key === key && typeof stack === "string") {
+        line.stack = stack.split("\n").slice(0, STORY_STACK_LINES);
+        stackShown = true;
+      }
+      lines.push(line);
     }
   }
   lines.sort((a, b) => a.t - b.t || (a.actor === b.actor ? a.seq - b.seq : a.actor < b.actor ? -1 : 1));
@@ -77,6 +90,7 @@ export function formatStory(lines: StoryLine[]): string {
     out.push(`${prefix}#${l.seq}  ${l.text}`);
     const indent = " ".repeat(prefix.length + 4);
     for (const reason of l.reasons ?? []) out.push(`${indent}${reason}`);
+    for (const frame of l.stack ?? []) out.push(`${indent}| ${frame}`);
   }
   return out.join("\n");
 }

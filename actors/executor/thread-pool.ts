@@ -99,7 +99,7 @@ export class ThreadPool {
     // The threads never keep a process alive: the worker's connection does, or nothing should.
     thread.unref();
     const slot: Slot = { thread, job: null, dead: false };
-    thread.on("message", (message: { id: number; ok: boolean; value?: unknown; error?: { name: string; message: string; code?: string } }) => {
+    thread.on("message", (message: { id: number; ok: boolean; value?: unknown; error?: ThreadError }) => {
       const owner = this.running.get(message.id);
       if (owner !== slot || slot.job === null) return;
       const job = slot.job;
@@ -155,9 +155,18 @@ export class ThreadPool {
   }
 }
 
-function rebuildError(info: { name: string; message: string; code?: string }): Error {
+interface ThreadError {
+  name: string;
+  message: string;
+  code?: string;
+  stack?: string;
+}
+
+/** The thread's error as an Error of this thread, with the thread's stack (where the function raised). */
+function rebuildError(info: ThreadError): Error {
   const error = new Error(info.message) as Error & { code?: string };
   error.name = info.name;
   if (info.code !== undefined) error.code = info.code;
+  if (info.stack !== undefined) error.stack = info.stack;
   return error;
 }

@@ -55,7 +55,7 @@ function transferables(value) {
 
 function errorInfo(error) {
   if (error instanceof Error) {
-    return { name: error.name, message: error.message, ...(typeof error.code === "string" ? { code: error.code } : {}) };
+    return { name: error.name, message: error.message, ...(typeof error.code === "string" ? { code: error.code } : {}), ...(typeof error.stack === "string" ? { stack: error.stack } : {}) };
   }
   return { name: "Error", message: String(error) };
 }

@@ -16,11 +16,16 @@ export class ActorRecorder {
   /** Null when nothing is kept: a NullLogSink needs no records built for it. */
   private readonly sink: LogSink | null;
 
-  /** `firstSeq`: where the actor's log continues, when it already has records (a restart writing to JetStream). */
+  /**
+   * `firstSeq`: where the actor's log continues, when it already has records (a restart writing to JetStream).
+   * `build`: the writing build (natsched, commit, node, functions), put in a worker's start
+   * record as `build` where the log's header cannot name it (a log shared by many processes).
+   */
   constructor(
     readonly actor: string,
     sink: LogSink | null,
     firstSeq = 0,
+    private readonly build?: Record<string, unknown>,
   ) {
     this.sink = sink instanceof NullLogSink ? null : sink;
     this.seq = firstSeq;
@@ -37,7 +42,8 @@ export class ActorRecorder {
 
   /** A worker's start record, from the init its core was built with. */
   startWorker(t: number, init: WorkerInit): void {
-    this.start(t, "worker", workerStartInit(init));
+    const start = workerStartInit(init);
+    this.start(t, "worker", this.build === undefined ? start : { ...start, build: this.build });
   }
 
   private start(t: number, role: string, init: Record<string, unknown>): void {

@@ -6,6 +6,8 @@ import { BadOptionError, LogForeignMessageError } from "../../machines/errors.js
 import { ActorRecorder } from "../host/recorder.js";
 import { FileLogSink, type LogFileFormat } from "../../log/file-log.js";
 import { JetStreamLogSink } from "../../log/jetstream-log.js";
+import { functionsHeaderMeta } from "../function-hashes.js";
+import { writerMeta } from "../../log/package-version.js";
 import type { LogProblem, LogSink } from "../../log/types.js";
 import { NatsTransport } from "../../transport/nats.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
@@ -106,9 +108,10 @@ export class WorkerProcess {
         const actorName = `worker.${opts.name}`;
         const claim = await sink.claim(actorName);
         for (const p of claim.foreign) foreign(p);
-        recorder = new ActorRecorder(actorName, sink, claim.nextSeq);
+        // The stream's header names the build of whoever created it: this worker's goes in its start record.
+        recorder = new ActorRecorder(actorName, sink, claim.nextSeq, { ...writerMeta(), ...functionsHeaderMeta(resolved) });
       } else if (opts.log !== undefined) {
-        log = await FileLogSink.open(opts.log, { meta: { cluster: opts.cluster, worker: opts.name }, format: opts.logFormat });
+        log = await FileLogSink.open(opts.log, { meta: { cluster: opts.cluster, worker: opts.name, ...functionsHeaderMeta(resolved) }, format: opts.logFormat });
       }
       actor = new WorkerActor({
         cluster: opts.cluster,

@@ -198,6 +198,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
       case "balance":
         this.stealing?.balance();
         break;
+      case "host-metrics":
+        // Evidence for the tools only: nothing changes, so nothing is drained either.
+        return OK;
     }
     this.drain();
     this.queueSlotsMaybeOpened();

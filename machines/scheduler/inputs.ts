@@ -1,4 +1,4 @@
-import type { ClientToScheduler, ErrorInfo, SchedulerToClient, SchedulerToWorker, WorkerToScheduler } from "../protocol.js";
+import type { ClientToScheduler, ErrorInfo, HostMetrics, SchedulerToClient, SchedulerToWorker, WorkerToScheduler } from "../protocol.js";
 import type { MachineName, Why } from "../reasons.js";
 
 /** A worker stopped answering (missed heartbeats, closed connection): detected by the host. */
@@ -7,6 +7,17 @@ export interface WorkerLostOp {
   name: string;
   id: string;
   reason: string;
+}
+
+/**
+ * A worker's host metrics (from its heartbeat), as the scheduler's host chose to record them
+ * (rate-limited: actors/host/metrics-gate.ts). An input so that the log keeps them in order
+ * with everything else and replay re-feeds them; the core keeps nothing of them.
+ */
+export interface HostMetricsOp extends HostMetrics {
+  op: "host-metrics";
+  worker: string;
+  id: string;
 }
 
 /** The scheduler's own lifecycle, from its host. */
@@ -18,7 +29,7 @@ export interface BalanceOp {
 }
 
 /** Every stimulus the scheduler core takes, stamped with the time the host saw it. */
-export type SchedulerInput = (ClientToScheduler | WorkerToScheduler | WorkerLostOp | SchedulerLifecycleOp | BalanceOp) & { t: number };
+export type SchedulerInput = (ClientToScheduler | WorkerToScheduler | WorkerLostOp | SchedulerLifecycleOp | BalanceOp | HostMetricsOp) & { t: number };
 
 /** `run` answers a register-worker: the scheduler run the worker registered with. */
 export type SchedulerReply = { ok: true; run?: number } | { ok: false; error: ErrorInfo & { keys?: string[] } };
