@@ -3,6 +3,7 @@ import { redactUrls } from "../transport/nats-connect.js";
 import { exportCommand } from "./export.js";
 import { storyCommand } from "./story.js";
 import { inspectCommand } from "./inspect.js";
+import { keysCommand } from "./keys.js";
 import { logInfoCommand } from "./log-info.js";
 import { logExportCommand } from "./log-export.js";
 import { replayCommand } from "./replay.js";
@@ -22,14 +23,19 @@ const USAGE = `usage: natsched <command> [args]
 
 commands:
   story <log> <key>        a task's life across the scheduler and workers, with the reasons
+                           (a key prefix will do when one key starts with it)
+  keys <log> [--prefix <p>] [--state <state>] [--at <cut>] [--limit <n>]
+                           the task keys, with each one's state, worker and function
   log <log>                summary of an event log: actors, records, problems
   log export <from> <to>   copy a log between a file and JetStream (either way)
   export <log> --around <key|time> [--out slice.natlog]
                            a slice of the log that replays on its own, for a bug report
-  replay <log> [--until <seq|time|+s>] [--actor <name>] [--state]
+  replay <log> [--until <cut>] [--actor <name>] [--state]
                            re-run the log through the machines and check every transition
-  inspect <log> [--at <n|+s|actor:seq>] [--key <key>]
-                           every machine's state at one point of a log (steps back and forth)
+  inspect <log> [--at <cut>] [--key <key>]
+                           the cluster at one point of a log: workers running or stopped (and
+                           why), executing keys, occupancy, queues, steals in flight
+  a <cut> is seq | actor:seq | time | +seconds from the run's start, the same for every command
   simulate <scenario>      run a scenario on the simulator (virtual clock; --help for options)
   what-if <log> [--set key=value ...] [--scenario out.json]
                            re-run a log's workload on the simulator, recorded vs changed config
@@ -46,6 +52,7 @@ const COMMANDS: Record<string, Command> = {
   export: exportCommand,
   replay: replayCommand,
   inspect: inspectCommand,
+  keys: keysCommand,
   simulate: simulateCommand,
   "what-if": whatIfCommand,
   scheduler: schedulerCommand,

@@ -85,7 +85,7 @@ describe("natsched replay", () => {
   it("exits 2 on bad usage, 1 on a missing file", async () => {
     expect((await cli()).code).toBe(2);
     expect((await cli(path, "--until", "soon")).code).toBe(2);
-    expect((await cli(path, "--until", "soon")).err).toContain('--until takes a seq (1234), a time (1763785.5) or seconds from the start (+2.5), got "soon"');
+    expect((await cli(path, "--until", "soon")).err).toContain('--until takes a seq (1234), an actor and seq (worker.a:40), a time (1763785.5) or seconds from the start (+2.5), got "soon"');
     expect((await cli(path, "--bogus")).code).toBe(2);
     const missing = await cli(join(dir, "nope.natlog"));
     expect(missing.code).toBe(1);
