@@ -13,7 +13,7 @@ export const CANDIDATES_SHOWN = 10;
 /** No key of the log starts with the prefix. */
 export class NoSuchKeyError extends NatschedError {
   constructor(readonly prefix: string, where: string) {
-    super("NO_SUCH_KEY", `no key of ${where} starts with ${JSON.stringify(prefix)} (natsched keys ${where} lists them)`);
+    super("NO_SUCH_KEY", `no record of ${prefix} in ${where}: no key is it or starts with it (natsched keys ${where} lists them)`);
   }
 }
 
