@@ -1,7 +1,7 @@
 import { basename, dirname, join } from "node:path";
 import { BadOptionError } from "../machines/errors.js";
 import { exportSlice } from "../tools/export.js";
-import { TimeBase } from "../tools/time-base.js";
+import { TimeBase } from "../log/time-base.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 

@@ -4,7 +4,7 @@ import { LogCut, parseCut } from "../replay/log-cut.js";
 import { ClusterFold } from "../tools/cluster-fold.js";
 import { formatInspect, inspectView } from "../tools/inspect-view.js";
 import { Timeline } from "../tools/timeline.js";
-import { TimeBase } from "../tools/time-base.js";
+import { TimeBase } from "../log/time-base.js";
 import type { LogRecord } from "../log/types.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";

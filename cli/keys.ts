@@ -3,7 +3,7 @@ import { openLogAt } from "../log/jetstream-open.js";
 import { LogCut, parseCut } from "../replay/log-cut.js";
 import { ClusterFold } from "../tools/cluster-fold.js";
 import { listKeys } from "../tools/keys.js";
-import { TimeBase } from "../tools/time-base.js";
+import { TimeBase } from "../log/time-base.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";

@@ -2,7 +2,7 @@ import { BadOptionError } from "../machines/errors.js";
 import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
 import { openProblems } from "../replay/replay-engine.js";
 import { isSliceHeader } from "../log/slice-header.js";
-import { TimeBase } from "../tools/time-base.js";
+import { TimeBase } from "../log/time-base.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";

@@ -1,4 +1,6 @@
 import { BadOptionError } from "../machines/errors.js";
+import { openLogAt } from "../log/jetstream-open.js";
+import { readTimeBase } from "../log/time-base.js";
 import { parseCut } from "../replay/log-cut.js";
 import { replayAt } from "../replay/replay-at.js";
 import { divergences, formatDivergence, formatProblems, formatState, formatSummary } from "../replay/replay-format.js";
@@ -42,7 +44,7 @@ export async function replayCommand(args: string[], io: Io): Promise<number> {
   const problems = formatProblems(result);
   if (problems) io.err(problems);
   for (const divergence of divergences(result)) io.err(formatDivergence(divergence));
-  if (parsed.state) io.out(formatState(result.state));
+  if (parsed.state) io.out(formatState(result.state, await readTimeBase(await openLogAt(parsed.path, parsed.connect))));
   return result.ok ? 0 : 1;
 }
 

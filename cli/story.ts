@@ -5,7 +5,7 @@ import type { ReasonContext } from "../tools/story-reasons.js";
 import { resolveKey } from "../tools/keys.js";
 import { taskKeys } from "../tools/task-keys.js";
 import { formatStory, storyLines, type StoryLine } from "../tools/story.js";
-import { TimeBase } from "../tools/time-base.js";
+import { readTimeBase } from "../log/time-base.js";
 import type { LogRecord } from "../log/types.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
@@ -30,7 +30,7 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
   }
   const [path, given] = parsed.positionals as [string, string];
   const reader = await openLogAt(path, natsOptions(parsed.values));
-  const time = TimeBase.of(await firstTime(reader), reader.header.created);
+  const time = await readTimeBase(reader);
   const ctx = await reasonContext(reader);
   let key = given;
   let lines = await storyOf(reader, key, ctx);
@@ -61,11 +61,6 @@ async function storyOf(reader: LogReader, key: string, ctx: ReasonContext): Prom
   return storyLines(records, key, ctx);
 }
 
-/** The `t` of the log's first record: the run's start (tools/time-base.ts). */
-async function firstTime(reader: LogReader): Promise<number | undefined> {
-  for await (const record of reader.records()) return record.t;
-  return undefined;
-}
 
 /** The scheduler's bandwidth estimate, from its start record (near the top of a log: the read stops there). */
 async function reasonContext(reader: LogReader): Promise<ReasonContext> {

@@ -16,7 +16,7 @@ import { LogCut, parseCut } from "../replay/log-cut.js";
 import { replay } from "../replay/replay.js";
 import { ClusterFold } from "../tools/cluster-fold.js";
 import { AmbiguousKeyError, NoSuchKeyError, resolveKey } from "../tools/keys.js";
-import { TimeBase } from "../tools/time-base.js";
+import { TimeBase } from "../log/time-base.js";
 import { until } from "./support/until.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-inspect-"));

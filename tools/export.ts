@@ -105,7 +105,7 @@ export class SliceCuts {
     return this.time;
   }
 
-  /** The `t` of the log's first record: the run's start (tools/time-base.ts). */
+  /** The `t` of the log's first record: the run's start (log/time-base.ts). */
   get runStart(): number | undefined {
     return this.firstT;
   }

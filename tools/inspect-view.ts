@@ -4,7 +4,7 @@
  * flight. Built from a ClusterFold (the log alone); times from the run's start.
  */
 import type { ClusterFold, WorkerTaskFacts } from "./cluster-fold.js";
-import type { TimeBase } from "./time-base.js";
+import type { TimeBase } from "../log/time-base.js";
 
 /** Worker-task states whose compute-task estimate counts as work the worker holds. */
 const COMPUTE_STATES = new Set(["waiting", "ready", "executing", "resumed", "cancelled"]);

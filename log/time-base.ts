@@ -6,6 +6,8 @@
  * the records' own clock in every log. The absolute start is printed once (`describe`).
  */
 
+import type { LogReader } from "./reader.js";
+
 /** Records further than this from the header's `created` are on a clock of their own (the simulator's). */
 const SAME_CLOCK_SECONDS = 86_400;
 
@@ -43,4 +45,14 @@ export class TimeBase {
     if (this.iso !== undefined) return `times: seconds from the run's start, ${this.iso} (t=${this.start})`;
     return `times: seconds from the run's start, t=${this.start} on the run's virtual clock (simulated)${this.created ? `; log written ${this.created}` : ""}`;
   }
+}
+
+/** The time base of the log `reader` reads: its first record (the read stops there) and its header. */
+export async function readTimeBase(reader: Pick<LogReader, "header" | "records">): Promise<TimeBase> {
+  let first: number | undefined;
+  for await (const record of reader.records()) {
+    first = record.t;
+    break;
+  }
+  return TimeBase.of(first, reader.header.created);
 }
