@@ -73,7 +73,7 @@ export class LogCut {
   /** The cut in words: "after scheduler #40", "at t=...", "at +2.5 s". */
   describe(): string {
     const spec = this.spec;
-    if (spec === undefined) return "the end of the log";
+    if (spec === undefined) return "at the end of the log";
     if (spec.kind === "seq") return `after ${this.seqActor} #${spec.value}`;
     return spec.kind === "time" ? `at t=${spec.value}` : `at +${spec.value} s`;
   }
