@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalCluster } from "../index.js";
 import { runCli } from "../cli/run.js";
 import { readLogSync } from "../log/reader.js";
-import type { LogRecord } from "../log/types.js";
+import { FileLogSink } from "../log/file-log.js";
+import type { LogRecord, TransitionRecord } from "../log/types.js";
+import { simulate } from "../sim/simulator.js";
 import { LogCut, parseCut } from "../replay/log-cut.js";
 import { replay } from "../replay/replay.js";
 import { ClusterFold } from "../tools/cluster-fold.js";
@@ -286,5 +288,30 @@ describe("TimeBase", () => {
     const virtual = TimeBase.of(0, 1795743627400);
     expect(virtual.at(2.25, 3)).toBe("+2.250s");
     expect(virtual.describe()).toBe("times: seconds from the run's start, t=0 on the run's virtual clock (simulated); log written 2026-11-27T01:40:27.400Z");
+  });
+});
+
+describe("natsched inspect: steals in flight (a simulated run)", () => {
+  it("shows each steal in flight at a cut as replay does, on the run's virtual clock", async () => {
+    const { log } = simulate({
+      workers: [{ name: "a" }, { name: "b" }],
+      tasks: Array.from({ length: 12 }, (_, i) => ({ key: `slow-${i}`, duration: 1, workers: ["a"], allowOtherWorkers: true })),
+    });
+    const stealPath = join(dir, "steal.natlog");
+    const sink = await FileLogSink.open(stealPath, {});
+    for (const record of log) sink.append(record);
+    await sink.close();
+    const requests = log.filter((r): r is TransitionRecord => r.kind === "transition" && r.actor === "scheduler" && r.event === "STEAL");
+    expect(requests.length).toBeGreaterThan(0);
+    const request = requests[0]!;
+    const view = JSON.parse((await cli("inspect", stealPath, "--at", String(request.seq), "--json")).out);
+    const replayed = await replay(stealPath, { until: request.seq, untilKind: "seq" });
+    const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : 1);
+    const shown = view.steals.map((s: { key: string; victim: string; thief: string; requestId: string }) => ({ key: s.key, victim: s.victim, thief: s.thief, requestId: s.requestId }));
+    expect(shown.sort(byKey)).toEqual([...replayed.state.scheduler!.steals].sort(byKey));
+    expect(view.steals).toContainEqual(expect.objectContaining({ key: request.id, victim: "a", thief: "b" }));
+    const text = (await cli("inspect", stealPath, "--at", String(request.seq))).out;
+    expect(text).toMatch(new RegExp(`^  ${request.id}: a -> b \\(request steal-\\d+, since \\+\\d+\\.\\d{3}s\\)$`, "m"));
+    expect(text).toContain("on the run's virtual clock (simulated)");
   });
 });
