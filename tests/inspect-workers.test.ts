@@ -208,7 +208,7 @@ describe("one time base", () => {
     expect(second.out.split("\n")[2]!.startsWith("+0.000000s")).toBe(false);
   });
 
-  it("log and inspect print the run's start once and times from it", async () => {
+  it("log, inspect, export and what-if print the run's start once and times from it", async () => {
     const start = records[0]!.t;
     const info = await cli("log", path);
     expect(info.out.match(/times: seconds from the run's start/g)).toHaveLength(1);
@@ -216,6 +216,13 @@ describe("one time base", () => {
     const inspected = await cli("inspect", path);
     expect(inspected.out.match(/times: seconds from the run's start/g)).toHaveLength(1);
     expect(inspected.out).toContain(`(t=${start})`);
+    const lost = workerLost();
+    const since = (lost.t - start).toFixed(6);
+    const sliced = await cli("export", path, "--around", `+${since}`, "--out", join(dir, "slice.natlog"));
+    expect(sliced.out).toContain(`around time +${(start + Number(since) - start).toFixed(3)}s from the run's start (t=`);
+    const whatIf = await cli("what-if", path);
+    const graph = find((r) => r.actor === "scheduler" && r.kind === "input" && r.event.op === "update-graph", "first graph");
+    expect(whatIf.out).toContain(`recorded run measured from its first graph, at +${(graph.t - start).toFixed(3)}s; times: seconds from the run's start`);
   });
 });
 
