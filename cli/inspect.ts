@@ -20,7 +20,7 @@ const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--at <cut
   --at 1763785.5    each actor's records up to this time (as in the log's "t")
                     (default: the end of the log)
   --key <key>       every machine instance of this key (scheduler task, worker tasks) at that point
-  --actor <name>    only this worker ("worker.<name>" or "<name>")
+  --actor <name>    only this actor's workers and --key instances ("scheduler", "worker.<name>" or "<name>")
   --json            print the view as JSON
 ${LOG_NATS_USAGE}`;
 
@@ -56,21 +56,21 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
   }
   const time = TimeBase.of(log.records[0]?.t, reader.header.created);
   const view = inspectView(fold, cut.describe());
-  const actor = values.actor?.replace(/^worker\./, "");
-  if (actor !== undefined) view.workers = view.workers.filter((w) => w.name === actor);
+  const worker = values.actor?.replace(/^worker\./, "");
+  if (worker !== undefined && worker !== "scheduler") view.workers = view.workers.filter((w) => w.name === worker);
   if (values.json) {
     io.out(JSON.stringify({ ...view, start: time.start, ...(time.iso ? { startIso: time.iso } : {}) }, null, 2));
     return 0;
   }
   const lines = formatInspect(view, time, log.records.length);
-  if (values.key !== undefined) lines.push(...keyLines(Timeline.fromRecords(taken), fold, values.key, time));
+  if (values.key !== undefined) lines.push(...keyLines(Timeline.fromRecords(taken), fold, values.key, time, values.actor));
   io.out(lines.join("\n"));
   return 0;
 }
 
 /** Every machine instance of `key` at the cut; those of a stopped actor say it stopped. */
-function keyLines(timeline: Timeline, fold: ClusterFold, key: string, time: TimeBase): string[] {
-  const views = timeline.list({ id: key });
+function keyLines(timeline: Timeline, fold: ClusterFold, key: string, time: TimeBase, actor: string | undefined): string[] {
+  const views = timeline.list({ id: key }).filter((v) => actor === undefined || v.actor === actor || v.actor === `worker.${actor}`);
   if (views.length === 0) return [`${key}: no instance at this point`];
   const lines = [`${key}:`];
   for (const v of views) {
