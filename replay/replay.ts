@@ -130,6 +130,10 @@ function cutOf(options: ReplayOptions): CutSpec | undefined {
   if (kind !== "seq" && kind !== "time" && kind !== "elapsed") throw new BadOptionError("untilKind", `must be "seq", "time" or "elapsed", got ${String(kind)}`);
   if (kind === "seq" && !(Number.isInteger(until) && until >= 0)) throw new BadOptionError("until", `a seq is a whole number >= 0, got ${until}`);
   if (untilActor !== undefined && kind !== "seq") throw new BadOptionError("untilActor", "is only meaningful with a seq");
+  // The engine reads only the replayed actor's records against the cut.
+  if (untilActor !== undefined && options.actor !== undefined && untilActor !== options.actor) {
+    throw new BadOptionError("untilActor", `a cut at ${untilActor}'s record with only ${options.actor} replayed: cut at ${options.actor}'s records, or replay every actor`);
+  }
   return { kind, value: until, actor: untilActor };
 }
 

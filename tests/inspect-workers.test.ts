@@ -186,6 +186,9 @@ describe("inspect --at and replay --until: one cut", () => {
       expect(bad.err).toContain('--at takes a seq (1234), an actor and seq (worker.a:40), a time (1763785.5) or seconds from the start (+2.5), got "soon"');
     }
     expect((await cli("replay", path, "--until", `worker.worker-1:3`)).code).toBe(0);
+    const mixed = await cli("replay", path, "--until", "worker.worker-1:3", "--actor", "scheduler");
+    expect(mixed.code).toBe(1);
+    expect(mixed.err).toContain("a cut at worker.worker-1's record with only scheduler replayed");
   });
 });
 
