@@ -2,7 +2,7 @@ import { BadOptionError } from "../machines/errors.js";
 import { openLogAt } from "../log/jetstream-open.js";
 import { LogCut, parseCut } from "../replay/log-cut.js";
 import { ClusterFold } from "../tools/cluster-fold.js";
-import { listKeys } from "../tools/keys.js";
+import { checkTaskState, listKeys } from "../tools/keys.js";
 import { TimeBase } from "../log/time-base.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
@@ -19,7 +19,7 @@ const USAGE = `usage: natsched keys <log> [--prefix <p>] [--state <state>] [--at
   --json           print the keys as JSON
 ${LOG_NATS_USAGE}`;
 
-/** `natsched keys`: exit 0 with the keys found (none is not an error), 2 on bad usage. */
+/** `natsched keys`: exit 0 with the keys found (none is not an error), 1 on an unreadable log, 2 on bad usage. */
 export async function keysCommand(args: string[], io: Io): Promise<number> {
   let parsed;
   let cut: LogCut;
@@ -28,6 +28,7 @@ export async function keysCommand(args: string[], io: Io): Promise<number> {
     parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, prefix: { type: "string" }, state: { type: "string" }, at: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } }, true);
     if (parsed.positionals.length !== 1) throw new BadOptionError("log", "give exactly one log");
     cut = new LogCut(parsed.values.at === undefined ? undefined : parseCut(parsed.values.at, "--at"));
+    if (parsed.values.state !== undefined) checkTaskState(parsed.values.state);
     if (parsed.values.limit !== undefined) {
       if (!/^\d+$/.test(parsed.values.limit) || Number(parsed.values.limit) < 1) throw new BadOptionError("--limit", `--limit takes a whole number >= 1, got "${parsed.values.limit}"`);
       limit = Number(parsed.values.limit);

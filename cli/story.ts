@@ -61,7 +61,6 @@ async function storyOf(reader: LogReader, key: string, ctx: ReasonContext): Prom
   return storyLines(records, key, ctx);
 }
 
-
 /** The scheduler's bandwidth estimate, from its start record (near the top of a log: the read stops there). */
 async function reasonContext(reader: LogReader): Promise<ReasonContext> {
   for await (const record of reader.records({ actor: "scheduler", kinds: ["start"] })) {

@@ -285,7 +285,9 @@ describe("natsched keys", () => {
 
     const processing = JSON.parse((await cli("keys", path, "--state", "processing", "--at", String(workerLost().seq), "--json")).out);
     for (const k of processing.keys) expect(k.state.startsWith("processing.")).toBe(true);
-    expect((await cli("keys", path, "--state", "running")).code).toBe(1);
+    const badState = await cli("keys", path, "--state", "running");
+    expect(badState.code).toBe(2);
+    expect(badState.err).toContain('no task state "running" (states: released, waiting, queued, no-worker, processing, processing.assigned, processing.stealing, memory, erred, forgotten)');
     expect((await cli("keys", path, "--limit", "0")).code).toBe(2);
   });
 });

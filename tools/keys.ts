@@ -50,6 +50,11 @@ export function taskStates(): string[] {
   return out;
 }
 
+/** Throws BadOptionError, listing the states, unless `state` is a task state. */
+export function checkTaskState(state: string): void {
+  if (!taskStates().includes(state)) throw new BadOptionError("--state", `no task state ${JSON.stringify(state)} (states: ${taskStates().join(", ")})`);
+}
+
 export interface KeyQuery {
   prefix?: string;
   /** A task state; "processing" takes its sub-states too. */
@@ -61,7 +66,7 @@ export interface KeyQuery {
 /** The scheduler's tasks matching `query`, sorted by key, and how many matched in all. */
 export function listKeys(fold: ClusterFold, query: KeyQuery): { rows: TaskFacts[]; total: number } {
   const { prefix = "", state, limit = Infinity } = query;
-  if (state !== undefined && !taskStates().includes(state)) throw new BadOptionError("--state", `no task state ${JSON.stringify(state)} (states: ${taskStates().join(", ")})`);
+  if (state !== undefined) checkTaskState(state);
   const matched: TaskFacts[] = [];
   for (const task of fold.tasks.values()) {
     if (!task.key.startsWith(prefix)) continue;
