@@ -3,6 +3,7 @@ import { openLogAt } from "../log/jetstream-open.js";
 import { LogCut, parseCut } from "../replay/log-cut.js";
 import { ClusterFold } from "../tools/cluster-fold.js";
 import { formatInspect, inspectView } from "../tools/inspect-view.js";
+import { NoSuchKeyError, resolveKey } from "../tools/keys.js";
 import { Timeline } from "../tools/timeline.js";
 import { TimeBase } from "../log/time-base.js";
 import type { LogRecord } from "../log/types.js";
@@ -20,6 +21,7 @@ const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--at <cut
   --at 1763785.5    each actor's records up to this time (as in the log's "t")
                     (default: the end of the log)
   --key <key>       every machine instance of this key (scheduler task, worker tasks) at that point
+                    (or of the one key starting so)
   --actor <name>    only this actor's workers and --key instances ("scheduler", "worker.<name>" or "<name>")
   --json            print the view as JSON
 ${LOG_NATS_USAGE}`;
@@ -63,9 +65,24 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
     return 0;
   }
   const lines = formatInspect(view, time, log.records.length);
-  if (values.key !== undefined) lines.push(...keyLines(Timeline.fromRecords(taken), fold, values.key, time, values.actor));
+  if (values.key !== undefined) {
+    // A key prefix will do, as for story: the instances known at the cut decide.
+    const timeline = Timeline.fromRecords(taken);
+    const key = timeline.list({ id: values.key }).length > 0 ? values.key : keyAtCut(timeline, values.key, positionals[0]!);
+    lines.push(...keyLines(timeline, fold, key, time, values.actor));
+  }
   io.out(lines.join("\n"));
   return 0;
+}
+
+/** The one key starting with `prefix` among the instances at the cut; `prefix` itself when none does (it has no instance there). */
+function keyAtCut(timeline: Timeline, prefix: string, where: string): string {
+  try {
+    return resolveKey(new Set(timeline.list().map((v) => v.id)), prefix, where);
+  } catch (error) {
+    if (error instanceof NoSuchKeyError) return prefix;
+    throw error;
+  }
 }
 
 /** Every machine instance of `key` at the cut; those of a stopped actor say it stopped. */

@@ -53,7 +53,7 @@ export async function keysCommand(args: string[], io: Io): Promise<number> {
   const time = TimeBase.of(first, reader.header.created);
   const { rows, total } = listKeys(fold, { ...(values.prefix !== undefined ? { prefix: values.prefix } : {}), ...(values.state !== undefined ? { state: values.state } : {}), limit });
   if (values.json) {
-    io.out(JSON.stringify({ cut: cut.describe(), total, keys: rows.map((r) => ({ ...r, since: time.since(r.t) })) }, null, 2));
+    io.out(JSON.stringify({ cut: cut.describe(), start: time.start, ...(time.iso ? { startIso: time.iso } : {}), total, keys: rows.map((r) => ({ ...r, since: time.since(r.t) })) }, null, 2));
     return 0;
   }
   io.out(`${total} key(s) ${cut.describe()}${values.prefix !== undefined ? ` starting with ${JSON.stringify(values.prefix)}` : ""}${values.state !== undefined ? ` in ${values.state}` : ""}${total > rows.length ? `, the first ${rows.length} (--limit)` : ""}`);

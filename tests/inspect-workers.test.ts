@@ -110,11 +110,13 @@ describe("natsched inspect: workers", () => {
     expect(text.split("\n").filter((l) => /t=1\d{9}/.test(l)).map((l) => l.slice(0, 6))).toEqual(["times:"]);
   });
 
-  it("--key marks a killed worker's task as gone with it", async () => {
+  it("--key (a prefix will do) marks a killed worker's task as gone with it", async () => {
     const stop = stopRecord();
     const view = JSON.parse((await cli("inspect", path, "--at", `worker.worker-0:${stop.seq - 1}`, "--json")).out);
     const key: string = view.workers.find((w: { name: string }) => w.name === "worker-0").executing[0];
-    const { out } = await cli("inspect", path, "--key", key);
+    const prefix = key.slice(0, "hold-".length + 6);
+    expect(holds.filter((k) => k.startsWith(prefix))).toEqual([key]);
+    const { out } = await cli("inspect", path, "--key", prefix);
     expect(out).toMatch(new RegExp(`worker\\.worker-0\\s+wtask\\s+${key}\\s+executing .*\\(gone: worker\\.worker-0 stopped at \\+\\d+\\.\\d{3}s, killed\\)`));
   });
 });
