@@ -4,7 +4,7 @@ import { LogCut, parseCut } from "../replay/log-cut.js";
 import { ClusterFold } from "../tools/cluster-fold.js";
 import { formatInspect, inspectView } from "../tools/inspect-view.js";
 import { NoSuchKeyError, resolveKey } from "../tools/keys.js";
-import { Timeline } from "../tools/timeline.js";
+import { keyInstances, type KeyInstance } from "../tools/key-instances.js";
 import { TimeBase } from "../log/time-base.js";
 import type { LogRecord } from "../log/types.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
@@ -66,19 +66,18 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
   }
   const lines = formatInspect(view, time, log.records.length);
   if (values.key !== undefined) {
-    // A key prefix will do, as for story: the instances known at the cut decide.
-    const timeline = Timeline.fromRecords(taken);
-    const key = timeline.list({ id: values.key }).length > 0 ? values.key : keyAtCut(timeline, values.key, positionals[0]!);
-    lines.push(...keyLines(timeline, fold, key, time, values.actor));
+    // A key prefix will do, as for story: the keys known at the cut decide.
+    const key = fold.tasks.has(values.key) ? values.key : keyAtCut(fold, values.key, positionals[0]!);
+    lines.push(...keyLines(keyInstances(taken, key), fold, key, time, values.actor));
   }
   io.out(lines.join("\n"));
   return 0;
 }
 
-/** The one key starting with `prefix` among the instances at the cut; `prefix` itself when none does (it has no instance there). */
-function keyAtCut(timeline: Timeline, prefix: string, where: string): string {
+/** The one key starting with `prefix` among the scheduler's at the cut; `prefix` itself when none does (it has no instance there). */
+function keyAtCut(fold: ClusterFold, prefix: string, where: string): string {
   try {
-    return resolveKey(new Set(timeline.list().map((v) => v.id)), prefix, where);
+    return resolveKey(fold.tasks.keys(), prefix, where);
   } catch (error) {
     if (error instanceof NoSuchKeyError) return prefix;
     throw error;
@@ -86,15 +85,15 @@ function keyAtCut(timeline: Timeline, prefix: string, where: string): string {
 }
 
 /** Every machine instance of `key` at the cut; those of a stopped actor say it stopped. */
-function keyLines(timeline: Timeline, fold: ClusterFold, key: string, time: TimeBase, actor: string | undefined): string[] {
-  const views = timeline.list({ id: key }).filter((v) => actor === undefined || v.actor === actor || v.actor === `worker.${actor}`);
+function keyLines(instances: KeyInstance[], fold: ClusterFold, key: string, time: TimeBase, actor: string | undefined): string[] {
+  const views = instances.filter((v) => actor === undefined || v.actor === actor || v.actor === `worker.${actor}`);
   if (views.length === 0) return [`${key}: no instance at this point`];
   const lines = [`${key}:`];
   for (const v of views) {
     const why = v.why ? `  ${JSON.stringify(v.why)}` : "";
     const stopped = fold.actors.get(v.actor)?.stopped;
     const gone = stopped && v.machine === "wtask" ? `  (gone: ${v.actor} stopped at ${time.at(stopped.t, 3)}${stopped.reason ? `, ${stopped.reason}` : ""})` : "";
-    lines.push(`  ${v.actor.padEnd(16)} ${v.machine.padEnd(6)} ${v.id}  ${v.state}  (${v.event} at ${time.at(v.t)}, #${v.seq}, ${v.transitions} transitions)${gone}${why}`);
+    lines.push(`  ${v.actor.padEnd(16)} ${v.machine.padEnd(6)} ${key}  ${v.state}  (${v.event} at ${time.at(v.t)}, #${v.seq}, ${v.transitions} transitions)${gone}${why}`);
   }
   return lines;
 }
