@@ -45,6 +45,7 @@ export { Timeline, type EntityView } from "./tools/timeline.js";
 export { whatIf, whatIfLog, type WhatIfResult, type WhatIfOptions } from "./tools/what-if.js";
 export { extractWorkload, type ExtractedWorkload } from "./tools/workload-extract.js";
 export { exportSlice, type ExportReport } from "./tools/export.js";
+export { AmbiguousKeyError, NoSuchKeyError, resolveKey, listKeys } from "./tools/keys.js";
 export { connectClient, type ConnectClientOptions } from "./actors/process/connect-client.js";
 export { NatsTransport, type NatsTransportOptions } from "./transport/nats.js";
 export { connectNats, redactUrls, splitUrlCredentials, type NatsConnectOptions, type NatsTlsOptions, type UrlCredentials } from "./transport/nats-connect.js";

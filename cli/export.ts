@@ -1,6 +1,7 @@
 import { basename, dirname, join } from "node:path";
 import { BadOptionError } from "../machines/errors.js";
 import { exportSlice } from "../tools/export.js";
+import { TimeBase } from "../log/time-base.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
@@ -8,7 +9,7 @@ export const USAGE = `usage: natsched export <log> --around <key|time> [--out sl
   writes a slice of the log that replays on its own (natsched replay slice.natlog), to attach to a bug report
   --around <key>          the actors that touched the key, each up to its last record of the key
   --around 1763785200.25  every actor up to that time (seconds, as in the log's "t")
-  --around +2.5           every actor up to 2.5 seconds after the first record
+  --around +2.5           every actor up to 2.5 seconds after the run's start (the log's first record)
   --out <path>            where to write it (default: <log>.slice.natlog next to the log)
   --json                  print the report as JSON`;
 
@@ -28,12 +29,13 @@ export async function exportCommand(args: string[], io: Io): Promise<number> {
   const out = parsed.values.out ?? join(dirname(path), `${basename(path).replace(/\.natlog$/, "")}.slice.natlog`);
   if (out === path) throw new BadOptionError("--out", "the slice would overwrite the log it is cut from");
   const report = await exportSlice(path, parsed.values.around!, out);
+  const time = TimeBase.of(report.runStart, report.created);
   for (const problem of report.problems) io.err(`warning: the original log has a problem (it may carry over): ${problem.kind}: ${problem.message}`);
   if (parsed.values.json) {
     io.out(JSON.stringify(report, null, 2));
     return 0;
   }
-  const what = "key" in report.around ? `key ${report.around.key}` : `time ${report.around.time}`;
+  const what = "key" in report.around ? `key ${report.around.key}` : `time ${time.at(report.around.time, 3)} from the run's start (t=${report.around.time})`;
   const share = report.totalRecords > 0 ? ` (${((100 * report.records) / report.totalRecords).toFixed(1)}%)` : "";
   io.out(`wrote ${out}: ${report.records} of ${report.totalRecords} records${share}, around ${what}`);
   const width = Math.max(...report.actors.map((a) => a.actor.length));

@@ -1,73 +1,99 @@
 import { BadOptionError } from "../machines/errors.js";
 import { openLogAt } from "../log/jetstream-open.js";
-import { Timeline, type EntityView } from "../tools/timeline.js";
+import { LogCut, parseCut } from "../replay/log-cut.js";
+import { ClusterFold } from "../tools/cluster-fold.js";
+import { formatInspect, inspectView } from "../tools/inspect-view.js";
+import { NoSuchKeyError, resolveKey } from "../tools/keys.js";
+import { keyInstances, type KeyInstance } from "../tools/key-instances.js";
+import { TimeBase } from "../log/time-base.js";
+import type { LogRecord } from "../log/types.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-export const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--at <n|+seconds|actor:seq>] [--key <key>] [--actor <name>]
-  --at 120          after the log's first 120 records (default: the end)
-  --at +2.5         after the records of the first 2.5 seconds
-  --at scheduler:40 after the scheduler's record #40
+export const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--at <cut>] [--key <key>] [--actor <name>] [--json]
+  the cluster at one point of a log: each worker running or stopped (and why), what it
+  executes, its occupancy and queued work; the scheduler's tasks and queue; steals in flight.
+  Times are seconds from the run's start. --at is the same cut as natsched replay --until:
+  --at 120          after the scheduler's record #120 (an input with all its transitions)
+  --at worker.a:40  after worker.a's record #40
+  --at +2.5         each actor's records up to 2.5 seconds after the run's start
+  --at 1763785.5    each actor's records up to this time (as in the log's "t")
+                    (default: the end of the log)
   --key <key>       every machine instance of this key (scheduler task, worker tasks) at that point
-  --actor <name>    only this actor's counts and instances
+                    (or of the one key starting so)
+  --actor <name>    only this actor's workers and --key instances ("scheduler", "worker.<name>" or "<name>")
+  --json            print the view as JSON
 ${LOG_NATS_USAGE}`;
 
-/** `natsched inspect`: the machines' states at one point of a log, from the log alone. */
+/** `natsched inspect`: the cluster at one point of a log, from the log alone. */
 export async function inspectCommand(args: string[], io: Io): Promise<number> {
   let parsed;
+  let cut: LogCut;
   try {
-    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, at: { type: "string" }, key: { type: "string" }, actor: { type: "string" } }, true);
+    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, at: { type: "string" }, key: { type: "string" }, actor: { type: "string" }, json: { type: "boolean" } }, true);
     if (parsed.positionals.length !== 1) throw new BadOptionError("log", "give exactly one log");
+    cut = new LogCut(parsed.values.at === undefined ? undefined : parseCut(parsed.values.at, "--at"));
   } catch (error) {
     if (!(error instanceof BadOptionError)) throw error;
     io.err(`natsched inspect: ${error.message}\n\n${USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;
-  const log = await (await openLogAt(positionals[0]!, natsOptions(values))).readAll();
+  const reader = await openLogAt(positionals[0]!, natsOptions(values));
+  const log = await reader.readAll();
   for (const problem of log.problems) io.err(`log problem: ${problem.message}`);
-  const timeline = Timeline.fromRecords(log.records);
-  if (values.at !== undefined) timeline.seek(resolvePosition(timeline, values.at));
-
-  const lines: string[] = [];
-  const current = timeline.current;
-  lines.push(`at record ${timeline.position} of ${timeline.length}` + (current ? ` (${current.actor} #${current.seq}, t=${current.t})` : ""));
-  const groups = new Map<string, EntityView[]>();
-  for (const view of timeline.list(values.actor !== undefined ? { actor: values.actor } : {})) {
-    const group = `${view.actor} ${view.machine}`;
-    const list = groups.get(group);
-    if (list) list.push(view);
-    else groups.set(group, [view]);
+  const taken: LogRecord[] = [];
+  const fold = new ClusterFold();
+  for (const record of log.records) {
+    const verdict = cut.admit(record);
+    if (verdict === "end") break;
+    if (verdict === "skip") continue;
+    taken.push(record);
+    fold.add(record);
   }
-  for (const [group, views] of [...groups].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-    const counts = new Map<string, number>();
-    for (const v of views) counts.set(v.state, (counts.get(v.state) ?? 0) + 1);
-    lines.push(`  ${group.padEnd(28)} ${[...counts].map(([s, n]) => `${s} ${n}`).join(", ")}`);
+  const spec = cut.spec;
+  if (spec?.kind === "seq" && !log.records.some((r) => r.actor === (spec.actor ?? "scheduler") && r.seq === spec.value)) {
+    throw new BadOptionError("--at", `the log has no record ${spec.value} of ${spec.actor ?? "scheduler"}`);
   }
+  const time = TimeBase.of(log.records[0]?.t, reader.header.created);
+  const view = inspectView(fold, cut.describe());
+  const worker = values.actor?.replace(/^worker\./, "");
+  if (worker !== undefined && worker !== "scheduler") view.workers = view.workers.filter((w) => w.name === worker);
+  if (values.json) {
+    io.out(JSON.stringify({ ...view, start: time.start, ...(time.iso ? { startIso: time.iso } : {}) }, null, 2));
+    return 0;
+  }
+  const lines = formatInspect(view, time, log.records.length);
   if (values.key !== undefined) {
-    const views = timeline.list({ id: values.key }).filter((v) => values.actor === undefined || v.actor === values.actor);
-    lines.push(views.length === 0 ? `${values.key}: no instance at this point` : `${values.key}:`);
-    for (const v of views) {
-      const why = v.why ? `  ${JSON.stringify(v.why)}` : "";
-      lines.push(`  ${v.actor.padEnd(16)} ${v.machine.padEnd(6)} ${v.id}  ${v.state}  (${v.event} at t=${v.t}, #${v.seq}, ${v.transitions} transitions)${why}`);
-    }
+    // A key prefix will do, as for story: the keys known at the cut decide.
+    const key = fold.tasks.has(values.key) ? values.key : keyAtCut(fold, values.key, positionals[0]!);
+    lines.push(...keyLines(keyInstances(taken, key), fold, key, time, values.actor));
   }
   io.out(lines.join("\n"));
   return 0;
 }
 
-function resolvePosition(timeline: Timeline, at: string): number {
-  if (/^\d+$/.test(at)) return Number(at);
-  if (/^\+\d+(\.\d+)?$/.test(at)) {
-    const first = timeline.record(0);
-    return first === undefined ? 0 : timeline.positionAtTime(first.t + Number(at.slice(1)));
+/** The one key starting with `prefix` among the scheduler's at the cut; `prefix` itself when none does (it has no instance there). */
+function keyAtCut(fold: ClusterFold, prefix: string, where: string): string {
+  try {
+    return resolveKey(fold.tasks.keys(), prefix, where);
+  } catch (error) {
+    if (error instanceof NoSuchKeyError) return prefix;
+    throw error;
   }
-  const match = /^(.+):(\d+)$/.exec(at);
-  if (match) {
-    const position = timeline.positionOf(match[1]!, Number(match[2]));
-    if (position < 0) throw new BadOptionError("--at", `the log has no record ${match[2]} of ${match[1]}`);
-    return position;
+}
+
+/** Every machine instance of `key` at the cut; those of a stopped actor say it stopped. */
+function keyLines(instances: KeyInstance[], fold: ClusterFold, key: string, time: TimeBase, actor: string | undefined): string[] {
+  const views = instances.filter((v) => actor === undefined || v.actor === actor || v.actor === `worker.${actor}`);
+  if (views.length === 0) return [`${key}: no instance at this point`];
+  const lines = [`${key}:`];
+  for (const v of views) {
+    const why = v.why ? `  ${JSON.stringify(v.why)}` : "";
+    const stopped = fold.actors.get(v.actor)?.stopped;
+    const gone = stopped && v.machine === "wtask" ? `  (gone: ${v.actor} stopped at ${time.at(stopped.t, 3)}${stopped.reason ? `, ${stopped.reason}` : ""})` : "";
+    lines.push(`  ${v.actor.padEnd(16)} ${v.machine.padEnd(6)} ${key}  ${v.state}  (${v.event} at ${time.at(v.t)}, #${v.seq}, ${v.transitions} transitions)${gone}${why}`);
   }
-  throw new BadOptionError("--at", `expected a record count, +seconds or actor:seq, got "${at}"`);
+  return lines;
 }

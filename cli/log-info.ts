@@ -2,6 +2,7 @@ import { BadOptionError } from "../machines/errors.js";
 import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
 import { openProblems } from "../replay/replay-engine.js";
 import { isSliceHeader } from "../log/slice-header.js";
+import { TimeBase } from "../log/time-base.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import { printHostMetrics } from "./log-metrics.js";
@@ -48,7 +49,9 @@ export async function logInfoCommand(args: string[], io: Io): Promise<number> {
   /** Actors whose latest start record has no stop record after it, with that start's seq. */
   const open = new Map<string, number>();
   const perActor = new Map<string, { records: number; inputs: number; transitions: number; first: number; last: number }>();
+  let runStart: number | undefined;
   for await (const r of reader.records()) {
+    runStart ??= r.t;
     let a = perActor.get(r.actor);
     if (a === undefined) perActor.set(r.actor, (a = { records: 0, inputs: 0, transitions: 0, first: r.t, last: r.t }));
     a.records++;
@@ -60,8 +63,10 @@ export async function logInfoCommand(args: string[], io: Io): Promise<number> {
     a.last = Math.max(a.last, r.t);
   }
   io.out(`${path}: format v${reader.header.v}${writtenBy(reader.header.meta)}`);
+  const time = TimeBase.of(runStart, reader.header.created);
+  if (runStart !== undefined) io.out(`  ${time.describe()}`);
   for (const [actor, a] of [...perActor].sort()) {
-    io.out(`  ${actor.padEnd(24)} ${String(a.records).padStart(9)} records  ${String(a.inputs).padStart(8)} inputs  ${String(a.transitions).padStart(8)} transitions  ${(a.last - a.first).toFixed(3)} s`);
+    io.out(`  ${actor.padEnd(24)} ${String(a.records).padStart(9)} records  ${String(a.inputs).padStart(8)} inputs  ${String(a.transitions).padStart(8)} transitions  ${(a.last - a.first).toFixed(3)} s, ${time.at(a.first, 3)} to ${time.at(a.last, 3)}`);
   }
   const problems: { kind: string; line?: number; message: string }[] = [...reader.problems];
   if (!openOk) problems.push(...openProblems(open));

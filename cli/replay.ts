@@ -1,6 +1,9 @@
 import { BadOptionError } from "../machines/errors.js";
 import { hashFunctions } from "../actors/function-hashes.js";
 import { formatBuildDifferences } from "../replay/build-differences.js";
+import { openLogAt } from "../log/jetstream-open.js";
+import { readTimeBase } from "../log/time-base.js";
+import { parseCut } from "../replay/log-cut.js";
 import { replayAt } from "../replay/replay-at.js";
 import { divergences, formatDivergence, formatProblems, formatState, formatSummary } from "../replay/replay-format.js";
 import type { ReplayOptions } from "../replay/replay-types.js";
@@ -8,11 +11,13 @@ import type { NatsConnectOptions } from "../transport/nats-connect.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import type { Io } from "./run.js";
 
-export const USAGE = `usage: natsched replay <log> [--until <seq|time|+seconds>] [--actor <name>] [--state] [--json]
+export const USAGE = `usage: natsched replay <log> [--until <seq|actor:seq|time|+seconds>] [--actor <name>] [--state] [--json]
   <log>              a log file, or a cluster's log in JetStream: nats://host:port/<cluster>
   --until 1234       stop after the record #1234 of --actor (default: the scheduler)
+  --until worker.a:40  stop after worker.a's record #40
   --until 1763785.5  stop at this time (seconds, as in the log's "t"; a number with a ".")
-  --until +2.5       stop 2.5 seconds after the first record of the log
+  --until +2.5       stop 2.5 seconds after the run's start (the log's first record)
+                     (the same cut as natsched inspect --at)
   --actor <name>     replay only this actor ("scheduler", "worker.<name>")
   --state            print the cluster state at --until (or at the end)
   --json             print the whole result as JSON
@@ -56,7 +61,7 @@ export async function replayCommand(args: string[], io: Io): Promise<number> {
   const problems = formatProblems(result);
   if (problems) io.err(problems);
   for (const divergence of divergences(result)) io.err(formatDivergence(divergence));
-  if (parsed.state) io.out(formatState(result.state));
+  if (parsed.state) io.out(formatState(result.state, await readTimeBase(await openLogAt(parsed.path, parsed.connect))));
   return result.ok ? 0 : 1;
 }
 
@@ -92,10 +97,7 @@ function parseArgs(args: string[]): { path: string; options: ReplayOptions; stat
   return { path, options, state, json, connect: natsOptions(auth), ...(functions !== undefined ? { functions } : {}) };
 }
 
-function parseUntil(text: string): Pick<ReplayOptions, "until" | "untilKind"> {
-  const elapsed = /^\+(\d+(?:\.\d*)?|\.\d+)s?$/.exec(text);
-  if (elapsed) return { until: Number(elapsed[1]), untilKind: "elapsed" };
-  if (/^\d+$/.test(text)) return { until: Number(text), untilKind: "seq" };
-  if (/^\d*\.\d+$|^\d+\.\d*$/.test(text)) return { until: Number(text), untilKind: "time" };
-  throw new BadOptionError("--until", `--until takes a seq (1234), a time (1763785.5) or seconds from the start (+2.5), got "${text}"`);
+function parseUntil(text: string): Pick<ReplayOptions, "until" | "untilKind" | "untilActor"> {
+  const cut = parseCut(text, "--until");
+  return { until: cut.value, untilKind: cut.kind, ...(cut.actor !== undefined ? { untilActor: cut.actor } : {}) };
 }

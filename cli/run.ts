@@ -7,6 +7,7 @@ import { inspectCommand, USAGE as INSPECT_USAGE } from "./inspect.js";
 import { logInfoCommand, USAGE as LOG_USAGE } from "./log-info.js";
 import { LOG_EXPORT_USAGE, logExportCommand } from "./log-export.js";
 import { replayCommand, USAGE as REPLAY_USAGE } from "./replay.js";
+import { keysCommand, USAGE as KEYS_USAGE } from "./keys.js";
 import { schedulerCommand } from "./scheduler.js";
 import { secretArgsWarning, secretsInArgs } from "./secret-args.js";
 import { simulateCommand } from "./simulate.js";
@@ -23,14 +24,19 @@ const USAGE = `usage: natsched <command> [args]
 
 commands:
   story <log> <key>        a task's life across the scheduler and workers, with the reasons
+                           (a key prefix will do when one key starts with it)
+  keys <log> [--prefix <p>] [--state <state>] [--at <cut>] [--limit <n>]
+                           the task keys, with each one's state, worker and function
   log <log>                summary of an event log: actors, records, problems
   log export <from> <to>   copy a log between a file and JetStream (either way)
   export <log> --around <key|time> [--out slice.natlog]
                            a slice of the log that replays on its own, for a bug report
-  replay <log> [--until <seq|time|+s>] [--actor <name>] [--state]
+  replay <log> [--until <cut>] [--actor <name>] [--state]
                            re-run the log through the machines and check every transition
-  inspect <log> [--at <n|+s|actor:seq>] [--key <key>]
-                           every machine's state at one point of a log (steps back and forth)
+  inspect <log> [--at <cut>] [--key <key>]
+                           the cluster at one point of a log: workers running or stopped (and
+                           why), executing keys, occupancy, queues, steals in flight
+  a <cut> is seq | actor:seq | time | +seconds from the run's start, the same for every command
   simulate <scenario>      run a scenario on the simulator (virtual clock; --help for options)
   what-if <log> [--set key=value ...] [--scenario out.json]
                            re-run a log's workload on the simulator, recorded vs changed config
@@ -48,6 +54,7 @@ const COMMANDS: Record<string, Command> = {
   export: exportCommand,
   replay: replayCommand,
   inspect: inspectCommand,
+  keys: keysCommand,
   simulate: simulateCommand,
   "what-if": whatIfCommand,
   scheduler: schedulerCommand,
@@ -63,6 +70,7 @@ const USAGES: Record<string, (args: string[]) => string | undefined> = {
   story: () => STORY_USAGE,
   export: () => EXPORT_USAGE,
   inspect: () => INSPECT_USAGE,
+  keys: () => KEYS_USAGE,
   replay: () => REPLAY_USAGE,
   log: (args) => (args[0] === "export" ? LOG_EXPORT_USAGE : LOG_USAGE),
 };

@@ -2,14 +2,19 @@ import { BadOptionError } from "../machines/errors.js";
 import { openLogAt } from "../log/jetstream-open.js";
 import type { LogReader } from "../log/reader.js";
 import type { ReasonContext } from "../tools/story-reasons.js";
-import { formatStory, storyLines } from "../tools/story.js";
+import { resolveKey } from "../tools/keys.js";
+import { taskKeys } from "../tools/task-keys.js";
+import { formatStory, storyLines, type StoryLine } from "../tools/story.js";
+import { readTimeBase } from "../log/time-base.js";
 import type { LogRecord } from "../log/types.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
 export const USAGE = `usage: natsched story <log> <key> [--json]     (a log: a file, or nats://host:port/<cluster>)
-  a task's life across the scheduler and workers, with the reasons of each decision
+  a task's life across the scheduler and workers, with the reasons of each decision;
+  times are seconds from the run's start, the same in every story
+  <key>    the key, or the start of it when only one key starts so (natsched keys lists them)
   --json   print the story lines (with the recorded reasons) as JSON
 ${LOG_NATS_USAGE}`;
 
@@ -23,24 +28,37 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
     io.err(`natsched story: ${error.message}\n\n${USAGE}`);
     return 2;
   }
-  const [path, key] = parsed.positionals as [string, string];
+  const [path, given] = parsed.positionals as [string, string];
   const reader = await openLogAt(path, natsOptions(parsed.values));
+  const time = await readTimeBase(reader);
   const ctx = await reasonContext(reader);
-  const records: LogRecord[] = [];
-  for await (const record of reader.records({ key })) records.push(record);
+  let key = given;
+  let lines = await storyOf(reader, key, ctx);
+  if (lines.length === 0) {
+    // Not a key of the log as given: the one key it starts, if there is one (else a typed error).
+    key = resolveKey(await taskKeys(reader), given, path);
+    lines = await storyOf(reader, key, ctx);
+  }
   for (const problem of reader.problems) io.err(`warning: ${problem.kind}: ${problem.message}`);
-  const lines = storyLines(records, key, ctx);
   if (lines.length === 0) {
     io.err(`no record of ${key} in ${path}`);
     return 1;
   }
   if (parsed.values.json) {
-    io.out(JSON.stringify({ key, bandwidth: ctx.bandwidth ?? null, lines }, null, 2));
+    const start = { start: time.start, ...(time.iso ? { startIso: time.iso } : {}) };
+    io.out(JSON.stringify({ key, ...start, bandwidth: ctx.bandwidth ?? null, lines: lines.map((l) => ({ ...l, since: time.since(l.t) })) }, null, 2));
     return 0;
   }
   io.out(`story of ${key} (${lines.length} events)`);
-  io.out(formatStory(lines));
+  io.out(time.describe());
+  io.out(formatStory(lines, time.start));
   return 0;
+}
+
+async function storyOf(reader: LogReader, key: string, ctx: ReasonContext): Promise<StoryLine[]> {
+  const records: LogRecord[] = [];
+  for await (const record of reader.records({ key })) records.push(record);
+  return storyLines(records, key, ctx);
 }
 
 /** The scheduler's bandwidth estimate, from its start record (near the top of a log: the read stops there). */

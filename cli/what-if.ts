@@ -1,5 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { BadOptionError } from "../machines/errors.js";
+import { openLog } from "../log/reader.js";
+import { readTimeBase } from "../log/time-base.js";
 import { formatWhatIf } from "../tools/what-if-format.js";
 import { whatIfLog } from "../tools/what-if.js";
 import { parseConfigOverrides } from "./config-overrides.js";
@@ -40,6 +42,9 @@ export async function whatIfCommand(args: string[], io: Io): Promise<number> {
     io.out(JSON.stringify({ log: path, workload: { summary, notes, origin, network: workload.scenario.network }, ...rest, problems }, jsonSafe, 2));
   } else {
     io.out(formatWhatIf(result, path));
+    // The one time in the output: where the recorded run's measure starts (the simulated runs' t=0).
+    const time = await readTimeBase(await openLog(path));
+    if (Number.isFinite(result.workload.origin)) io.out(`recorded run measured from its first graph, at ${time.at(result.workload.origin, 3)}; ${time.describe()}`);
     if (values.scenario !== undefined) io.out(`scenario written to ${values.scenario} (natsched simulate ${values.scenario} --set ...)`);
   }
   return 0;

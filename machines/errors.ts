@@ -21,6 +21,8 @@ export type ErrorCode =
   | "NO_WORKERS"
   | "SCHEDULER_RESTARTED"
   | "KEY_EXISTS"
+  | "NO_SUCH_KEY"
+  | "AMBIGUOUS_KEY"
   | "FORBIDDEN";
 
 export class NatschedError extends Error {

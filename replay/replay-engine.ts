@@ -3,15 +3,16 @@
  * actor filter, and collects problems. See replay.ts for the entry point.
  */
 import { ActorRun } from "./replay-actor.js";
+import { beforeCut, type CutSpec } from "./log-cut.js";
 import type { ReplayEffects, ReplayHost } from "./replay-cores.js";
 import type { ScanHandler } from "./replay-scan.js";
-import type { ReplayProblem, UntilKind } from "./replay-types.js";
+import type { ReplayProblem } from "./replay-types.js";
 import type { TransitionLine } from "./transition-line.js";
 import type { LogProblem, LogRecord } from "../log/types.js";
 
 export interface EngineOptions {
   actor?: string | undefined;
-  until?: { kind: UntilKind; value: number } | undefined;
+  until?: CutSpec | undefined;
   /**
    * Effects for the cores the replay rebuilds, wrapping the replay's own (which check the
    * transitions): a scheduler restarting from its log keeps its rebuilt core and re-points
@@ -37,7 +38,7 @@ export class ReplayEngine implements ScanHandler {
 
   constructor(private readonly options: EngineOptions) {
     const until = options.until;
-    this.seqCut = until?.kind === "seq" ? { actor: options.actor ?? "scheduler", seq: until.value } : undefined;
+    this.seqCut = until?.kind === "seq" ? { actor: until.actor ?? options.actor ?? "scheduler", seq: until.value } : undefined;
   }
 
   problem(problem: LogProblem): void {
@@ -128,19 +129,10 @@ export class ReplayEngine implements ScanHandler {
     return this.options.actor === undefined || this.options.actor === actor;
   }
 
-  /** Whether a record that is not a transition comes before the `until` cut. */
+  /** Whether a record that is not a transition comes before the `until` cut (log-cut.ts, shared with inspect). */
   private beforeCut(record: LogRecord): boolean {
     const until = this.options.until;
-    if (until === undefined) return true;
-    switch (until.kind) {
-      case "seq":
-        return record.actor !== this.seqCut!.actor || record.seq <= until.value;
-      case "time":
-        return record.t <= until.value;
-      case "elapsed":
-        // As a time (not `t - first <= until`), so it cuts exactly where "time" at first + until does.
-        return record.t <= this.firstT! + until.value;
-    }
+    return until === undefined || beforeCut(until, record, this.seqCut?.actor ?? "", this.firstT!);
   }
 
   private run(actor: string): ActorRun {

@@ -2,6 +2,7 @@
  * Text for people: a replay's summary, its divergences and problems, and the cluster state.
  */
 import type { Divergence, ReplayResult, StateChange, TransitionFacts } from "./replay-types.js";
+import type { TimeBase } from "../log/time-base.js";
 import type { ClusterStateView } from "./state-view.js";
 
 const MAX_KEYS_SHOWN = 8;
@@ -74,9 +75,12 @@ function show(value: unknown): string {
   return value === undefined ? "(absent)" : JSON.stringify(value);
 }
 
-export function formatState(view: ClusterStateView): string {
-  const at = view.at.until === "end" ? "the end of the log" : view.at.until === "seq" ? `${view.at.actor} #${view.at.seq}` : `t=${view.at.t}`;
-  const lines = [`cluster state at ${at}${view.t !== null ? ` (last record t=${view.t})` : ""}:`];
+/** The state in words; with `time` (the run's start), times are seconds from it, the start printed once. */
+export function formatState(view: ClusterStateView, time?: TimeBase): string {
+  const when = (t: number): string => (time === undefined ? `t=${t}` : time.at(t, 3));
+  const at = view.at.until === "end" ? "the end of the log" : view.at.until === "seq" ? `${view.at.actor} #${view.at.seq}` : when(view.at.t);
+  const lines = [`cluster state at ${at}${view.t !== null ? ` (last record ${time === undefined ? "" : "at "}${when(view.t)})` : ""}:`];
+  if (time !== undefined) lines.push(`  ${time.describe()}`);
   const s = view.scheduler;
   if (s === null) {
     lines.push("  scheduler: not replayed");

@@ -20,10 +20,13 @@ export interface ReplayOptions {
    * - "time": every actor's records with `t` <= until (an input and its transitions
    *   share its `t`).
    * - "elapsed": "time", counted in seconds from the first record of the log.
-   * Without `untilKind`, an integer is a seq and anything else a time.
+   * Without `untilKind`, an integer is a seq and anything else a time. The same cut as
+   * `inspect --at` (log-cut.ts).
    */
   until?: number;
   untilKind?: UntilKind;
+  /** The actor of a "seq" cut, when not `actor` (default: `actor`, else the scheduler). */
+  untilActor?: string;
   /** Replay only this actor ("scheduler", "worker.<name>"); the rest of the log is still checked. */
   actor?: string;
   /**

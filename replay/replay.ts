@@ -5,10 +5,11 @@
 import { statSync } from "node:fs";
 import { BadOptionError } from "../machines/errors.js";
 import { divergenceState } from "./divergence-state.js";
+import type { CutSpec } from "./log-cut.js";
 import { openProblems, ReplayEngine } from "./replay-engine.js";
 import { defaultParts, replayInParts, runView, type PartOutcome, type RunOutcome } from "./replay-parallel.js";
 import { scanLogFile, scanRecordSource } from "./replay-scan.js";
-import type { ActorReplay, ReplayOptions, ReplayProblem, ReplayResult, ReplaySource, UntilKind } from "./replay-types.js";
+import type { ActorReplay, ReplayOptions, ReplayProblem, ReplayResult, ReplaySource } from "./replay-types.js";
 import type { ClusterStateView } from "./state-view.js";
 import type { LogRecord } from "../log/types.js";
 import { isSliceFile } from "../log/slice-header.js";
@@ -129,8 +130,8 @@ async function result(log: ReplaySource, options: ReplayOptions, replayed: Repla
   };
 }
 
-function cutOf(options: ReplayOptions): { kind: UntilKind; value: number } | undefined {
-  const { until, untilKind } = options;
+function cutOf(options: ReplayOptions): CutSpec | undefined {
+  const { until, untilKind, untilActor } = options;
   if (until === undefined) {
     if (untilKind !== undefined) throw new BadOptionError("untilKind", "is only meaningful with until");
     return undefined;
@@ -139,13 +140,18 @@ function cutOf(options: ReplayOptions): { kind: UntilKind; value: number } | und
   const kind = untilKind ?? (Number.isInteger(until) ? "seq" : "time");
   if (kind !== "seq" && kind !== "time" && kind !== "elapsed") throw new BadOptionError("untilKind", `must be "seq", "time" or "elapsed", got ${String(kind)}`);
   if (kind === "seq" && !(Number.isInteger(until) && until >= 0)) throw new BadOptionError("until", `a seq is a whole number >= 0, got ${until}`);
-  return { kind, value: until };
+  if (untilActor !== undefined && kind !== "seq") throw new BadOptionError("untilActor", "is only meaningful with a seq");
+  // The engine reads only the replayed actor's records against the cut.
+  if (untilActor !== undefined && options.actor !== undefined && untilActor !== options.actor) {
+    throw new BadOptionError("untilActor", `a cut at ${untilActor}'s record with only ${options.actor} replayed: cut at ${options.actor}'s records, or replay every actor`);
+  }
+  return { kind, value: until, actor: untilActor };
 }
 
-function atOf(engine: ReplayEngine, options: ReplayOptions, until: { kind: UntilKind; value: number } | undefined): ClusterStateView["at"] {
+function atOf(engine: ReplayEngine, options: ReplayOptions, until: CutSpec | undefined): ClusterStateView["at"] {
   return until === undefined
     ? { until: "end" }
     : until.kind === "seq"
-      ? { until: "seq", actor: options.actor ?? "scheduler", seq: until.value }
+      ? { until: "seq", actor: until.actor ?? options.actor ?? "scheduler", seq: until.value }
       : { until: "time", t: until.kind === "time" ? until.value : (engine.firstTime ?? 0) + until.value };
 }

@@ -102,10 +102,10 @@ describe("Timeline", () => {
     const code = await runCli(["inspect", path, "--key", key], { out: (s) => out.push(s), err: (s) => out.push(s) });
     expect(code).toBe(0);
     const text = out.join("\n");
-    expect(text).toContain(`at record ${records.length} of ${records.length}`);
+    expect(text).toContain(`cut at the end of the log: ${records.length} of ${records.length} records`);
     expect(text).toMatch(new RegExp(`scheduler\\s+task\\s+${key.replace(/[-()]/g, "\\$&")}\\s+(memory|forgotten)`));
     const zero: string[] = [];
     expect(await runCli(["inspect", path, "--at", "0"], { out: (s) => zero.push(s), err: (s) => zero.push(s) })).toBe(0);
-    expect(zero.join("\n")).toContain("at record 0 of");
+    expect(zero.join("\n")).toContain("cut after scheduler #0: ");
   });
 });

@@ -104,6 +104,11 @@ export class SliceCuts {
   get resolvedTime(): number | undefined {
     return this.time;
   }
+
+  /** The `t` of the log's first record: the run's start (log/time-base.ts). */
+  get runStart(): number | undefined {
+    return this.firstT;
+  }
 }
 
 export interface SliceActor {
@@ -125,6 +130,9 @@ export interface ExportReport {
   dropped: string[];
   /** Problems of the original log (they may carry over into the slice). */
   problems: LogProblem[];
+  /** The run's start (the `t` of the log's first record) and the header's `created` (ms), for printing times. */
+  runStart?: number;
+  created: number;
 }
 
 /**
@@ -187,5 +195,7 @@ export async function exportSlice(path: string, around: Around | string, out: st
     actors,
     dropped,
     problems,
+    ...(cuts.runStart !== undefined ? { runStart: cuts.runStart } : {}),
+    created: reader.header.created,
   };
 }

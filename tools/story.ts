@@ -79,10 +79,10 @@ function formatSeconds(s: number): string {
   return s < 1e-3 ? `${(s * 1e6).toFixed(0)} us` : s < 1 ? `${(s * 1e3).toFixed(2)} ms` : `${s.toFixed(3)} s`;
 }
 
-/** Render story lines with times relative to the first one; reasons go indented under their line. */
-export function formatStory(lines: StoryLine[]): string {
+/** Render story lines with times from `start` (the run's start; default the first line); reasons go indented under their line. */
+export function formatStory(lines: StoryLine[], start?: number): string {
   if (lines.length === 0) return "";
-  const t0 = lines[0]!.t;
+  const t0 = start ?? lines[0]!.t;
   const width = Math.max(...lines.map((l) => l.actor.length));
   const out: string[] = [];
   for (const l of lines) {
