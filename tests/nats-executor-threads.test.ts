@@ -146,7 +146,8 @@ describe("executor threads in worker processes on NATS", () => {
     } finally {
       writeFileSync(release, "");
     }
-  });
+    // Four threads started, each filling its 64 MiB heap until V8 stops it: slow on a busy machine.
+  }, 120_000);
 
   it("a worker's log, with its tasks run on threads, replays", async () => {
     await client.gather([1, 2, 3, 4].map((i) => client.submit("spin", [5 * i], { workers: "w2", pure: false })));
