@@ -8,6 +8,7 @@ import { FIRE_AND_FORGET, type SchedulerToClient, type SchedulerToWorker, type T
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
 import { readReason, type Why } from "../machines/reasons.js";
+import { schedulerOpProblem } from "../actors/validate-ops.js";
 import { exactReason } from "./exact-reason.js";
 
 type Op = SchedulerInput extends infer I ? (I extends unknown ? Omit<I, "t"> : never) : never;
@@ -142,5 +143,14 @@ describe("fire-and-forget in the scheduler core", () => {
     expect(c.core.tasks.get("x")!.whoWants).toEqual(new Set(["c1"]));
     c.handle({ op: "release-keys", client: "c1", keys: ["x"] });
     expect(c.core.tasks.size).toBe(0);
+  });
+});
+
+describe("the name fire-and-forget wants keys under", () => {
+  it("is no client's: an op naming it as its client is refused at the wire", () => {
+    for (const op of ["client-join", "release-keys", "cancel-keys", "fire-and-forget", "update-graph"]) {
+      expect(schedulerOpProblem({ op, client: FIRE_AND_FORGET, keys: [], tasks: [], wants: [] }), op).toBeDefined();
+      expect(schedulerOpProblem({ op, client: "c1", keys: [], tasks: [], wants: [] }), op).toBeUndefined();
+    }
   });
 });
