@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { BadOptionError, LocalCluster, MemoryLogSink, readReason, replay, TaskFailedError } from "../index.js";
 import type { TransitionRecord } from "../log/types.js";
+import { explainReasons } from "../tools/story-reasons.js";
 import { rejection } from "./errors-helpers.js";
 
 const clusters: LocalCluster[] = [];
@@ -90,6 +91,9 @@ describe("retries on LocalCluster", () => {
       { rule: "retry", worker: "a", try: 2, left: 0, message: "x failed on call 2" },
     ]);
     expect(taskMoves(log, x.key).filter((r) => r.event === "ASSIGN")).toHaveLength(3);
+    // As story tells them.
+    const told = taskMoves(log, x.key).filter((r) => readReason(r).kind === "retry").map((r) => explainReasons(r));
+    expect(told[0]).toEqual(["its function failed and it has retries left: run again (worker=a try=1 left=1 message=x failed on call 1)"]);
     await client.close();
     await cluster.close();
     const replayed = await replay(log.records);
