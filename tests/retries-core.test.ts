@@ -154,3 +154,19 @@ describe("the name fire-and-forget wants keys under", () => {
     }
   });
 });
+
+describe("fire-and-forget of a released key", () => {
+  it("a key kept released for its erred dependent, fired and forgotten by a raw client, runs, and is released again once done", () => {
+    const c = new Core();
+    c.graph([task("x"), task("y", ["x"]), task("z", ["y"])], ["z"]);
+    c.finish("x");
+    c.err("y", "boom");
+    // No longer needed, x is released, its record kept while the erred y depends on it.
+    expect(c.state("x")).toBe("released");
+    c.handle({ op: "fire-and-forget", client: "c2", keys: ["x"] });
+    expect(c.state("x")).toBe("processing.assigned");
+    c.finish("x");
+    expect(c.state("x")).toBe("released");
+    expect(c.core.tasks.get("x")!.whoWants).toBeNull();
+  });
+});

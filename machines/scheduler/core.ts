@@ -405,6 +405,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
       const ts = this.tasks.get(key);
       if (ts === undefined || ts.state === "memory" || ts.state === "erred" || ts.state === "forgotten") continue;
       (ts.whoWants ??= new Set()).add(FIRE_AND_FORGET);
+      // Kept only for its dependents until now (a raw client may name any key): it must run.
+      if (ts.state === "released") this.recommend(ts, "runnable");
     }
   }
 
