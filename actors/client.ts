@@ -17,7 +17,7 @@ import { graphToSpecs, type Graph } from "./graph-spec.js";
 import { isAnnouncement, refuseRequest } from "./publish-only.js";
 import { RESUMING_EVERY_MS, RESUMING_MISSED, resumingSubject, type ResumingAnnouncement } from "./resuming.js";
 import { scatterByContent, scatterExplicit, type ScatterHost } from "./scatter.js";
-import { checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
+import { checkRetries, checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
 import { clientReportProblem, envelopeProblem } from "./validate-ops.js";
 import { errorFromInfo, taskError } from "./wire-errors.js";
 
@@ -269,11 +269,13 @@ export class Client {
    * string argument naming another key of the graph is a dependency; a value that is not
    * `[functionName, ...args]` is literal data. Returns futures for every key (or `keys`).
    */
-  persist(graph: Graph, opts: { keys?: string[]; priority?: number } = {}): Record<string, Future> {
+  persist(graph: Graph, opts: { keys?: string[]; priority?: number; retries?: number } = {}): Record<string, Future> {
     this.assertOpen();
     if (typeof opts !== "object" || opts === null) throw new BadOptionError("options", "must be an object");
     if (opts.priority !== undefined && !Number.isFinite(opts.priority)) throw new BadOptionError("priority", "must be a finite number");
+    checkRetries(opts.retries);
     const specs = graphToSpecs(graph, (v) => this.refOf(v), opts.priority);
+    if (opts.retries !== undefined && opts.retries > 0) for (const spec of specs) spec.retries = opts.retries;
     if (opts.keys !== undefined && (!Array.isArray(opts.keys) || opts.keys.some((k) => typeof k !== "string"))) {
       throw new BadOptionError("keys", `must be an array of keys of the graph, got ${describeValue(opts.keys)}`);
     }
@@ -286,7 +288,7 @@ export class Client {
   }
 
   /** `persist`, then gather: resolves with `{ key: result }` and releases the futures. */
-  async compute(graph: Graph, opts: { keys?: string[]; priority?: number; timeout?: number } = {}): Promise<Record<string, unknown>> {
+  async compute(graph: Graph, opts: { keys?: string[]; priority?: number; retries?: number; timeout?: number } = {}): Promise<Record<string, unknown>> {
     checkTimeout(opts);
     const futures = this.persist(graph, opts);
     try {
@@ -451,6 +453,25 @@ export class Client {
     this.assertOpen();
     futures.forEach((f, i) => checkFuture(f, `futures[${i}]`, this));
     return progress(futures, opts);
+  }
+
+  /**
+   * Run these futures' tasks, and what they depend on, to completion even after this client
+   * releases the futures or closes (Dask's fire_and_forget). Once a task is done (finished or
+   * erred) the cluster forgets it as it forgets any key nobody wants. A task already done is
+   * left alone. Resolves once the scheduler took it; send it before releasing the futures.
+   */
+  fireAndForget(futures: Future | readonly Future[]): Promise<void> {
+    this.assertOpen();
+    const list = futures instanceof Future ? [futures] : futures;
+    if (!Array.isArray(list)) throw new BadOptionError("futures", `fireAndForget takes a Future or an array of futures, got ${describeValue(futures)}`);
+    list.forEach((f, i) => checkFuture(f, futures instanceof Future ? "futures" : `futures[${i}]`, this));
+    const taken = this.call((call) => ({ op: "fire-and-forget", call, keys: list.map((f) => f.key) })).then((reply) => {
+      if (!reply.ok) throw errorFromInfo(reply.error);
+    });
+    // Called and not awaited, as fire-and-forget mostly is, a failure must not crash the process.
+    taken.catch(() => undefined);
+    return taken;
   }
 
   /** The cluster's workers as the scheduler sees them. */

@@ -1,4 +1,5 @@
 import { BadOptionError } from "../machines/errors.js";
+import { describeValue } from "../machines/client/arguments.js";
 import { reservedKeyProblem } from "../machines/graph/reserved-keys.js";
 import type { Restrictions } from "../machines/protocol.js";
 
@@ -17,9 +18,19 @@ export interface SubmitOptions {
   resources?: Record<string, number>;
   /** Same function and arguments give the same key, so the work is shared (default true). */
   pure?: boolean;
+  /** Times the task is run again if its function fails (Dask's `retries`; default 0). Not part of the key. */
+  retries?: number;
 }
 
-const KNOWN = new Set(["key", "priority", "workers", "hosts", "allowOtherWorkers", "resources", "pure"]);
+const KNOWN = new Set(["key", "priority", "workers", "hosts", "allowOtherWorkers", "resources", "pure", "retries"]);
+
+/** A `retries` option: a whole number >= 0, or absent. */
+export function checkRetries(retries: unknown): void {
+  if (retries === undefined) return;
+  if (typeof retries !== "number" || !Number.isSafeInteger(retries) || retries < 0) {
+    throw new BadOptionError("retries", `times a failing task is run again: a whole number >= 0, got ${describeValue(retries)}`);
+  }
+}
 
 export function checkSubmitOptions(options: object): void {
   if (typeof options !== "object" || options === null) throw new BadOptionError("options", "must be an object");
@@ -39,6 +50,7 @@ export function checkSubmitOptions(options: object): void {
   }
   if (o.allowOtherWorkers !== undefined && typeof o.allowOtherWorkers !== "boolean") throw new BadOptionError("allowOtherWorkers", "must be a boolean");
   if (o.pure !== undefined && typeof o.pure !== "boolean") throw new BadOptionError("pure", "must be a boolean");
+  checkRetries(o.retries);
   if (o.resources !== undefined) {
     if (typeof o.resources !== "object" || o.resources === null || Array.isArray(o.resources)) throw new BadOptionError("resources", "must be an object of amounts");
     for (const [name, amount] of Object.entries(o.resources)) {
@@ -47,10 +59,11 @@ export function checkSubmitOptions(options: object): void {
   }
 }
 
-/** The restriction and priority fields of a TaskSpec. */
-export function specOptions(o: Omit<SubmitOptions, "key">): Restrictions & { priority?: number } {
-  const out: Restrictions & { priority?: number } = {};
+/** The restriction, priority and retries fields of a TaskSpec. */
+export function specOptions(o: Omit<SubmitOptions, "key">): Restrictions & { priority?: number; retries?: number } {
+  const out: Restrictions & { priority?: number; retries?: number } = {};
   if (o.priority !== undefined) out.priority = o.priority;
+  if (o.retries !== undefined && o.retries > 0) out.retries = o.retries;
   if (o.workers !== undefined) out.workers = typeof o.workers === "string" ? [o.workers] : [...o.workers];
   if (o.hosts !== undefined) out.hosts = typeof o.hosts === "string" ? [o.hosts] : [...o.hosts];
   if (o.resources !== undefined) out.resources = { ...o.resources };

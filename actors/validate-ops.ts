@@ -5,7 +5,7 @@
  * docs/schemas/ says the same in JSON Schema; tests/wire-schemas.test.ts keeps them in step.
  */
 import { isReservedKey } from "../machines/graph/reserved-keys.js";
-import { PROTOCOL_VERSION } from "../machines/protocol.js";
+import { FIRE_AND_FORGET, PROTOCOL_VERSION } from "../machines/protocol.js";
 
 type Check = (value: unknown) => boolean;
 type OpShape = Readonly<Record<string, Check>>;
@@ -48,14 +48,18 @@ const keySize = shape({ key: str, nbytes: num });
 /** A key data can be stored under: not a property name of every object (machines/graph/reserved-keys.ts). */
 const dataKey: Check = (v) => typeof v === "string" && v.length > 0 && !isReservedKey(v);
 
+/** A client's id: any string but the name the scheduler wants fire-and-forget keys under. */
+const client: Check = (v) => typeof v === "string" && v !== FIRE_AND_FORGET;
+
 const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
-  "update-graph": { client: str, tasks: list, wants: strings },
-  "release-keys": { client: str, keys: strings },
-  "cancel-keys": { client: str, keys: strings },
-  "update-data": { client: str, data: arrayOf(shape({ key: dataKey, nbytes: num, workers: strings, existing: optional((v) => typeof v === "boolean") })) },
-  "client-join": { client: str },
-  "client-leave": { client: str, reason: optional(str) },
-  "heartbeat-client": { client: str },
+  "update-graph": { client, tasks: list, wants: strings },
+  "release-keys": { client, keys: strings },
+  "cancel-keys": { client, keys: strings },
+  "fire-and-forget": { client, keys: strings },
+  "update-data": { client, data: arrayOf(shape({ key: dataKey, nbytes: num, workers: strings, existing: optional((v) => typeof v === "boolean") })) },
+  "client-join": { client },
+  "client-leave": { client, reason: optional(str) },
+  "heartbeat-client": { client },
   "register-worker": {
     name,
     id: str,

@@ -39,6 +39,11 @@ export interface TaskSpec extends Restrictions {
   deps: string[];
   /** User priority: higher runs first. */
   priority?: number;
+  /**
+   * Times the task is run again when its function fails (Dask's `retries`): a whole number,
+   * 0 by default. A worker dying under it counts against allowedFailures instead.
+   */
+  retries?: number;
 }
 
 /**
@@ -106,6 +111,22 @@ export interface UpdateDataOp {
   }[];
 }
 
+/**
+ * Run these keys to completion even when no client wants them (Dask's fire_and_forget): the
+ * scheduler wants each key that is not done yet on behalf of nobody (FIRE_AND_FORGET), and
+ * drops that want once the key is in memory or erred, so a done key is forgotten like any
+ * other unwanted key. Keys it does not have, or has done already, are left alone: the client
+ * sends this before any release of the keys it names.
+ */
+export interface FireAndForgetOp {
+  op: "fire-and-forget";
+  client: string;
+  keys: string[];
+}
+
+/** The name under which the scheduler wants fire-and-forget keys (Dask's pseudo-client "fire-and-forget"). */
+export const FIRE_AND_FORGET = "fire-and-forget";
+
 export interface ClientJoinOp {
   op: "client-join";
   client: string;
@@ -127,7 +148,7 @@ export interface ClientHeartbeatOp {
   client: string;
 }
 
-export type ClientToScheduler = UpdateGraphOp | ReleaseKeysOp | CancelKeysOp | UpdateDataOp | ClientJoinOp | ClientLeaveOp;
+export type ClientToScheduler = UpdateGraphOp | ReleaseKeysOp | CancelKeysOp | FireAndForgetOp | UpdateDataOp | ClientJoinOp | ClientLeaveOp;
 
 // ---- worker -> scheduler -------------------------------------------------------------
 

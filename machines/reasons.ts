@@ -93,6 +93,12 @@ const REASONS = {
   "worker-left": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("worker-left"), worker: text } },
   /** The executor thread running it on `worker` died (task-erred with code EXECUTOR_LOST): run again, like a worker death. */
   "executor-lost": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("executor-lost"), worker: text } },
+  /**
+   * Its function failed on `worker` and it has retries left (TaskSpec.retries): run again.
+   * `try`: which run of it failed (1: the first); `left`: retries left after this one;
+   * `message`: the failure's message.
+   */
+  retry: { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("retry"), worker: text, try: number, left: number, message: text } },
   "missing-data": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("missing-data"), worker: text } },
   /** `gone`: the worker it erred on left since; else `attempt`, the number its free-keys carried. */
   "free-erred": { machine: "task", on: ["RELEASE"], shape: { rule: oneOf("free-erred"), worker: text, gone: optional(flag), attempt: optional(number) } },

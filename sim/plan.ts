@@ -26,6 +26,9 @@ export interface PlannedTask {
   /** The client whose graph it is part of. */
   client: string;
   error: string | undefined;
+  /** With `error`: runs that fail before one succeeds; undefined: every run fails. */
+  failures: number | undefined;
+  retries: number | undefined;
 }
 
 export interface PlannedData {
@@ -56,6 +59,7 @@ export type PlannedEvent =
   | { at: number; kind: "restart-scheduler" }
   | { at: number; kind: "release"; client: string; keys: string[] }
   | { at: number; kind: "cancel"; client: string; keys: string[] }
+  | { at: number; kind: "fire-and-forget"; client: string; keys: string[] }
   | { at: number; kind: "client-leave"; client: string }
   | { at: number; kind: "retire"; worker: string; timeout: number }
   | { at: number; kind: "lose"; worker: string; back: number }

@@ -50,6 +50,13 @@ export interface SimTaskSpec {
   client?: string;
   /** Make the task fail with this message once its duration has elapsed. */
   error?: string;
+  /**
+   * With `error`: the task fails on its first `failures` runs that end (over the whole
+   * simulation, whichever worker runs them), then succeeds. Default: every run fails.
+   */
+  failures?: number;
+  /** Times the scheduler runs it again when it fails (TaskSpec.retries, Dask's retries). */
+  retries?: number;
 }
 
 export type SimAction =
@@ -83,6 +90,11 @@ export type SimAction =
    * them all (docs/protocol.md, "Cancel"). Submitted again later, they wait again.
    */
   | { at: number; do: "cancel"; client?: string; keys: string[] }
+  /**
+   * A client fires and forgets these keys (Client.fireAndForget, the fire-and-forget op): the
+   * scheduler runs them to completion even after every client let go of them.
+   */
+  | { at: number; do: "fire-and-forget"; client?: string; keys: string[] }
   /** A client leaves (client-leave): everything only it wanted is released. */
   | { at: number; do: "client-leave"; client?: string }
   /**

@@ -28,6 +28,8 @@ export interface SimWorkerContext {
   scatterLease: number;
   /** The scheduler's who-has query: the holders it counts for `key`. */
   whoHas(key: string): string[];
+  /** Runs of each task that ended failing so far, over every worker (SimTaskSpec.failures). */
+  failedRuns: Map<string, number>;
 }
 
 /**
@@ -224,11 +226,14 @@ export class SimWorker {
     kernel.at(stop, () => {
       if (!this.live) return;
       observations.executionEnded(key, this.name, start, stop);
-      if (task.error === undefined) {
+      const failed = this.ctx.failedRuns.get(key) ?? 0;
+      const fails = task.error !== undefined && (task.failures === undefined || failed < task.failures);
+      if (!fails) {
         this.stored.add(key);
         this.feed({ op: "execute-done", key, nbytes: task.nbytes, start, stop, t: stop });
       } else {
-        const error: ErrorInfo = { name: "SimulatedError", message: task.error };
+        this.ctx.failedRuns.set(key, failed + 1);
+        const error: ErrorInfo = { name: "SimulatedError", message: task.error! };
         this.feed({ op: "execute-failed", key, error, start, stop, t: stop });
       }
     });

@@ -83,6 +83,7 @@ class Simulation {
       },
       scatterLease: plan.config.scatterLease,
       whoHas: (key) => [...(this.scheduler.core.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.name),
+      failedRuns: new Map(),
     };
   }
 
@@ -124,6 +125,9 @@ class Simulation {
         this.scheduler.receive([{ op: "cancel-keys", client: event.client, keys, t: this.kernel.now }]);
         return;
       }
+      case "fire-and-forget":
+        this.scheduler.receive([{ op: "fire-and-forget", client: event.client, keys: event.keys, t: this.kernel.now }]);
+        return;
       case "client-leave":
         this.clients.leave(event.client);
         this.joined.delete(event.client);
@@ -372,5 +376,6 @@ function taskSpec(task: PlannedTask): TaskSpec {
   if (task.hosts !== undefined) spec.hosts = task.hosts;
   if (task.resources !== undefined) spec.resources = task.resources;
   if (task.allowOtherWorkers !== undefined) spec.allowOtherWorkers = task.allowOtherWorkers;
+  if (task.retries !== undefined) spec.retries = task.retries;
   return spec;
 }

@@ -26,7 +26,7 @@ const SCENARIO_FIELDS = ["seed", "config", "network", "workers", "data", "tasks"
 const NETWORK_FIELDS = ["bandwidth", "latency"];
 const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
-const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error"];
+const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error", "failures", "retries"];
 const ACTIONS = [
   "balance",
   "kill-worker",
@@ -35,6 +35,7 @@ const ACTIONS = [
   "submit",
   "release",
   "cancel",
+  "fire-and-forget",
   "client-leave",
   "retire-worker",
   "lose-worker",
@@ -105,6 +106,7 @@ function readTasks(list: unknown[]): Map<string, PlannedTask> {
     const path = `tasks[${i}]`;
     const raw = readObject(value, path, TASK_FIELDS);
     const key = readName(raw.key, `${path}.key`);
+    if (raw.failures !== undefined && raw.error === undefined) throw new BadOptionError(`${path}.failures`, "needs error (the message its failing runs fail with)");
     if (tasks.has(key)) throw new GraphError(`task ${key} is defined twice (${path})`, "GRAPH", [key]);
     tasks.set(key, {
       key,
@@ -119,6 +121,8 @@ function readTasks(list: unknown[]): Map<string, PlannedTask> {
       submitAt: readOptionalNumber(raw.submitAt, `${path}.submitAt`, 0, { min: 0 }),
       client: raw.client === undefined ? SIM_CLIENT : readClient(raw.client, `${path}.client`),
       error: raw.error === undefined ? undefined : readName(raw.error, `${path}.error`),
+      failures: raw.failures === undefined ? undefined : readNumber(raw.failures, `${path}.failures`, { integer: true, min: 0 }),
+      retries: raw.retries === undefined ? undefined : readNumber(raw.retries, `${path}.retries`, { integer: true, min: 0 }),
     });
   });
   return tasks;
@@ -225,7 +229,7 @@ export function withEarlierDeps(group: readonly PlannedTask[], tasks: ReadonlyMa
 interface ReadAction {
   index: number;
   event: PlannedEvent & {
-    kind: "join" | "kill" | "balance" | "restart-scheduler" | "submit" | "release" | "cancel" | "client-leave" | "retire" | "lose" | "scatter" | "stop-scheduler" | "start-scheduler";
+    kind: "join" | "kill" | "balance" | "restart-scheduler" | "submit" | "release" | "cancel" | "fire-and-forget" | "client-leave" | "retire" | "lose" | "scatter" | "stop-scheduler" | "start-scheduler";
   };
 }
 
@@ -288,7 +292,7 @@ function readAction(value: unknown, index: number, tasks: ReadonlyMap<string, Pl
     const raw = readObject(value, path, ["at", "do"]);
     return { index, event: { at: readNumber(raw.at, `${path}.at`, { min: 0 }), kind } };
   }
-  if (kind === "submit" || kind === "release" || kind === "cancel" || kind === "client-leave") {
+  if (kind === "submit" || kind === "release" || kind === "cancel" || kind === "fire-and-forget" || kind === "client-leave") {
     const raw = readObject(value, path, kind === "client-leave" ? ["at", "do", "client"] : ["at", "do", "client", "keys"]);
     const at = readNumber(raw.at, `${path}.at`, { min: 0 });
     const client = raw.client === undefined ? SIM_CLIENT : readClient(raw.client, `${path}.client`);
@@ -297,7 +301,7 @@ function readAction(value: unknown, index: number, tasks: ReadonlyMap<string, Pl
       return { index, event: { at, kind, client } };
     }
     const keys = readTaskKeys(raw.keys, `${path}.keys`, tasks);
-    if (kind === "release" || kind === "cancel") return { index, event: { at, kind, client, keys } };
+    if (kind === "release" || kind === "cancel" || kind === "fire-and-forget") return { index, event: { at, kind, client, keys } };
     const group = keys.map((key) => tasks.get(key)!);
     return { index, event: { at, kind: "submit", submission: { client, tasks: withEarlierDeps(group, tasks), wants: keys } } };
   }

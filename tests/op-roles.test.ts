@@ -51,6 +51,8 @@ describe("roleProblem and incarnationProblem", () => {
     expect(roleProblem(client, { op: "cancel-keys", client: "c1" }, at)).toBeUndefined();
     expect(roleProblem(client, { op: "cancel-keys", client: "c2" }, at)).toMatch(/cancel-keys names client "c2"/);
     expect(roleProblem(worker, { op: "cancel-keys", client: "c1" }, at)).toMatch(/cancel-keys is a client op/);
+    expect(roleProblem(client, { op: "fire-and-forget", client: "c2" }, at)).toMatch(/fire-and-forget names client "c2"/);
+    expect(roleProblem(worker, { op: "fire-and-forget", client: "c1" }, at)).toMatch(/fire-and-forget is a client op/);
     expect(roleProblem(undefined, { op: "client-join", client: "c1" }, at)).toMatch(/not a subject the scheduler takes ops on/);
   });
 

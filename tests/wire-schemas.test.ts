@@ -169,6 +169,11 @@ describe("every message of a real run on NATS", () => {
     await sleep(50);
     await doomed.cancel();
     await expect(dependent.result()).rejects.toMatchObject({ code: "CANCELLED" });
+    // Retried once (a task spec with retries), and fired and forgotten (fire-and-forget).
+    await expect(client.submit("fail", ["again"], { retries: 1 }).result()).rejects.toThrow(/again/);
+    const forgotten = client.submit<number>("inc", [100]);
+    await client.fireAndForget(forgotten);
+    forgotten.release();
     const [small] = await client.scatter([41]);
     expect(await client.submit<number>("inc", [small]).result()).toBe(42);
     const [big] = await client.scatter([tasks.ramp(20_000)]);

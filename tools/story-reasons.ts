@@ -154,6 +154,7 @@ const DECISIONS: Partial<Record<Reason["kind"], string>> = {
   "missing-data": "a worker reported the only copy missing",
   "data-lost": "scattered data whose every holder is gone cannot be recomputed",
   cancelled: "a client cancelled it, or a task it cancelled no longer needs it",
+  retry: "its function failed and it has retries left: run again",
 };
 
 /** A decision's words, with its fields other than the rule; a failed dependency by name; else its fields. */

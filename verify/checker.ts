@@ -79,6 +79,9 @@ export interface CheckStats {
   releases: number;
   /** Failures workers dropped when freed (wtask error -FREE-> released). */
   failuresFreed: number;
+  /** Tasks the scheduler ran again after a failure (RELEASE with reason retry), and fire-and-forget ops it took. */
+  retries: number;
+  firedAndForgotten: number;
   /** Workers that closed (retired, or closed when their retirement timed out). */
   workersClosed: number;
   /**
@@ -116,6 +119,8 @@ export class DstChecker {
     graphs: 0,
     releases: 0,
     failuresFreed: 0,
+    retries: 0,
+    firedAndForgotten: 0,
     workersClosed: 0,
     workersLost: 0,
     reregistrations: 0,
@@ -246,6 +251,7 @@ export class DstChecker {
           if (r.event === "STEAL") this.stats.stealRequests += 1;
           else if (r.event === "STEAL_CONFIRM") this.stats.stealsConfirmed += 1;
           else if (r.event === "STEAL_REJECT") this.stats.stealsRejected += 1;
+          else if (r.event === "RELEASE" && (r.why as { rule?: unknown } | undefined)?.rule === "retry") this.stats.retries += 1;
         }
         return;
       }
@@ -261,6 +267,9 @@ export class DstChecker {
       case "cancel-keys":
       case "client-leave":
         this.stats.releases += 1;
+        return;
+      case "fire-and-forget":
+        this.stats.firedAndForgotten += 1;
         return;
       case "update-data":
         if (event.t !== 0) this.stats.scatters += 1;

@@ -51,6 +51,8 @@ interface TaskDraw {
   failRoll: number;
   restriction: { kind: "worker" | "gpu" | "host"; pick: number; strict: boolean } | null;
   priority: number | null;
+  /** Its retries; `flaky`: a failing task fails only as many times as it has retries, so it ends in memory. */
+  retry: { retries: number; flaky: boolean } | null;
 }
 
 const taskDraw: fc.Arbitrary<TaskDraw> = fc.record({
@@ -59,6 +61,7 @@ const taskDraw: fc.Arbitrary<TaskDraw> = fc.record({
   failRoll: fc.nat(99),
   restriction: sometimes(fc.record({ kind: fc.constantFrom<"worker" | "gpu" | "host">("worker", "gpu", "host"), pick: fc.nat(), strict: oneIn(3) }), 2),
   priority: sometimes(fc.integer({ min: -2, max: 2 }), 3),
+  retry: sometimes(fc.record({ retries: fc.integer({ min: 0, max: 2 }), flaky: fc.boolean() }), 3),
 });
 
 /** Graph shapes: deps are picked among earlier keys, so every draw is a DAG. */
@@ -190,14 +193,15 @@ function faultsDraw(profile: FaultProfile): fc.Arbitrary<NetworkFaultSpec | null
 /**
  * What a client does at `at`: submit tasks (again, or as another client: shared keys),
  * release them, release them and submit them again `gap` seconds later, cancel them (and
- * what depends on them), cancel them and submit them again `gap` seconds later, or leave. Keys are
+ * what depends on them), cancel them and submit them again `gap` seconds later, fire and forget
+ * them and release them at once, or leave. Keys are
  * picked among the case's tasks, among the failing ones if `failing` and there are any.
  */
 interface ClientStepDraw {
   at: number;
   /** 0: sim-client (the client of the case's graphs), else c1, c2. */
   client: number;
-  kind: "submit" | "release" | "resubmit" | "cancel" | "cancel-resubmit" | "leave";
+  kind: "submit" | "release" | "resubmit" | "cancel" | "cancel-resubmit" | "fire-and-forget" | "leave";
   picks: number[];
   failing: boolean;
   gap: number;
@@ -206,7 +210,7 @@ interface ClientStepDraw {
 const clientStepDraw: fc.Arbitrary<ClientStepDraw> = fc.record({
   at: fc.constantFrom(0, 0.05, 0.5, 1, 2, 4, 8),
   client: fc.integer({ min: 0, max: 2 }),
-  kind: fc.constantFrom<ClientStepDraw["kind"]>("submit", "release", "resubmit", "resubmit", "cancel", "cancel-resubmit", "leave"),
+  kind: fc.constantFrom<ClientStepDraw["kind"]>("submit", "release", "resubmit", "resubmit", "cancel", "cancel-resubmit", "fire-and-forget", "leave"),
   picks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }),
   failing: fc.boolean(),
   gap: fc.constantFrom(0, 0.01, 0.5, 2),
@@ -221,6 +225,12 @@ interface CaseDraw {
   balances: number[];
   /** Percentage of tasks that fail. */
   failPercent: number;
+  /**
+   * Whether a failing task may be flaky (fail as many times as it has retries, then succeed).
+   * Not with messages reordered: a compute-task overtaking the free-keys of a failure the
+   * worker keeps is answered with that failure, which uses up a retry without a run.
+   */
+  flakyAllowed: boolean;
   clients: ClientStepDraw[] | null;
   leaves: LeaveDraw[] | null;
   scatters: ScatterDraw[] | null;
@@ -246,6 +256,7 @@ export function dstCaseArb(options: CaseOptions = DEFAULT_CASE_OPTIONS): fc.Arbi
     kills: fc.array(killDraw, { maxLength: 3 }),
     balances: fc.array(fc.constantFrom(0.2, 1, 2.5), { maxLength: 2 }),
     failPercent: fc.constantFrom(5, 5, 25),
+    flakyAllowed: fc.constant(options.faults === "none" || options.faults === "fifo"),
     clients: sometimes(fc.array(clientStepDraw, { minLength: 1, maxLength: 6 }), 1),
     leaves: sometimes(fc.array(leaveDraw, { minLength: 1, maxLength: 2 }), 2),
     scatters: sometimes(fc.array(scatterDraw, { minLength: 1, maxLength: 2 }), 3),
@@ -275,7 +286,7 @@ function buildCase(d: CaseDraw): DstCase {
     const on = [...new Set(datum.on.map((p) => WORKER_NAMES[p % workers.length]!))].filter((w) => atStart.has(w));
     if (on.length > 0) data.push({ key: `data-${i}`, nbytes: datum.nbytes, on });
   });
-  const tasks = buildTasks(d.shape, data, workers.length, d.failPercent);
+  const tasks = buildTasks(d.shape, data, workers.length, d.failPercent, d.flakyAllowed);
   const scenario: Scenario = {
     seed: d.seed,
     config: {
@@ -315,7 +326,7 @@ function buildCase(d: CaseDraw): DstCase {
   return d.restartAt === null ? { scenario } : { scenario, restartAt: d.restartAt };
 }
 
-function buildTasks(shape: ShapeDraw, data: SimDataSpec[], nWorkers: number, failPercent: number): SimTaskSpec[] {
+function buildTasks(shape: ShapeDraw, data: SimDataSpec[], nWorkers: number, failPercent: number, flakyAllowed: boolean): SimTaskSpec[] {
   const specs: SimTaskSpec[] = [];
   const add = (key: string, t: TaskDraw, deps: string[], submitAt = 0): void => {
     const spec: SimTaskSpec = { key, duration: t.duration, nbytes: t.nbytes };
@@ -323,6 +334,10 @@ function buildTasks(shape: ShapeDraw, data: SimDataSpec[], nWorkers: number, fai
     if (unique.length > 0) spec.deps = unique;
     if (submitAt > 0) spec.submitAt = submitAt;
     if (t.failRoll >= 100 - failPercent) spec.error = "boom";
+    if (t.retry !== null && t.retry.retries > 0) {
+      spec.retries = t.retry.retries;
+      if (spec.error !== undefined && t.retry.flaky && flakyAllowed) spec.failures = t.retry.retries;
+    }
     if (t.priority !== null) spec.priority = t.priority;
     const r = t.restriction;
     if (r !== null) {
@@ -457,7 +472,7 @@ function buildScatters(steps: ScatterDraw[], data: SimDataSpec[], workers: SimWo
   }));
 }
 
-/** What the clients do: submit, release, release and submit again, cancel, cancel and submit again, leave. */
+/** What the clients do: submit, release, release and submit again, cancel, cancel and submit again, fire and forget, leave. */
 function buildClientActions(steps: ClientStepDraw[], tasks: SimTaskSpec[], hasData: boolean): SimAction[] {
   const actions: SimAction[] = [];
   if (tasks.length === 0) return actions;
@@ -484,6 +499,10 @@ function buildClientActions(steps: ClientStepDraw[], tasks: SimTaskSpec[], hasDa
       case "cancel-resubmit":
         actions.push({ at: step.at, do: "cancel", ...who, keys: picked });
         actions.push({ at: step.at + step.gap, do: "submit", ...who, keys: picked });
+        break;
+      case "fire-and-forget":
+        actions.push({ at: step.at, do: "fire-and-forget", ...who, keys: picked });
+        actions.push({ at: step.at, do: "release", ...who, keys: picked });
         break;
       case "leave":
         // The scenario's data stays with sim-client for the whole run.

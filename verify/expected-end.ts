@@ -6,7 +6,7 @@
 import { planScenario } from "../sim/validate-scenario.js";
 import type { Scenario, SimTaskSpec, SimWorkerSpec } from "../sim.js";
 import { survivors } from "./dst-case.js";
-import { taskDeps } from "./reference.js";
+import { failsForGood, taskDeps } from "./reference.js";
 
 /**
  * The keys some client still holds a future for when the run ends, with the clients: the
@@ -84,7 +84,7 @@ export function expectedEnd(scenario: Scenario): Map<string, Set<string>> | null
     const deps = taskDeps(spec);
     for (const dep of deps) visit(dep);
     if (!runnableOnSome(spec, alive) || deps.some((d) => stuck.has(d))) stuck.add(key);
-    else if (spec.error !== undefined || deps.some((d) => doomed.has(d))) doomed.add(key);
+    else if (failsForGood(spec) || deps.some((d) => doomed.has(d))) doomed.add(key);
   };
   for (const t of scenario.tasks) visit(t.key);
 

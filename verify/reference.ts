@@ -29,8 +29,8 @@ export function dataValue(key: string): string {
 }
 
 /**
- * Every key's reference value. Tasks that fail (their `error`), or depend on one that does,
- * have none.
+ * Every key's reference value. Tasks that fail for good (their `error`, past their retries
+ * unless flaky), or depend on one that does, have none.
  */
 export function referenceValues(scenario: Scenario): Map<string, string> {
   const values = new Map<string, string>();
@@ -45,12 +45,21 @@ export function referenceValues(scenario: Scenario): Map<string, string> {
     failed.add(key);
     const deps = taskDeps(spec);
     for (const dep of deps) visit(dep);
-    if (spec.error !== undefined || deps.some((d) => !values.has(d))) return;
+    if (failsForGood(spec) || deps.some((d) => !values.has(d))) return;
     failed.delete(key);
     values.set(key, taskValue(key, deps.map((d) => values.get(d)!)));
   };
   for (const t of scenario.tasks) visit(t.key);
   return values;
+}
+
+/**
+ * A task whose runs keep failing past its retries: one with an `error`, unless it is flaky
+ * (`failures`, its first runs only) and retried at least as often as it fails.
+ */
+export function failsForGood(spec: { error?: string; failures?: number; retries?: number }): boolean {
+  if (spec.error === undefined) return false;
+  return spec.failures === undefined || spec.failures > (spec.retries ?? 0);
 }
 
 /** A task's dependencies as the simulator sees them: duplicates dropped, first mention kept. */

@@ -22,6 +22,8 @@ export function schedulerFingerprint(core: SchedulerCore): unknown {
     processingOn: ts.processingOn === null ? null : `${ts.processingOn.name}#${ts.processingOn.id}`,
     nbytes: ts.nbytes,
     suspicious: ts.suspicious,
+    retries: ts.retries,
+    retried: ts.retried,
     exception: ts.exception,
     blame: ts.exceptionBlame?.key ?? null,
     priority: ts.priority,

@@ -18,7 +18,7 @@
 import type { SchedulerCore } from "../../machines/scheduler/core.js";
 import type { SchedulerSender } from "../../transport/subjects.js";
 
-const CLIENT_OPS: ReadonlySet<string> = new Set(["update-graph", "release-keys", "cancel-keys", "update-data", "client-join", "client-leave", "heartbeat-client"]);
+const CLIENT_OPS: ReadonlySet<string> = new Set(["update-graph", "release-keys", "cancel-keys", "fire-and-forget", "update-data", "client-join", "client-leave", "heartbeat-client"]);
 
 /** A shape-checked op to the scheduler: the fields the checks read. */
 interface RoleFields {

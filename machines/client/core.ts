@@ -191,6 +191,9 @@ export class ClientCore {
       case "submit":
         this.sendGraph(input.tasks, input.wants);
         break;
+      case "fire-and-forget":
+        this.queue({ op: "fire-and-forget", client: this.init.id, keys: [...new Set(input.keys)] }, { kind: "host", call: input.call });
+        break;
       case "scatter-start": {
         const keys = [...input.keys];
         this.scatters.set(input.scatter, keys);
@@ -583,20 +586,30 @@ export class ClientCore {
     this.emit({ do: "schedule-flush" });
   }
 
-  /** What is queued goes in one envelope: the releases first, then the calls in order. */
+  /**
+   * What is queued goes in one envelope: the releases first, then the calls in order, then
+   * the releases of keys those calls submit or fire and forget (released before them, the
+   * key would not be there yet, or gone before the scheduler is told to keep it running).
+   */
   private flush(): void {
     this.flushScheduled = false;
     if (this.transportClosed) return;
     const batch = this.queued;
     this.queued = [];
     const ops: ClientToScheduler[] = [];
+    let late: string[] = [];
     if (this.toRelease.size > 0) {
-      ops.push({ op: "release-keys", client: this.init.id, keys: [...this.toRelease] });
+      const named = keysNamedBy(batch);
+      const early = named === null ? [...this.toRelease] : [...this.toRelease].filter((key) => !named.has(key));
+      if (named !== null) late = [...this.toRelease].filter((key) => named.has(key));
+      if (early.length > 0) ops.push({ op: "release-keys", client: this.init.id, keys: early });
       this.toRelease.clear();
     }
+    const offset = ops.length;
     for (const q of batch) ops.push(q.op);
+    if (late.length > 0) ops.push({ op: "release-keys", client: this.init.id, keys: late });
     if (ops.length === 0) return;
-    const request: Request = { id: this.nextRequest++, ops, calls: batch.map((q) => q.call), offset: ops.length - batch.length, first: this.now, attempt: 0 };
+    const request: Request = { id: this.nextRequest++, ops, calls: batch.map((q) => q.call), offset, first: this.now, attempt: 0 };
     this.requests.set(request.id, request);
     this.send(request);
   }
@@ -857,6 +870,18 @@ export class ClientCore {
     this.specs.clear();
     this.inFlight.clear();
   }
+}
+
+/** Keys the batch's update-graph ops want and fire-and-forget ops name; null when it has neither. */
+function keysNamedBy(batch: readonly { op: ClientToScheduler }[]): Set<string> | null {
+  let named: Set<string> | null = null;
+  for (const { op } of batch) {
+    const keys = op.op === "update-graph" ? op.wants : op.op === "fire-and-forget" ? op.keys : null;
+    if (keys === null) continue;
+    named ??= new Set();
+    for (const key of keys) named.add(key);
+  }
+  return named;
 }
 
 /** The key's waits, handed over: the key has none left. */

@@ -100,6 +100,11 @@ export type ClientStimulus =
    * tasks depending on them; `call`: the cancel-keys the caller waits for.
    */
   | { op: "cancel"; call: number; keys: readonly string[] }
+  /**
+   * Run `keys` to completion whoever holds them (client.fireAndForget); `call`: the
+   * fire-and-forget op the caller waits for.
+   */
+  | { op: "fire-and-forget"; call: number; keys: readonly string[] }
   /** Tasks submitted (submit, map, persist, compute): `wants` are the keys of new futures. */
   | { op: "submit"; tasks: TaskSpec[]; wants: string[] }
   /** A scatter of `keys` begins: they are on their way to the scheduler until `scatter-end`. */

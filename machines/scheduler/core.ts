@@ -3,7 +3,7 @@ import { ForbiddenError, KeyExistsError, NatschedError, UnknownFunctionError } f
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess, sortByPriority } from "../priority.js";
 import type { ComputeTaskOp, DepInfo, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
-import { EXECUTOR_LOST } from "../protocol.js";
+import { EXECUTOR_LOST, FIRE_AND_FORGET } from "../protocol.js";
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
 import type { WorkerLifecycleEvent } from "../definitions/lifecycle.js";
@@ -153,6 +153,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
         break;
       case "cancel-keys":
         this.cancelKeys(input.client, input.keys);
+        break;
+      case "fire-and-forget":
+        this.fireAndForget(input.keys);
         break;
       case "update-data": {
         const reply = this.updateData(input);
@@ -341,6 +344,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     ts.func = spec.func;
     ts.args = spec.args;
     ts.priority = [-(spec.priority ?? 0), this.generation, order];
+    if (spec.retries !== undefined) ts.retries = spec.retries;
     if (spec.workers !== undefined || spec.hosts !== undefined || spec.resources !== undefined) {
       ts.restrictions = {
         ...(spec.workers !== undefined ? { workers: spec.workers } : {}),
@@ -393,6 +397,26 @@ export class SchedulerCore implements PlacementContext, StealHost {
     } finally {
       this.cancelledBy = undefined;
     }
+  }
+
+  /**
+   * Dask's fire_and_forget: each key not done yet is wanted on behalf of nobody until it is
+   * (forgetDone drops that want), so it and what it needs run even after every client let go.
+   */
+  private fireAndForget(keys: readonly string[]): void {
+    for (const key of keys) {
+      const ts = this.tasks.get(key);
+      if (ts === undefined || ts.state === "memory" || ts.state === "erred" || ts.state === "forgotten") continue;
+      (ts.whoWants ??= new Set()).add(FIRE_AND_FORGET);
+      // Kept only for its dependents until now (a raw client may name any key): it must run.
+      if (ts.state === "released") this.recommend(ts, "runnable");
+    }
+  }
+
+  /** A task is done (in memory or erred): fire-and-forget no longer wants it. */
+  private forgetDone(ts: TaskRec): void {
+    if (ts.whoWants === null || !ts.whoWants.delete(FIRE_AND_FORGET)) return;
+    if (ts.whoWants.size === 0) ts.whoWants = null;
   }
 
   private clientReleasesKey(client: string, key: string): void {
@@ -712,9 +736,26 @@ export class SchedulerCore implements PlacementContext, StealHost {
       this.executorLost(ts, ws, error);
       return;
     }
+    if (ts.retries > 0) {
+      this.retry(ts, ws, error);
+      return;
+    }
     // The worker keeps the failed task until told to free it: remembered, so that it is.
     ts.erredOn = ws;
     this.fail(ts, error, { worker });
+  }
+
+  /**
+   * Its function failed and it has retries left (Dask's retries in stimulus_task_erred):
+   * counted down and run again instead of erring. Its dependents keep waiting for it.
+   */
+  private retry(ts: TaskRec, ws: WorkerRec, error: ErrorInfo): void {
+    ts.retries -= 1;
+    ts.retried += 1;
+    // The worker holds the failure until freed: freed first, so the task can run there again.
+    this.freeKeys(ws.name, [ts.key]);
+    this.move(ts, "RELEASE", { rule: "retry", worker: ws.name, try: ts.retried, left: ts.retries, message: error.message });
+    this.recommend(ts, "runnable");
   }
 
   /**
@@ -1005,6 +1046,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   /** A task's result is now in memory: notify clients, wake dependents, free what is done. */
   private dataArrived(ts: TaskRec): void {
+    this.forgetDone(ts);
     if (ts.whoWants !== null) for (const client of ts.whoWants) this.reportToClient(client, ts);
     const ready: TaskRec[] = [];
     for (const dts of ts.dependents) {
@@ -1155,6 +1197,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   }
 
   private afterErred(ts: TaskRec): void {
+    this.forgetDone(ts);
     if (ts.whoWants !== null) for (const client of ts.whoWants) this.reportToClient(client, ts);
     ts.waitingOn = null;
     for (const dts of ts.dependencies) this.doneWaiting(dts, ts);

@@ -60,6 +60,10 @@ export class TaskRec {
   nbytes = -1;
   /** Times a worker died while running it. */
   suspicious = 0;
+  /** Times it may still be run again after its function fails (TaskSpec.retries, counted down). */
+  retries = 0;
+  /** Times its function failed and it was run again. */
+  retried = 0;
   exception: ErrorInfo | null = null;
   /** The task whose failure made this one fail. */
   exceptionBlame: TaskRec | null = null;

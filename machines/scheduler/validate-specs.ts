@@ -20,6 +20,9 @@ export function checkTaskSpecs(specs: readonly TaskSpec[]): void {
       throw new GraphError(`task ${key}: deps must be an array of keys`, "GRAPH", [key]);
     }
     if (spec.priority !== undefined && !Number.isFinite(spec.priority)) throw new BadOptionError("priority", `task ${key}: must be a finite number`);
+    if (spec.retries !== undefined && !(Number.isSafeInteger(spec.retries) && spec.retries >= 0)) {
+      throw new BadOptionError("retries", `task ${key}: must be a whole number >= 0, got ${JSON.stringify(spec.retries)}`);
+    }
     checkNames(key, "workers", spec.workers);
     checkNames(key, "hosts", spec.hosts);
     if (spec.resources !== undefined) {

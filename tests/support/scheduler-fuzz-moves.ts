@@ -105,6 +105,7 @@ const taskSpec = fc.record({
   func: fc.constantFrom("inc", "inc", "add", "fail", "nope"),
   deps: fc.subarray(KEYS, { maxLength: 2 }),
   priority: fc.option(fc.integer({ min: -5, max: 5 }), { nil: undefined }),
+  retries: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined, freq: 3 }),
   workers: fc.option(fc.constantFrom(["f1"], ["a"], ["ghost"], []), { nil: undefined, freq: 2 }),
   resources: fc.option(fc.constantFrom({ GPU: 1 }, { MEM: 1e12 }), { nil: undefined, freq: 3 }),
   allowOtherWorkers: fc.option(fc.boolean(), { nil: undefined }),
@@ -123,6 +124,7 @@ const clientOp = fc.oneof(
     }),
   },
   { weight: 3, arbitrary: fc.record({ op: fc.constant("release-keys"), client: fc.constantFrom(...CLIENTS), keys }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("fire-and-forget"), client: fc.constantFrom(...CLIENTS), keys }) },
   {
     weight: 4,
     arbitrary: fc.record({
