@@ -1,5 +1,10 @@
 import { BadOptionError } from "../machines/errors.js";
-import { openLogAt } from "../log/jetstream-open.js";
+import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
+import { indexOnDemand } from "../log/index-on-demand.js";
+import { InstanceCounts } from "../log/instance-counts.js";
+import { instanceCountsAt } from "../log/instances-at.js";
+import type { LogIndex } from "../log/log-index.js";
+import type { LogRecord } from "../log/types.js";
 import { Timeline, type EntityView } from "../tools/timeline.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
@@ -25,28 +30,25 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
     return 2;
   }
   const { values, positionals } = parsed;
-  const log = await (await openLogAt(positionals[0]!, natsOptions(values))).readAll();
-  for (const problem of log.problems) io.err(`log problem: ${problem.message}`);
-  const timeline = Timeline.fromRecords(log.records);
-  if (values.at !== undefined) timeline.seek(resolvePosition(timeline, values.at));
+  const location = positionals[0]!;
+  const index = isJetStreamLocation(location) ? undefined : await indexOnDemand(location, (note) => io.err(note));
+  let point: InspectPoint;
+  try {
+    point = index !== undefined ? await pointFromIndex(index, values.at, values.key, io) : await pointFromRecords(location, values, io);
+  } finally {
+    await index?.close();
+  }
 
   const lines: string[] = [];
-  const current = timeline.current;
-  lines.push(`at record ${timeline.position} of ${timeline.length}` + (current ? ` (${current.actor} #${current.seq}, t=${current.t})` : ""));
-  const groups = new Map<string, EntityView[]>();
-  for (const view of timeline.list(values.actor !== undefined ? { actor: values.actor } : {})) {
-    const group = `${view.actor} ${view.machine}`;
-    const list = groups.get(group);
-    if (list) list.push(view);
-    else groups.set(group, [view]);
-  }
-  for (const [group, views] of [...groups].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-    const counts = new Map<string, number>();
-    for (const v of views) counts.set(v.state, (counts.get(v.state) ?? 0) + 1);
-    lines.push(`  ${group.padEnd(28)} ${[...counts].map(([s, n]) => `${s} ${n}`).join(", ")}`);
+  const current = point.current;
+  lines.push(`at record ${point.position} of ${point.length}` + (current ? ` (${current.actor} #${current.seq}, t=${current.t})` : ""));
+  for (const group of point.counts.list(values.actor)) {
+    const states = [...group.counts].filter(([, n]) => n > 0);
+    if (states.length === 0) continue;
+    lines.push(`  ${`${group.actor} ${group.machine}`.padEnd(28)} ${states.map(([s, n]) => `${s} ${n}`).join(", ")}`);
   }
   if (values.key !== undefined) {
-    const views = timeline.list({ id: values.key }).filter((v) => values.actor === undefined || v.actor === values.actor);
+    const views = point.keyViews.filter((v) => values.actor === undefined || v.actor === values.actor);
     lines.push(views.length === 0 ? `${values.key}: no instance at this point` : `${values.key}:`);
     for (const v of views) {
       const why = v.why ? `  ${JSON.stringify(v.why)}` : "";
@@ -57,15 +59,49 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
   return 0;
 }
 
-function resolvePosition(timeline: Timeline, at: string): number {
-  if (/^\d+$/.test(at)) return Number(at);
-  if (/^\+\d+(\.\d+)?$/.test(at)) {
-    const first = timeline.record(0);
-    return first === undefined ? 0 : timeline.positionAtTime(first.t + Number(at.slice(1)));
+/** What inspect prints, wherever it came from: the record it stands after, the instance counts, the key's instances. */
+interface InspectPoint {
+  position: number;
+  length: number;
+  current: LogRecord | undefined;
+  counts: InstanceCounts;
+  keyViews: EntityView[];
+}
+
+/** From a log file's index: the nearest snapshot, the records after it, the key's own records. */
+async function pointFromIndex(index: LogIndex, at: string | undefined, key: string | undefined, io: Io): Promise<InspectPoint> {
+  for (const problem of index.problems) io.err(`log problem: ${problem.message}`);
+  const position = at === undefined ? index.records : Math.max(0, Math.min(index.records, await resolvePosition(index, index.firstT ?? 0, at)));
+  const keyViews = key === undefined ? [] : Timeline.fromRecords((await index.keyRecords(key, position)).map((r) => r.record)).list({ id: key });
+  return { position, length: index.records, current: await index.recordAt(position - 1), counts: await instanceCountsAt(index, position), keyViews };
+}
+
+/** From the whole log in memory (a log in JetStream, or a file that cannot be indexed). */
+async function pointFromRecords(location: string, values: Parameters<typeof natsOptions>[0] & { at?: string | undefined; key?: string | undefined }, io: Io): Promise<InspectPoint> {
+  const log = await (await openLogAt(location, natsOptions(values))).readAll();
+  for (const problem of log.problems) io.err(`log problem: ${problem.message}`);
+  const timeline = Timeline.fromRecords(log.records);
+  if (values.at !== undefined) timeline.seek(await resolvePosition(timeline, timeline.record(0)?.t ?? 0, values.at));
+  const counts = new InstanceCounts();
+  for (let i = 0; i < timeline.position; i++) {
+    const record = log.records[i]!;
+    if (record.kind === "transition") counts.apply(record);
   }
+  return { position: timeline.position, length: timeline.length, current: timeline.current, counts, keyViews: values.key === undefined ? [] : timeline.list({ id: values.key }) };
+}
+
+interface Seekable {
+  positionAtTime(time: number): number | Promise<number>;
+  positionOf(actor: string, seq: number): number | Promise<number>;
+}
+
+/** `--at` as a position in `log`, whose first record's time is `firstT`. */
+async function resolvePosition(log: Seekable, firstT: number, at: string): Promise<number> {
+  if (/^\d+$/.test(at)) return Number(at);
+  if (/^\+\d+(\.\d+)?$/.test(at)) return log.positionAtTime(firstT + Number(at.slice(1)));
   const match = /^(.+):(\d+)$/.exec(at);
   if (match) {
-    const position = timeline.positionOf(match[1]!, Number(match[2]));
+    const position = await log.positionOf(match[1]!, Number(match[2]));
     if (position < 0) throw new BadOptionError("--at", `the log has no record ${match[2]} of ${match[1]}`);
     return position;
   }

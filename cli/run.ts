@@ -5,6 +5,7 @@ import { storyCommand } from "./story.js";
 import { inspectCommand } from "./inspect.js";
 import { logInfoCommand } from "./log-info.js";
 import { logExportCommand } from "./log-export.js";
+import { logIndexCommand } from "./log-index.js";
 import { replayCommand } from "./replay.js";
 import { schedulerCommand } from "./scheduler.js";
 import { secretArgsWarning, secretsInArgs } from "./secret-args.js";
@@ -42,7 +43,7 @@ type Command = (args: string[], io: Io) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
   story: storyCommand,
-  log: (args, io) => (args[0] === "export" ? logExportCommand(args.slice(1), io) : logInfoCommand(args, io)),
+  log: (args, io) => (args[0] === "export" ? logExportCommand(args.slice(1), io) : args[0] === "index" ? logIndexCommand(args.slice(1), io) : logInfoCommand(args, io)),
   export: exportCommand,
   replay: replayCommand,
   inspect: inspectCommand,

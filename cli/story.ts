@@ -1,9 +1,10 @@
 import { BadOptionError } from "../machines/errors.js";
-import { openLogAt } from "../log/jetstream-open.js";
+import { indexOnDemand } from "../log/index-on-demand.js";
+import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
 import type { LogReader } from "../log/reader.js";
 import type { ReasonContext } from "../tools/story-reasons.js";
 import { formatStory, storyLines } from "../tools/story.js";
-import type { LogRecord } from "../log/types.js";
+import type { LogProblem, LogRecord } from "../log/types.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
@@ -26,9 +27,8 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
   const [path, key] = parsed.positionals as [string, string];
   const reader = await openLogAt(path, natsOptions(parsed.values));
   const ctx = await reasonContext(reader);
-  const records: LogRecord[] = [];
-  for await (const record of reader.records({ key })) records.push(record);
-  for (const problem of reader.problems) io.err(`warning: ${problem.kind}: ${problem.message}`);
+  const { records, problems } = await keyRecords(path, reader, key, io);
+  for (const problem of problems) io.err(`warning: ${problem.kind}: ${problem.message}`);
   const lines = storyLines(records, key, ctx);
   if (lines.length === 0) {
     io.err(`no record of ${key} in ${path}`);
@@ -41,6 +41,21 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
   io.out(`story of ${key} (${lines.length} events)`);
   io.out(formatStory(lines));
   return 0;
+}
+
+/** The records naming `key`, in log order: from the log file's index (built on first use), or by reading the whole log. */
+async function keyRecords(path: string, reader: LogReader, key: string, io: Io): Promise<{ records: LogRecord[]; problems: readonly LogProblem[] }> {
+  const index = isJetStreamLocation(path) ? undefined : await indexOnDemand(path, (note) => io.err(note));
+  if (index !== undefined) {
+    try {
+      return { records: (await index.keyRecords(key)).map((r) => r.record), problems: index.problems };
+    } finally {
+      await index.close();
+    }
+  }
+  const records: LogRecord[] = [];
+  for await (const record of reader.records({ key })) records.push(record);
+  return { records, problems: reader.problems };
 }
 
 /** The scheduler's bandwidth estimate, from its start record (near the top of a log: the read stops there). */

@@ -36,6 +36,8 @@ export interface FrameScanOptions {
   frameProblems?: boolean;
   /** Called with each taken actor's first record's number in the file. */
   firstRecord?: (actor: string, index: number) => void;
+  /** Called before the records of each frame that decodes, with its byte offset in the file (the log index's blocks). */
+  frameStart?: (offset: number) => void;
 }
 
 export class FrameScanner implements RecordSink {
@@ -174,6 +176,7 @@ export class FrameScanner implements RecordSink {
     }
     const decoded = this.decoded;
     this.decoded = [];
+    this.options.frameStart?.(at);
     for (let k = 0; k < decoded.length && !this.stopped; k++) this.take(decoded[k]!, at);
   }
 
