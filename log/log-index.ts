@@ -60,6 +60,11 @@ export class LogIndex {
     return this.header.firstT;
   }
 
+  /** Where the snapshots stand (records before each), in order. */
+  get snapshotPositions(): number[] {
+    return this.header.snapshots.map((s) => s.position);
+  }
+
   get blockCount(): number {
     return this.header.blocks;
   }
