@@ -21,7 +21,7 @@ export interface BlockScanHandler {
 }
 
 /** Scans the log at `path` whose records start at byte `recordsOffset` (after the header line). */
-export async function scanBlocks(path: string, format: number, recordsOffset: number, handler: BlockScanHandler): Promise<void> {
+export async function scanBlocks(path: string, format: number, recordsOffset: number, handler: BlockScanHandler, startAt?: ReadonlyMap<string, number>, blockLines = BLOCK_LINES): Promise<void> {
   let position = 0;
   const stream = createReadStream(path, { start: recordsOffset, highWaterMark: 1024 * 1024 });
   if (format === LOG_FORMAT_FRAMES) {
@@ -34,13 +34,13 @@ export async function scanBlocks(path: string, format: number, recordsOffset: nu
           return true;
         },
       },
-      { frameStart: (offset) => handler.block(offset, position) },
+      { frameStart: (offset) => handler.block(offset, position), ...(startAt === undefined ? {} : { startAt }) },
     );
     for await (const chunk of stream) frames.push(chunk as Buffer);
     frames.finish();
     return;
   }
-  const scanner = new LogScanner(2);
+  const scanner = new LogScanner(2, startAt);
   let reported = 0;
   const flushProblems = (): void => {
     while (reported < scanner.problems.length) handler.problem(scanner.problems[reported++]!);
@@ -50,7 +50,7 @@ export async function scanBlocks(path: string, format: number, recordsOffset: nu
   let lines = 0;
   for await (const chunk of stream) {
     splitter.push(chunk as Buffer, (line) => {
-      if (lines++ % BLOCK_LINES === 0) handler.block(offset, position);
+      if (lines++ % blockLines === 0) handler.block(offset, position);
       offset += line.length + 1;
       const record = scanner.line(line);
       flushProblems();

@@ -12,6 +12,7 @@ import { deflateRawSync } from "node:zlib";
 import { LogIndexError } from "../machines/errors.js";
 import { scanBlocks } from "./block-scan.js";
 import { readFirstLine } from "./first-line.js";
+import { sequenceStarts } from "./slice-header.js";
 import { openLog } from "./reader.js";
 import { InstanceCounts, instanceKey } from "./instance-counts.js";
 import { encodeIndexHeader, fingerprintLog, INDEX_FORMAT, INDEX_VERSION, sameLog, sectionRef, type IndexHeader, type SnapshotRef } from "./log-index-file.js";
@@ -37,7 +38,7 @@ export function indexPathOf(path: string): string {
   return `${path}.idx`;
 }
 
-export async function buildLogIndex(path: string, out = indexPathOf(path), options: { snapshotRecords?: number } = {}): Promise<IndexBuildStats> {
+export async function buildLogIndex(path: string, out = indexPathOf(path), options: { snapshotRecords?: number; /** Lines a block of a version-1 log holds (block-scan.ts). */ blockLines?: number } = {}): Promise<IndexBuildStats> {
   const started = performance.now();
   const every = options.snapshotRecords ?? SNAPSHOT_RECORDS;
   const before = await fingerprintLog(path);
@@ -79,7 +80,7 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
     problem(problem) {
       problems.push(problem);
     },
-  });
+  }, sequenceStarts(reader.header), options.blockLines);
   if (block >= 0) endBlock();
   if (problems.some((p) => p.kind === "duplicate")) throw new LogIndexError("unindexable", `${path}: the log has duplicate records (the reader drops them), so its positions cannot be indexed exactly`);
   const blockTable = blocks.done();
@@ -106,7 +107,7 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
       if (lastTransition.get(keyHash(instance)) === position) counts.retire(instance);
     },
     problem() {},
-  });
+  }, sequenceStarts(reader.header), options.blockLines);
 
   const blockBytes = Buffer.from(blockTable.buffer, blockTable.byteOffset, blockTable.byteLength);
   const keyBytes = Buffer.from(keyTable.buffer, keyTable.byteOffset, keyTable.byteLength);

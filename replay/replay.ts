@@ -11,13 +11,17 @@ import { scanLogFile, scanRecordSource } from "./replay-scan.js";
 import type { ActorReplay, ReplayOptions, ReplayProblem, ReplayResult, ReplaySource, UntilKind } from "./replay-types.js";
 import type { ClusterStateView } from "./state-view.js";
 import type { LogRecord } from "../log/types.js";
-import { isSliceFile } from "../log/slice-header.js";
+import { isSliceFile, sliceStartsOfFile, type SliceStart } from "../log/slice-header.js";
+import { restoreCore } from "../log/core-snapshot.js";
+import { buildHost } from "./replay-cores.js";
 
 export async function replay(log: ReplaySource, givenOptions: ReplayOptions = {}): Promise<ReplayResult> {
   // A slice (natsched export) ends its actors before their stop records on purpose.
   const options = givenOptions.openOk === undefined && typeof log === "string" && (await isSliceFile(log)) ? { ...givenOptions, openOk: true } : givenOptions;
   const until = cutOf(options);
-  const parts = partsOf(log, options, until);
+  // A slice may start actors from snapshots of their cores (natsched export): one pass, those cores restored first.
+  const starts = typeof log === "string" ? await sliceStartsOfFile(log) : new Map<string, SliceStart>();
+  const parts = starts.size > 0 ? 1 : partsOf(log, options, until);
   if (parts > 1) {
     const began = performance.now();
     const outcomes = await replayInParts(log as string, parts);
@@ -25,6 +29,7 @@ export async function replay(log: ReplaySource, givenOptions: ReplayOptions = {}
   }
   const engine = new ReplayEngine({ actor: options.actor, until });
   const began = performance.now();
+  for (const [actor, start] of starts) if (options.actor === undefined || options.actor === actor) adoptSnapshot(engine, actor, start);
   const { stopped } = typeof log === "string" ? await scanLogFile(log, engine) : await scanRecordSource(log, engine);
   engine.finish(stopped, options.openOk === true);
   const seconds = (performance.now() - began) / 1000;
@@ -39,6 +44,21 @@ export async function replay(log: ReplaySource, givenOptions: ReplayOptions = {}
     state: { at: atOf(engine, options, until), t: engine.lastT },
     stats: { records: engine.records, seconds, readTo: stopped ? "until" : "end", threads: 1 },
   });
+}
+
+/** `actor` replays on from the snapshot of its core a slice starts it from. */
+function adoptSnapshot(engine: ReplayEngine, actor: string, start: SliceStart): void {
+  engine.started.add(actor);
+  engine.open.set(actor, start.seq);
+  engine.adopt(
+    actor,
+    (fx) => {
+      const host = buildHost({ actor, seq: -1, t: 0, kind: "start", role: start.role, init: start.init }, fx);
+      restoreCore(Buffer.from(start.core, "base64"), host.core);
+      return host;
+    },
+    start.seq,
+  );
 }
 
 /** How many parts to replay the log in (replay-parallel.ts): only a whole file, read to its end. */

@@ -34,7 +34,7 @@ beforeAll(async () => {
   copyFileSync("tests/fixtures/logs/old-98e2957.natlog", logs["old binary"]!);
   copyFileSync("tests/fixtures/logs/old-98e2957.jsonl", logs["old jsonl"]!);
   // Small snapshot intervals, so that every cut below lands between snapshots.
-  for (const path of Object.values(logs)) await buildLogIndex(path, indexPathOf(path), { snapshotRecords: 37 });
+  for (const path of Object.values(logs)) await buildLogIndex(path, indexPathOf(path), { snapshotRecords: 37, blockLines: 16 });
 }, 60_000);
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -147,7 +147,7 @@ describe("an index that does not match its log", () => {
   it("is corrupt when any part of it is damaged, and a rebuilt one works", async () => {
     const path = join(dir, "damaged.natlog");
     copyFileSync(logs.binary!, path);
-    await buildLogIndex(path, indexPathOf(path), { snapshotRecords: 37 });
+    await buildLogIndex(path, indexPathOf(path), { snapshotRecords: 37, blockLines: 16 });
     const good = readFileSync(indexPathOf(path));
     const headerEnd = good.indexOf(0x0a);
     for (const at of [5, headerEnd - 3, headerEnd + 3, Math.floor((headerEnd + good.length) / 2), good.length - 2]) {
