@@ -169,5 +169,8 @@ describe("an index that does not match its log", () => {
     expect(code).toBe(0);
     expect(err).toMatch(/index corrupt/);
     expect((await cli("log", "index", path, "--check")).code).toBe(0);
+    const built = await cli("log", "index", path);
+    expect(built.code).toBe(0);
+    expect(built.out).toMatch(new RegExp(`^${indexPathOf(path)}: ${readLogSync(path).records.length} records in \\d+ blocks`));
   });
 });
