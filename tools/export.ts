@@ -21,6 +21,7 @@
  */
 import { BadOptionError, LogCorruptError } from "../machines/errors.js";
 import { FileLogSink } from "../log/file-log.js";
+import { SnapshotError } from "../log/core-snapshot.js";
 import { indexOnDemand } from "../log/index-on-demand.js";
 import { openLog } from "../log/reader.js";
 import type { SliceStart } from "../log/slice-header.js";
@@ -221,7 +222,7 @@ export async function exportSlice(path: string, around: Around | string, out: st
       if (start > 0) starts = await coreSnapshotsAt(path, start);
     }
   } catch (error) {
-    if (!(error instanceof LogCorruptError)) throw error;
+    if (!(error instanceof LogCorruptError || error instanceof SnapshotError)) throw error;
     options.note?.(`${error.message}: the slice starts at the log's beginning`);
     start = 0;
   }
