@@ -15,7 +15,7 @@ export function isSliceHeader(header: Pick<LogHeader, "meta"> | undefined): bool
 /**
  * An actor a slice starts from a snapshot instead of its start record: its role and start
  * record's `init` (to build a fresh core), its core as it stood after its record `seq`
- * (log/core-snapshot.ts, base64), and the slice holds its records from `seq + 1` on.
+ * (log/core-snapshot.ts, raw-deflated, base64), and the slice holds its records from `seq + 1` on.
  */
 export interface SliceStart {
   role: string;

@@ -5,6 +5,7 @@
  * first record at or after `position` that is not a transition, so the snapshot holds every
  * transition of the input before it. The scan stops once all of them are taken.
  */
+import { deflateRawSync } from "node:zlib";
 import { LogCorruptError } from "../machines/errors.js";
 import { snapshotCore } from "../log/core-snapshot.js";
 import type { SliceStart } from "../log/slice-header.js";
@@ -27,7 +28,7 @@ export async function coreSnapshotsAt(path: string, position: number): Promise<M
       const why = run?.summary.divergence?.message ?? run?.summary.halted?.reason ?? "it does not replay clean there";
       throw new LogCorruptError(`${path}: cannot snapshot ${actor} at record ${position}: ${why}`);
     }
-    taken.set(actor, { role: start.role, init: start.init, seq: run.summary.lastSeq, core: snapshotCore(run.host.core).toString("base64") });
+    taken.set(actor, { role: start.role, init: start.init, seq: run.summary.lastSeq, core: deflateRawSync(snapshotCore(run.host.core)).toString("base64") });
   };
   const handler: ScanHandler = {
     problem(problem: LogProblem) {

@@ -3,6 +3,7 @@
  * that each recorded transition is reproduced exactly. See docs/replay.md.
  */
 import { statSync } from "node:fs";
+import { inflateRawSync } from "node:zlib";
 import { BadOptionError } from "../machines/errors.js";
 import { divergenceState } from "./divergence-state.js";
 import { openProblems, ReplayEngine } from "./replay-engine.js";
@@ -54,7 +55,7 @@ function adoptSnapshot(engine: ReplayEngine, actor: string, start: SliceStart): 
     actor,
     (fx) => {
       const host = buildHost({ actor, seq: -1, t: 0, kind: "start", role: start.role, init: start.init }, fx);
-      restoreCore(Buffer.from(start.core, "base64"), host.core);
+      restoreCore(inflateRawSync(Buffer.from(start.core, "base64")), host.core);
       return host;
     },
     start.seq,

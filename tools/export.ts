@@ -22,6 +22,7 @@
 import { BadOptionError, LogCorruptError } from "../machines/errors.js";
 import { FileLogSink } from "../log/file-log.js";
 import { SnapshotError } from "../log/core-snapshot.js";
+import { MAX_HEADER_BYTES } from "../log/first-line.js";
 import { indexOnDemand } from "../log/index-on-demand.js";
 import { openLog } from "../log/reader.js";
 import type { SliceStart } from "../log/slice-header.js";
@@ -220,6 +221,9 @@ export async function exportSlice(path: string, around: Around | string, out: st
       const around = mode === "key" ? cuts.firstKeyPosition : await index.positionAtTime(cuts.resolvedTime!);
       start = index.snapshotPositions.filter((p) => p <= around).pop() ?? 0;
       if (start > 0) starts = await coreSnapshotsAt(path, start);
+      const bytes = [...starts.values()].reduce((sum, s) => sum + s.core.length, 0);
+      // The header holds them, and a header is one line of at most MAX_HEADER_BYTES.
+      if (bytes > MAX_HEADER_BYTES / 2) throw new LogCorruptError(`the snapshots of the cores at record ${start} take ${bytes} bytes, too many for a log header`);
     }
   } catch (error) {
     if (!(error instanceof LogCorruptError || error instanceof SnapshotError)) throw error;
