@@ -19,7 +19,7 @@ import { encodeIndexHeader, fingerprintLog, INDEX_FORMAT, INDEX_VERSION, sameLog
 import { forEachNamedKey, keyHash } from "./record-keys.js";
 import type { LogProblem } from "./types.js";
 
-export const SNAPSHOT_RECORDS = 1 << 18;
+export const SNAPSHOT_RECORDS = 1 << 17;
 /** Block numbers take the low 22 bits of a key entry (hash * 2^22 + block, exact in a double). */
 const MAX_BLOCKS = 1 << 22;
 export const BLOCK_COLUMNS = 4;
