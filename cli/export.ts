@@ -28,7 +28,7 @@ export async function exportCommand(args: string[], io: Io): Promise<number> {
   const path = parsed.positionals[0]!;
   const out = parsed.values.out ?? join(dirname(path), `${basename(path).replace(/\.natlog$/, "")}.slice.natlog`);
   if (out === path) throw new BadOptionError("--out", "the slice would overwrite the log it is cut from");
-  const report = await exportSlice(path, parsed.values.around!, out);
+  const report = await exportSlice(path, parsed.values.around!, out, { note: (message) => io.err(message) });
   const time = TimeBase.of(report.runStart, report.created);
   for (const problem of report.problems) io.err(`warning: the original log has a problem (it may carry over): ${problem.kind}: ${problem.message}`);
   if (parsed.values.json) {
@@ -38,9 +38,10 @@ export async function exportCommand(args: string[], io: Io): Promise<number> {
   const what = "key" in report.around ? `key ${report.around.key}` : `time ${time.at(report.around.time, 3)} from the run's start (t=${report.around.time})`;
   const share = report.totalRecords > 0 ? ` (${((100 * report.records) / report.totalRecords).toFixed(1)}%)` : "";
   io.out(`wrote ${out}: ${report.records} of ${report.totalRecords} records${share}, around ${what}`);
+  if (report.start !== undefined) io.out(`  from the snapshot at record ${report.start}: ${report.fromSnapshot!.join(", ") || "no actor"} restored there`);
   const width = Math.max(...report.actors.map((a) => a.actor.length));
   for (const a of report.actors) io.out(`  ${a.actor.padEnd(width)}  ${String(a.kept).padStart(8)} of ${String(a.total).padStart(8)} records, up to #${a.lastSeq}`);
-  if (report.dropped.length > 0) io.out(`  left out (never touched it${"time" in report.around ? ", or started later" : ""}): ${report.dropped.join(", ")}`);
+  if (report.dropped.length > 0) io.out(`  left out (never touched it${"time" in report.around ? ", or started later" : ""}${report.start !== undefined ? ", or stopped before the snapshot" : ""}): ${report.dropped.join(", ")}`);
   io.out(`check it: natsched replay ${out}`);
   return 0;
 }

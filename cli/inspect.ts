@@ -1,5 +1,8 @@
 import { BadOptionError } from "../machines/errors.js";
-import { openLogAt } from "../log/jetstream-open.js";
+import { stat } from "node:fs/promises";
+import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
+import { indexOnDemand } from "../log/index-on-demand.js";
+import { inspectFromIndex, LARGE_LOG_BYTES } from "./inspect-index.js";
 import { LogCut, parseCut } from "../replay/log-cut.js";
 import { ClusterFold } from "../tools/cluster-fold.js";
 import { formatInspect, inspectView } from "../tools/inspect-view.js";
@@ -24,6 +27,9 @@ export const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--
                     (or of the one key starting so)
   --actor <name>    only this actor's workers and --key instances ("scheduler", "worker.<name>" or "<name>")
   --json            print the view as JSON
+  --full            on a log file over 256 MB, read it up to the cut for the per-worker view
+                    (without it such a log is inspected through its index, built on first
+                    use: per-machine counts from the nearest snapshot and the key's instances)
 ${LOG_NATS_USAGE}`;
 
 /** `natsched inspect`: the cluster at one point of a log, from the log alone. */
@@ -31,7 +37,7 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
   let parsed;
   let cut: LogCut;
   try {
-    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, at: { type: "string" }, key: { type: "string" }, actor: { type: "string" }, json: { type: "boolean" } }, true);
+    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, at: { type: "string" }, key: { type: "string" }, actor: { type: "string" }, json: { type: "boolean" }, full: { type: "boolean" } }, true);
     if (parsed.positionals.length !== 1) throw new BadOptionError("log", "give exactly one log");
     cut = new LogCut(parsed.values.at === undefined ? undefined : parseCut(parsed.values.at, "--at"));
   } catch (error) {
@@ -40,7 +46,20 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
     return 2;
   }
   const { values, positionals } = parsed;
-  const reader = await openLogAt(positionals[0]!, natsOptions(values));
+  const location = positionals[0]!;
+  if (!values.full && !values.json && !isJetStreamLocation(location) && (await stat(location)).size > LARGE_LOG_BYTES) {
+    const index = await indexOnDemand(location, (note) => io.err(note));
+    if (index !== undefined) {
+      try {
+        const time = TimeBase.of(index.firstT ?? undefined);
+        io.out((await inspectFromIndex(index, values.at, values.key, values.actor, (t) => time.at(t), io)).join("\n"));
+        return 0;
+      } finally {
+        await index.close();
+      }
+    }
+  }
+  const reader = await openLogAt(location, natsOptions(values));
   const log = await reader.readAll();
   for (const problem of log.problems) io.err(`log problem: ${problem.message}`);
   const taken: LogRecord[] = [];

@@ -8,6 +8,7 @@ import { logInfoCommand, USAGE as LOG_USAGE } from "./log-info.js";
 import { LOG_EXPORT_USAGE, logExportCommand } from "./log-export.js";
 import { replayCommand, USAGE as REPLAY_USAGE } from "./replay.js";
 import { keysCommand, USAGE as KEYS_USAGE } from "./keys.js";
+import { logIndexCommand, USAGE as LOG_INDEX_USAGE } from "./log-index.js";
 import { schedulerCommand } from "./scheduler.js";
 import { secretArgsWarning, secretsInArgs } from "./secret-args.js";
 import { simulateCommand } from "./simulate.js";
@@ -50,7 +51,7 @@ type Command = (args: string[], io: Io) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
   story: storyCommand,
-  log: (args, io) => (args[0] === "export" ? logExportCommand(args.slice(1), io) : logInfoCommand(args, io)),
+  log: (args, io) => (args[0] === "export" ? logExportCommand(args.slice(1), io) : args[0] === "index" ? logIndexCommand(args.slice(1), io) : logInfoCommand(args, io)),
   export: exportCommand,
   replay: replayCommand,
   inspect: inspectCommand,
@@ -72,7 +73,7 @@ const USAGES: Record<string, (args: string[]) => string | undefined> = {
   inspect: () => INSPECT_USAGE,
   keys: () => KEYS_USAGE,
   replay: () => REPLAY_USAGE,
-  log: (args) => (args[0] === "export" ? LOG_EXPORT_USAGE : LOG_USAGE),
+  log: (args) => (args[0] === "export" ? LOG_EXPORT_USAGE : args[0] === "index" ? LOG_INDEX_USAGE : LOG_USAGE),
 };
 
 /** --help or -h among a command's flags (not after `--`, where it would be a value). */

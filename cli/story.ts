@@ -1,12 +1,13 @@
 import { BadOptionError } from "../machines/errors.js";
-import { openLogAt } from "../log/jetstream-open.js";
+import { indexOnDemand } from "../log/index-on-demand.js";
+import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
 import type { LogReader } from "../log/reader.js";
 import type { ReasonContext } from "../tools/story-reasons.js";
 import { resolveKey } from "../tools/keys.js";
 import { taskKeys } from "../tools/task-keys.js";
 import { formatStory, storyLines, type StoryLine } from "../tools/story.js";
 import { readTimeBase } from "../log/time-base.js";
-import type { LogRecord } from "../log/types.js";
+import type { LogProblem, LogRecord } from "../log/types.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
@@ -33,13 +34,14 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
   const time = await readTimeBase(reader);
   const ctx = await reasonContext(reader);
   let key = given;
-  let lines = await storyOf(reader, key, ctx);
-  if (lines.length === 0) {
+  let found = await keyRecords(path, reader, key, io);
+  if (found.records.length === 0) {
     // Not a key of the log as given: the one key it starts, if there is one (else a typed error).
     key = resolveKey(await taskKeys(reader), given, path);
-    lines = await storyOf(reader, key, ctx);
+    found = await keyRecords(path, reader, key, io);
   }
-  for (const problem of reader.problems) io.err(`warning: ${problem.kind}: ${problem.message}`);
+  for (const problem of found.problems) io.err(`warning: ${problem.kind}: ${problem.message}`);
+  const lines = storyLines(found.records, key, ctx);
   if (lines.length === 0) {
     io.err(`no record of ${key} in ${path}`);
     return 1;
@@ -55,10 +57,19 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
   return 0;
 }
 
-async function storyOf(reader: LogReader, key: string, ctx: ReasonContext): Promise<StoryLine[]> {
+/** The records naming `key`, in log order: from the log file's index (built on first use), or by reading the whole log. */
+async function keyRecords(path: string, reader: LogReader, key: string, io: Io): Promise<{ records: LogRecord[]; problems: readonly LogProblem[] }> {
+  const index = isJetStreamLocation(path) ? undefined : await indexOnDemand(path, (note) => io.err(note));
+  if (index !== undefined) {
+    try {
+      return { records: (await index.keyRecords(key)).map((r) => r.record), problems: index.problems };
+    } finally {
+      await index.close();
+    }
+  }
   const records: LogRecord[] = [];
   for await (const record of reader.records({ key })) records.push(record);
-  return storyLines(records, key, ctx);
+  return { records, problems: reader.problems };
 }
 
 /** The scheduler's bandwidth estimate, from its start record (near the top of a log: the read stops there). */

@@ -3,7 +3,6 @@
  * log/core-snapshot-format.ts) into a fresh core built from the same config.
  */
 import { deserialize } from "node:v8";
-import type { SchedulerCore } from "../machines/scheduler/core.js";
 import {
   ARRAY,
   BIG,
@@ -26,6 +25,7 @@ import {
   SYMBOLS,
   TRUE,
   UNDEF,
+  type AnyCore,
   type Encoded,
 } from "./core-snapshot-format.js";
 
@@ -34,7 +34,7 @@ import {
  * config and with the effects the restored core is to use. Returns `fresh`, now the core the
  * snapshot was taken of. Throws SnapshotError when the snapshot is not one this code reads.
  */
-export function restoreCore(snapshot: Uint8Array, fresh: SchedulerCore): SchedulerCore {
+export function restoreCore<C extends AnyCore>(snapshot: Uint8Array, fresh: C): C {
   let data: Encoded;
   try {
     data = deserialize(snapshot) as Encoded;

@@ -15,12 +15,17 @@ import { WorkStealing } from "../machines/scheduler/stealing.js";
 import { IndexedHeap } from "../machines/util/heap.js";
 import { OrderedQueue } from "../machines/util/ordered-queue.js";
 import { emptyMap, emptySet } from "../machines/util/shared-empty.js";
+import { FETCH_AT, READY_AT, WorkerCore, WTask } from "../machines/worker/core.js";
+import { Tombstones } from "../machines/worker/tombstones.js";
+
+/** A core the walk snapshots: the scheduler's or a worker's. */
+export type AnyCore = SchedulerCore | WorkerCore;
 
 export const CORE_SNAPSHOT_VERSION = 1;
 
 export class SnapshotError extends Error {}
 
-/** Classes whose instances a scheduler core holds, by the name the snapshot stores. */
+/** Classes whose instances a scheduler or worker core holds, by the name the snapshot stores. */
 export const CLASSES: Record<string, { prototype: object }> = {
   Object,
   SchedulerCore,
@@ -35,8 +40,11 @@ export const CLASSES: Record<string, { prototype: object }> = {
   RemovedIncarnations,
   OrderedQueue,
   IndexedHeap,
+  WorkerCore,
+  WTask,
+  Tombstones,
 };
-export const SYMBOLS: Record<string, symbol> = { QUEUED_AT };
+export const SYMBOLS: Record<string, symbol> = { QUEUED_AT, READY_AT, FETCH_AT };
 /** The class name of objects without a prototype. */
 export const NULL_PROTO = "(null)";
 
@@ -83,6 +91,6 @@ export interface Encoded {
 }
 
 /** Objects a core shares with its host or the whole process: a snapshot names them, and a restored core takes the fresh core's. */
-export function externalsOf(core: SchedulerCore): object[] {
-  return [(core as unknown as { fx: object }).fx, core.config, emptySet(), emptyMap()];
+export function externalsOf(core: AnyCore): object[] {
+  return [(core as unknown as { fx: object }).fx, core instanceof WorkerCore ? core.init : core.config, emptySet(), emptyMap()];
 }

@@ -23,7 +23,6 @@
  * The format: log/core-snapshot-format.ts. Restoring: log/core-restore.ts.
  */
 import { serialize } from "node:v8";
-import type { SchedulerCore } from "../machines/scheduler/core.js";
 import {
   ARRAY,
   BIG,
@@ -47,6 +46,7 @@ import {
   SYMBOLS,
   TRUE,
   UNDEF,
+  type AnyCore,
   type Encoded,
 } from "./core-snapshot-format.js";
 
@@ -76,7 +76,7 @@ class Growing<T extends Uint8Array | Int32Array | Float64Array> {
 }
 
 /** The snapshot of `core` (between two inputs). Throws SnapshotError when it cannot be exact. */
-export function snapshotCore(core: SchedulerCore): Buffer {
+export function snapshotCore(core: AnyCore): Buffer {
   return new Encoder(core).encode();
 }
 
@@ -101,7 +101,7 @@ class Encoder {
   private readonly tags = new Growing(new Uint8Array(8192), (n) => new Uint8Array(n));
   private readonly nums = new Growing(new Float64Array(8192), (n) => new Float64Array(n));
 
-  constructor(private readonly core: SchedulerCore) {
+  constructor(private readonly core: AnyCore) {
     this.externals = externalsOf(core);
     for (const [name, cls] of Object.entries(CLASSES)) this.classNames.set(cls.prototype, name);
     for (const [name, symbol] of Object.entries(SYMBOLS)) this.symbolNames.set(symbol, name);

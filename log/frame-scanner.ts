@@ -36,6 +36,10 @@ export interface FrameScanOptions {
   frameProblems?: boolean;
   /** Called with each taken actor's first record's number in the file. */
   firstRecord?: (actor: string, index: number) => void;
+  /** Actors whose records start at a seq other than 0 (a slice that starts them from snapshots: slice-header.ts). */
+  startAt?: ReadonlyMap<string, number>;
+  /** Called before the records of each frame that decodes, with its byte offset in the file (the log index's blocks). */
+  frameStart?: (offset: number) => void;
 }
 
 export class FrameScanner implements RecordSink {
@@ -62,6 +66,7 @@ export class FrameScanner implements RecordSink {
   ) {
     if (endianness() !== "LE") throw new LogCorruptError("version-2 (binary) logs are read on little-endian machines only: convert it to JSON lines on one (natsched log export --format jsonl)");
     this.base = offset;
+    for (const [actor, seq] of options.startAt ?? []) this.sequences.startAt(actor, seq);
   }
 
   /** Takes the next bytes of the file (kept only as long as a frame needs them); false once the handler asked to stop. */
@@ -174,6 +179,7 @@ export class FrameScanner implements RecordSink {
     }
     const decoded = this.decoded;
     this.decoded = [];
+    this.options.frameStart?.(at);
     for (let k = 0; k < decoded.length && !this.stopped; k++) this.take(decoded[k]!, at);
   }
 

@@ -12,8 +12,10 @@ export class LogScanner {
   private lineNumber: number;
 
   /** `firstLine`: the 1-based number of the first line to be scanned. */
-  constructor(firstLine: number) {
+  /** `startAt`: actors whose records start at a seq other than 0 (a slice that starts them from snapshots). */
+  constructor(firstLine: number, startAt?: ReadonlyMap<string, number>) {
     this.lineNumber = firstLine;
+    for (const [actor, seq] of startAt ?? []) this.sequences.startAt(actor, seq);
   }
 
   /** A newline-terminated line: its record, or undefined if it is skipped (and reported). */

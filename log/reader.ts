@@ -12,6 +12,7 @@ import { FrameScanner } from "./frame-scanner.js";
 import { LineSplitter } from "./line-splitter.js";
 import { LogScanner } from "./log-scanner.js";
 import { compileFilter, type RecordFilter } from "./record-filter.js";
+import { sequenceStarts } from "./slice-header.js";
 import { LOG_FORMAT_FRAMES, type LogProblem, type LogRecord } from "./types.js";
 
 export interface LogContents {
@@ -63,18 +64,22 @@ export function readLogSync(path: string, filter?: RecordFilter): LogContents {
   const records: LogRecord[] = [];
   if (header.v === LOG_FORMAT_FRAMES) {
     const problems: LogProblem[] = [];
-    const frames = new FrameScanner(first!.bytes, {
-      problem: (problem) => problems.push(problem),
-      record: (record) => {
-        if (match(record)) records.push(record);
-        return true;
+    const frames = new FrameScanner(
+      first!.bytes,
+      {
+        problem: (problem) => problems.push(problem),
+        record: (record) => {
+          if (match(record)) records.push(record);
+          return true;
+        },
       },
-    });
+      { startAt: sequenceStarts(header) },
+    );
     frames.push(data.subarray(first!.bytes));
     frames.finish();
     return { header, records, problems };
   }
-  const scanner = new LogScanner(2);
+  const scanner = new LogScanner(2, sequenceStarts(header));
   const splitter = new LineSplitter();
   splitter.push(data.subarray(first!.bytes), (line) => {
     const record = scanner.line(line);
@@ -103,7 +108,7 @@ class FileLogReader implements LogReader {
       yield* this.frameRecords(filter);
       return;
     }
-    const scanner = new LogScanner(2);
+    const scanner = new LogScanner(2, sequenceStarts(this.header));
     this.currentProblems = scanner.problems;
     if (this.versionProblem) {
       scanner.problems.push(this.versionProblem);
@@ -135,13 +140,17 @@ class FileLogReader implements LogReader {
     this.currentProblems = problems;
     const match = compileFilter(filter);
     let ready: LogRecord[] = [];
-    const frames = new FrameScanner(this.recordsOffset, {
-      problem: (problem) => problems.push(problem),
-      record: (record) => {
-        if (match(record)) ready.push(record);
-        return true;
+    const frames = new FrameScanner(
+      this.recordsOffset,
+      {
+        problem: (problem) => problems.push(problem),
+        record: (record) => {
+          if (match(record)) ready.push(record);
+          return true;
+        },
       },
-    });
+      { startAt: sequenceStarts(this.header) },
+    );
     const stream = createReadStream(this.path, { start: this.recordsOffset, highWaterMark: READ_CHUNK_BYTES });
     try {
       for await (const chunk of stream) {

@@ -15,6 +15,7 @@ export type ErrorCode =
   | "TIMEOUT"
   | "LOG_CORRUPT"
   | "LOG_CONFLICT"
+  | "LOG_INDEX"
   | "LOG_FOREIGN"
   | "PAYLOAD_TOO_LARGE"
   | "PROTOCOL"
@@ -107,6 +108,17 @@ export class TimeoutError extends NatschedError {
 export class LogCorruptError extends NatschedError {
   constructor(message: string, readonly line?: number) {
     super("LOG_CORRUPT", line === undefined ? message : `line ${line}: ${message}`);
+  }
+}
+
+/**
+ * A log's index (log/log-index.ts) cannot be used: `stale` (it was built for another state
+ * of the log: the log grew, was cut or rewritten), `corrupt` (its bytes do not check), or
+ * `unindexable` (the log has records a reader drops, so positions would not be exact).
+ */
+export class LogIndexError extends NatschedError {
+  constructor(readonly reason: "stale" | "corrupt" | "unindexable", message: string) {
+    super("LOG_INDEX", message);
   }
 }
 

@@ -171,6 +171,11 @@ export class ActorRun implements ReplayEffects {
     this.active = false;
   }
 
+  /** Transitions the core made that the log has not shown yet (0 between inputs that replayed clean). */
+  get pending(): number {
+    return this.tail - this.head;
+  }
+
   /**
    * The log ended. Transitions the core made that the log does not have mean the log
    * stops in the middle of an input (the writer stopped); returned as that input's seq.

@@ -12,6 +12,7 @@ import { crc32Range } from "../log/crc32.js";
 import { readFirstLine } from "../log/first-line.js";
 import { FrameScanner } from "../log/frame-scanner.js";
 import { SequenceChecker } from "../log/sequences.js";
+import { sequenceStarts } from "../log/slice-header.js";
 import { literal, literalBytes, plainString, RecordHead, trailingObject } from "./line-bytes.js";
 import { ACTOR, TransitionLine } from "./transition-line.js";
 import { LOG_FORMAT_FRAMES, type InputRecord, type LogProblem, type LogRecord } from "../log/types.js";
@@ -69,8 +70,9 @@ export async function scanLogFile(path: string, handler: ScanHandler, share?: Sc
       if (share === undefined || share.part === 0) handler.problem({ kind: "version", line: 1, message: `line 1: ${header.message}; no records read` });
       return { stopped: false };
     }
-    if (header.header.v === LOG_FORMAT_FRAMES) return await scanFrames(handle, first.bytes, handler, share);
-    const lines = new LineChecker(handler, share);
+    const startAt = sequenceStarts(header.header);
+    if (header.header.v === LOG_FORMAT_FRAMES) return await scanFrames(handle, first.bytes, handler, share, startAt);
+    const lines = new LineChecker(handler, share, startAt);
     let buf = Buffer.allocUnsafe(CHUNK_BYTES);
     let filled = 0;
     let position = first.bytes;
@@ -106,11 +108,12 @@ export async function scanLogFile(path: string, handler: ScanHandler, share?: Sc
  * A version-2 log's frames (log/frame-scanner.ts). With a share, every part decodes every
  * frame and keeps its actors' records; frame problems are reported by part 0.
  */
-async function scanFrames(handle: FileHandle, start: number, handler: ScanHandler, share: ScanShare | undefined): Promise<ScanOutcome> {
-  const frames = new FrameScanner(start, handler, share === undefined ? {} : {
+async function scanFrames(handle: FileHandle, start: number, handler: ScanHandler, share: ScanShare | undefined, startAt: ReadonlyMap<string, number>): Promise<ScanOutcome> {
+  const frames = new FrameScanner(start, handler, share === undefined ? { startAt } : {
     takes: (actor) => share.takes(actor),
     frameProblems: share.part === 0,
     firstRecord: (actor, index) => share.firstLines.set(actor, index),
+    startAt,
   });
   let position = start;
   for (;;) {
@@ -178,7 +181,10 @@ class LineChecker {
   constructor(
     private readonly handler: ScanHandler,
     private readonly share?: ScanShare,
-  ) {}
+    startAt: ReadonlyMap<string, number> = new Map(),
+  ) {
+    for (const [actor, seq] of startAt) this.sequences.startAt(actor, seq);
+  }
 
   /** The line `buf[start, end)` (without its newline); false if the handler wants no more. */
   line(buf: Buffer, start: number, end: number): boolean {

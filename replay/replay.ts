@@ -3,6 +3,7 @@
  * that each recorded transition is reproduced exactly. See docs/replay.md.
  */
 import { statSync } from "node:fs";
+import { inflateRawSync } from "node:zlib";
 import { BadOptionError } from "../machines/errors.js";
 import { divergenceState } from "./divergence-state.js";
 import type { CutSpec } from "./log-cut.js";
@@ -12,9 +13,11 @@ import { scanLogFile, scanRecordSource } from "./replay-scan.js";
 import type { ActorReplay, ReplayOptions, ReplayProblem, ReplayResult, ReplaySource } from "./replay-types.js";
 import type { ClusterStateView } from "./state-view.js";
 import type { LogRecord } from "../log/types.js";
-import { isSliceFile } from "../log/slice-header.js";
+import { isSliceFile, sliceStartsOfFile, type SliceStart } from "../log/slice-header.js";
 import { readLogHeader } from "../log/header-file.js";
 import { buildDifferences, thisBuild } from "./build-differences.js";
+import { restoreCore } from "../log/core-snapshot.js";
+import { buildHost } from "./replay-cores.js";
 
 export async function replay(log: ReplaySource, givenOptions: ReplayOptions = {}): Promise<ReplayResult> {
   const out = await replayRecords(log, givenOptions);
@@ -29,7 +32,9 @@ async function replayRecords(log: ReplaySource, givenOptions: ReplayOptions): Pr
   // A slice (natsched export) ends its actors before their stop records on purpose.
   const options = givenOptions.openOk === undefined && typeof log === "string" && (await isSliceFile(log)) ? { ...givenOptions, openOk: true } : givenOptions;
   const until = cutOf(options);
-  const parts = partsOf(log, options, until);
+  // A slice may start actors from snapshots of their cores (natsched export): one pass, those cores restored first.
+  const starts = typeof log === "string" ? await sliceStartsOfFile(log) : new Map<string, SliceStart>();
+  const parts = starts.size > 0 ? 1 : partsOf(log, options, until);
   if (parts > 1) {
     const began = performance.now();
     const outcomes = await replayInParts(log as string, parts);
@@ -37,6 +42,7 @@ async function replayRecords(log: ReplaySource, givenOptions: ReplayOptions): Pr
   }
   const engine = new ReplayEngine({ actor: options.actor, until });
   const began = performance.now();
+  for (const [actor, start] of starts) if (options.actor === undefined || options.actor === actor) adoptSnapshot(engine, actor, start);
   const { stopped } = typeof log === "string" ? await scanLogFile(log, engine) : await scanRecordSource(log, engine);
   engine.finish(stopped, options.openOk === true);
   const seconds = (performance.now() - began) / 1000;
@@ -51,6 +57,21 @@ async function replayRecords(log: ReplaySource, givenOptions: ReplayOptions): Pr
     state: { at: atOf(engine, options, until), t: engine.lastT },
     stats: { records: engine.records, seconds, readTo: stopped ? "until" : "end", threads: 1 },
   });
+}
+
+/** `actor` replays on from the snapshot of its core a slice starts it from. */
+function adoptSnapshot(engine: ReplayEngine, actor: string, start: SliceStart): void {
+  engine.started.add(actor);
+  engine.open.set(actor, start.seq);
+  engine.adopt(
+    actor,
+    (fx) => {
+      const host = buildHost({ actor, seq: -1, t: 0, kind: "start", role: start.role, init: start.init }, fx);
+      restoreCore(inflateRawSync(Buffer.from(start.core, "base64")), host.core);
+      return host;
+    },
+    start.seq,
+  );
 }
 
 /** How many parts to replay the log in (replay-parallel.ts): only a whole file, read to its end. */

@@ -11,8 +11,8 @@ import type { WorkerEffects, WorkerInit, WorkerInput } from "./inputs.js";
 import { Tombstones } from "./tombstones.js";
 
 /** A task's positions in the worker's heaps of ready and to-fetch tasks (see IndexedHeap). */
-const READY_AT = Symbol("position among the ready tasks");
-const FETCH_AT = Symbol("position among the tasks to fetch");
+export const READY_AT = Symbol("position among the ready tasks");
+export const FETCH_AT = Symbol("position among the tasks to fetch");
 
 export class WTask {
   state: WorkerTaskStateName = "released";
