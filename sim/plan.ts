@@ -4,6 +4,7 @@
  */
 import type { Config } from "../machines/config.js";
 import type { NetworkFaultPlan } from "./faults.js";
+import type { HostCosts } from "./host-costs.js";
 
 export interface PlannedWorker {
   name: string;
@@ -68,6 +69,8 @@ export interface Plan {
   config: Config;
   latency: number;
   bandwidth: number;
+  /** What the hosts add besides the network (all 0 by default). */
+  hostCosts: HostCosts;
   tasks: ReadonlyMap<string, PlannedTask>;
   timeline: PlannedEvent[];
   /** Network faults on mail between actors, or null (none). */

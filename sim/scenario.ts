@@ -8,6 +8,7 @@ import type { WorkerCore } from "../machines/worker/core.js";
 import type { TaskStateName } from "../machines/tables.js";
 import type { LogRecord, LogSink } from "../log/types.js";
 import type { NetworkFaultSpec } from "./faults.js";
+import type { HostCostSpec } from "./host-costs.js";
 import type { MailTap } from "./kernel.js";
 
 export interface SimWorkerSpec {
@@ -136,6 +137,8 @@ export interface Scenario {
   seed?: number;
   config?: Partial<Config>;
   network?: NetworkSpec;
+  /** Host costs besides the network (sim/host-costs.ts); none by default. */
+  hostCosts?: HostCostSpec;
   workers: SimWorkerSpec[];
   data?: SimDataSpec[];
   tasks: SimTaskSpec[];

@@ -58,6 +58,8 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     log: LogSink,
     /** Whether that incarnation of a worker is alive (it heartbeats). */
     private readonly isAlive: (name: string, id: string) => boolean,
+    /** Seconds the host is busy per task of a graph it takes (hostCosts.graphIntake). */
+    private readonly graphIntake = 0,
   ) {
     const timers: HostTimers = {
       now: () => kernel.now,
@@ -97,7 +99,10 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     this.kernel.open(SCHEDULER_ADDRESS, (from, ops) => {
       let sender = senders.get(from);
       if (sender === undefined && !senders.has(from)) senders.set(from, (sender = senderAt(from)));
-      this.receiveFrom(sender, from, ops);
+      // Still taking a graph (hostCosts.graphIntake): the message waits its turn, in order.
+      const free = this.kernel.freeAt(SCHEDULER_ADDRESS);
+      if (free > this.kernel.now) this.kernel.at(free, () => this.up && this.receiveFrom(sender, from, ops));
+      else this.receiveFrom(sender, from, ops);
     });
   }
 
@@ -267,6 +272,9 @@ export class SimScheduler implements StealPassHost, LivenessHost {
 
   private handle(input: SchedulerInput): SchedulerReply {
     this.recorder.input(input);
+    if (input.op === "update-graph" && this.graphIntake > 0) {
+      this.kernel.holdUntil(SCHEDULER_ADDRESS, this.kernel.freeAt(SCHEDULER_ADDRESS) + this.graphIntake * input.tasks.length);
+    }
     const reply = this.core.handle(input);
     this.liveness.fed(input, reply);
     this.stealPasses.afterInput();

@@ -7,6 +7,7 @@ import { resolveConfig } from "../machines/config.js";
 import { BadOptionError, GraphError } from "../machines/errors.js";
 import { validateGraph } from "../machines/graph/index.js";
 import { readFaults } from "./faults.js";
+import { readHostCosts } from "./host-costs.js";
 import type { Plan, PlannedData, PlannedEvent, PlannedSubmission, PlannedTask, PlannedWorker } from "./plan.js";
 import { DEFAULT_LATENCY, DEFAULT_TASK_NBYTES, SIM_CLIENT } from "./scenario.js";
 import {
@@ -22,7 +23,7 @@ import {
   type Obj,
 } from "./scenario-fields.js";
 
-const SCENARIO_FIELDS = ["seed", "config", "network", "workers", "data", "tasks", "actions", "faults"];
+const SCENARIO_FIELDS = ["seed", "config", "network", "hostCosts", "workers", "data", "tasks", "actions", "faults"];
 const NETWORK_FIELDS = ["bandwidth", "latency"];
 const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
@@ -70,7 +71,7 @@ export function planScenario(scenario: unknown): Plan {
   for (const [at, submission] of submissions(tasks)) timeline.push({ at, kind: "submit", submission });
   for (const { event } of actions) timeline.push(event);
   checkSchedulerDowntime(timeline, actions);
-  return { seed, config, latency, bandwidth, tasks, timeline, faults: readFaults(raw.faults) };
+  return { seed, config, latency, bandwidth, hostCosts: readHostCosts(raw.hostCosts), tasks, timeline, faults: readFaults(raw.faults) };
 }
 
 function readWorker(value: unknown, path: string, fields: readonly string[]): { spec: PlannedWorker; raw: Obj } {
