@@ -13,6 +13,7 @@ import { refusal } from "../actors/host/op-roles.js";
 import { ActorRecorder } from "../actors/host/recorder.js";
 import { withTime } from "../actors/host/with-time.js";
 import type { SimKernel } from "./kernel.js";
+import { NO_HOST_COSTS, type HostCosts } from "./host-costs.js";
 import { SimSteals } from "./sim-steals.js";
 
 export const SCHEDULER_ADDRESS = "scheduler";
@@ -45,6 +46,8 @@ export class SimScheduler implements StealPassHost, LivenessHost {
   private readonly live: SchedulerEffects;
   readonly recorder: ActorRecorder;
   readonly steals: SimSteals;
+  /** Whether the host has taken a graph in (its warm-up is behind it). */
+  private warm = false;
   /** Ops refused for their sender's role or incarnation, as SchedulerActor refuses them (actors/host/op-roles.ts). */
   refused = 0;
   private readonly stealPasses: StealPasses;
@@ -58,8 +61,8 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     log: LogSink,
     /** Whether that incarnation of a worker is alive (it heartbeats). */
     private readonly isAlive: (name: string, id: string) => boolean,
-    /** Seconds the host is busy per task of a graph it takes (hostCosts.graphIntake). */
-    private readonly graphIntake = 0,
+    /** Seconds the host is busy per task of a graph it takes, and more for its first (hostCosts). */
+    private readonly intake: Pick<HostCosts, "graphIntake" | "warmUp"> = NO_HOST_COSTS,
   ) {
     const timers: HostTimers = {
       now: () => kernel.now,
@@ -270,11 +273,19 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     return reply;
   }
 
+  /** The host takes a graph in: busy graphIntake per new task (it skips specs of keys it has), warmUp more the first time. */
+  private takeIn(specs: readonly { key: string }[]): void {
+    let taken = 0;
+    for (const spec of specs) if (!this.core.tasks.has(spec.key)) taken += 1;
+    if (taken === 0) return;
+    const busy = this.intake.graphIntake * taken + (this.warm ? 0 : this.intake.warmUp);
+    this.warm = true;
+    this.kernel.holdUntil(SCHEDULER_ADDRESS, this.kernel.freeAt(SCHEDULER_ADDRESS) + busy);
+  }
+
   private handle(input: SchedulerInput): SchedulerReply {
     this.recorder.input(input);
-    if (input.op === "update-graph" && this.graphIntake > 0) {
-      this.kernel.holdUntil(SCHEDULER_ADDRESS, this.kernel.freeAt(SCHEDULER_ADDRESS) + this.graphIntake * input.tasks.length);
-    }
+    if (input.op === "update-graph" && (this.intake.graphIntake > 0 || this.intake.warmUp > 0)) this.takeIn(input.tasks);
     const reply = this.core.handle(input);
     this.liveness.fed(input, reply);
     this.stealPasses.afterInput();

@@ -68,7 +68,7 @@ class Simulation {
   ) {
     this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed), hostDelays(plan.hostCosts));
     this.prng = new Prng(plan.seed);
-    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log, (name, id) => this.workers.get(name)?.id === id, plan.hostCosts.graphIntake);
+    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log, (name, id) => this.workers.get(name)?.id === id, plan.hostCosts);
     this.clients = new SimClients(this.kernel);
     this.workerContext = {
       kernel: this.kernel,

@@ -6,8 +6,9 @@
  * - scheduler -> worker: from the ASSIGN (or STEAL_CONFIRM) to the worker's compute-task;
  * - a worker starting a function: from the task's EXECUTE to the function's start;
  * - worker -> scheduler: from the function's stop to the scheduler's task-finished (or task-erred);
- * - the scheduler taking a graph: from its update-graph to the first compute-task it sent
- *   arriving, less the delay any message to a worker has.
+ * - the scheduler taking a graph: from its update-graph to its next input, or to the first
+ *   compute-task it sent arriving less the delay any message to a worker has, whichever is
+ *   less; per task over the graphs after the first, and what the first took beyond that.
  * Latency is the median of the scheduler -> worker delays (the wire, as a quiet host shows
  * it); each host delay is the mean of its delays less that latency, so that a busy host's
  * queue (one event loop for every actor of an embedded cluster) weighs in as often as it
@@ -36,8 +37,15 @@ export class HostCostCollector {
   private readonly sent = new Map<string, { t: number; graph: boolean }>();
   /** Per message to a worker (worker, sending time): the earliest arrival. */
   private readonly toWorker = new Map<string, number>();
-  /** Per graph (its time): task count, and when the first compute-task it made arrived. */
-  private readonly graphs = new Map<number, { tasks: number; arrived: number }>();
+  /**
+   * Per graph (its time): task count, when the first compute-task it made arrived, and how
+   * long after it the scheduler took its next input. Ops of one message are stamped as they
+   * are fed, so a graph followed by another op of its message took exactly that long; the
+   * first compute-task tells for a graph alone (its mail leaves once it is in).
+   */
+  private readonly graphs = new Map<number, { tasks: number; arrived: number; next: number }>();
+  /** Keys of the graphs so far. */
+  private readonly known = new Set<string>();
   private readonly executing = new Map<string, number>();
   private readonly stops = new Map<string, number>();
   private taskStartSum = 0;
@@ -54,7 +62,11 @@ export class HostCostCollector {
     if (record.kind === "input") {
       const e = record.event as { op?: unknown; tasks?: unknown; key?: unknown; worker?: unknown };
       const op = String(e.op);
-      this.current = { op, t: record.t, tasks: op === "update-graph" && Array.isArray(e.tasks) ? e.tasks.length : 0 };
+      // The input after a graph came at most this long after it: the graph took at most that.
+      const graph = this.current?.op === "update-graph" ? this.graphs.get(this.current.t) : undefined;
+      if (graph !== undefined) graph.next = record.t - this.current!.t;
+      this.current = { op, t: record.t, tasks: op === "update-graph" ? this.newTasks(e.tasks) : 0 };
+      if (this.current.tasks > 0 && !this.graphs.has(record.t)) this.graphs.set(record.t, { tasks: this.current.tasks, arrived: Infinity, next: Infinity });
       if (op === "task-finished" || op === "task-erred") {
         const id = `${String(e.worker)}${SEP}${String(e.key)}`;
         const stop = this.stops.get(id);
@@ -72,8 +84,24 @@ export class HostCostCollector {
     if (!isPlacement(reason) && reason.kind !== "steal-confirmed") return;
     const worker = reason.why.worker;
     const graph = this.current?.op === "update-graph" && this.current.t === record.t;
+    // A confirmed steal waits for the rest of the victim's answers, which come in one
+    // message (the scheduler sends once it has handled them all): not a delay of the wire or
+    // of the worker's host. Only a placement is a sample.
+    if (record.event === "STEAL_CONFIRM") return;
     this.sent.set(`${worker}${SEP}${record.id}`, { t: record.t, graph });
-    if (graph && !this.graphs.has(record.t)) this.graphs.set(record.t, { tasks: this.current!.tasks, arrived: Infinity });
+  }
+
+  /** Specs of keys no earlier graph brought: what the scheduler takes in (it skips keys it has). */
+  private newTasks(specs: unknown): number {
+    if (!Array.isArray(specs)) return 0;
+    let n = 0;
+    for (const spec of specs as { key?: unknown }[]) {
+      const key = String(spec?.key);
+      if (this.known.has(key)) continue;
+      this.known.add(key);
+      n += 1;
+    }
+    return n;
   }
 
   private worker(name: string, record: LogRecord): void {
@@ -116,22 +144,33 @@ export class HostCostCollector {
     const wire = latency ?? 0;
     const workerDelay = delays.length > 0 ? Math.max(mean(delays) - wire, 0) : 0;
     const schedulerDelay = this.toSchedulerCount > 0 ? Math.max(this.toSchedulerSum / this.toSchedulerCount - wire, 0) : 0;
+    // The first graph also pays for a fresh process warming up (compiling the scheduler's
+    // code): the others tell the cost per task, the first what it took beyond that.
+    let first: { took: number; tasks: number } | undefined;
     let intake = 0;
     let tasks = 0;
     let graphs = 0;
-    for (const g of this.graphs.values()) {
-      if (!Number.isFinite(g.arrived) || g.tasks === 0) continue;
+    for (const [t, g] of this.graphs) {
+      const took = Math.max(Math.min(g.next, g.arrived - t - wire - workerDelay), 0);
+      if (!Number.isFinite(took)) continue;
       graphs += 1;
+      if (first === undefined) {
+        first = { took, tasks: g.tasks };
+        continue;
+      }
       tasks += g.tasks;
+      intake += took;
     }
-    for (const [t, g] of this.graphs) if (Number.isFinite(g.arrived) && g.tasks > 0) intake += Math.max(g.arrived - t - wire - workerDelay, 0);
+    const perTask = tasks > 0 ? intake / tasks : first !== undefined ? first.took / first.tasks : 0;
+    const warmUp = first === undefined ? 0 : Math.max(first.took - perTask * first.tasks, 0);
     return {
       ...(latency !== undefined ? { latency: round(latency) } : {}),
       hostCosts: {
         schedulerDelay: round(schedulerDelay),
         workerDelay: round(workerDelay),
         taskStart: round(this.taskStarts > 0 ? this.taskStartSum / this.taskStarts : 0),
-        graphIntake: tasks > 0 ? Math.round((intake / tasks) * 1e9) / 1e9 : 0,
+        graphIntake: Math.round(perTask * 1e9) / 1e9,
+        warmUp: round(warmUp),
       },
       samples: { toWorker: delays.length, toScheduler: this.toSchedulerCount, taskStart: this.taskStarts, graphs },
     };

@@ -74,6 +74,8 @@ interface Execution {
 
 const MICRO = 1e6;
 const round = (seconds: number): number => Math.round(seconds * MICRO) / MICRO;
+/** Seconds between two update-graphs the scheduler took one after the other within one message (each is stamped as it is fed). */
+const BURST_GAP = 0.001;
 /** Below this many bytes moved, the transfers say nothing about bandwidth (latency dominates). */
 const BANDWIDTH_SAMPLE_BYTES = 1e6;
 
@@ -86,6 +88,9 @@ export class WorkloadExtractor {
   private readonly incarnations: Incarnation[] = [];
   private readonly specs = new Map<string, { spec: TaskSpec; t: number; graph: number }>();
   private graphCount = 0;
+  /** The scheduler's last input, and when the run of update-graphs it is part of began. */
+  private previous: { op: string; t: number } | null = null;
+  private burst = 0;
   private readonly data = new Map<string, { nbytes: number; on: string[] }>();
   /**
    * The scheduler's latest update-data input, until its transitions say which keys it took:
@@ -125,6 +130,8 @@ export class WorkloadExtractor {
     this.pendingData = null;
     const e = record.event as Record<string, unknown>;
     const t = record.t;
+    const previous = this.previous;
+    this.previous = { op: String(e.op), t };
     switch (e.op) {
       case "register-worker":
         this.register(e, t);
@@ -144,8 +151,11 @@ export class WorkloadExtractor {
       case "update-graph": {
         this.origin = Math.min(this.origin, t);
         this.graphCount += 1;
+        // Graphs taken one right after the other came in one message (a client's submits of
+        // one turn): one graph at the first one's time, as one message makes one stealing pass.
+        if (previous?.op !== "update-graph" || t - previous.t > BURST_GAP) this.burst = t;
         for (const spec of (e.tasks as TaskSpec[] | undefined) ?? []) {
-          if (!this.specs.has(spec.key)) this.specs.set(spec.key, { spec, t, graph: this.graphCount });
+          if (!this.specs.has(spec.key)) this.specs.set(spec.key, { spec, t: this.burst, graph: this.graphCount });
         }
         break;
       }
