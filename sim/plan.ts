@@ -27,6 +27,8 @@ export interface PlannedTask {
   /** The client whose graph it is part of. */
   client: string;
   error: string | undefined;
+  /** The client holds a future for it even if its graph builds on it (the scenario's `wanted`). */
+  wanted: boolean | undefined;
 }
 
 export interface PlannedData {

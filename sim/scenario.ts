@@ -51,6 +51,11 @@ export interface SimTaskSpec {
   client?: string;
   /** Make the task fail with this message once its duration has elapsed. */
   error?: string;
+  /**
+   * Whether its client holds a future for it. Default: if no task of its graph depends on it,
+   * or a later graph builds on it.
+   */
+  wanted?: boolean;
 }
 
 export type SimAction =

@@ -27,7 +27,7 @@ const SCENARIO_FIELDS = ["seed", "config", "network", "hostCosts", "workers", "d
 const NETWORK_FIELDS = ["bandwidth", "latency"];
 const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
-const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error"];
+const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error", "wanted"];
 const ACTIONS = [
   "balance",
   "kill-worker",
@@ -120,6 +120,7 @@ function readTasks(list: unknown[]): Map<string, PlannedTask> {
       submitAt: readOptionalNumber(raw.submitAt, `${path}.submitAt`, 0, { min: 0 }),
       client: raw.client === undefined ? SIM_CLIENT : readClient(raw.client, `${path}.client`),
       error: raw.error === undefined ? undefined : readName(raw.error, `${path}.error`),
+      wanted: raw.wanted === undefined ? undefined : readBoolean(raw.wanted, `${path}.wanted`),
     });
   });
   return tasks;
@@ -197,7 +198,7 @@ function submissions(tasks: Map<string, PlannedTask>): [number, PlannedSubmissio
   return [...graphs.values()]
     .sort((a, b) => a[0]!.submitAt - b[0]!.submitAt)
     .map((group) => {
-      const wants = group.filter((t) => !dependedOnWithin.has(t.key) || neededLater.has(t.key)).map((t) => t.key);
+      const wants = group.filter((t) => t.wanted ?? (!dependedOnWithin.has(t.key) || neededLater.has(t.key))).map((t) => t.key);
       return [group[0]!.submitAt, { client: group[0]!.client, tasks: withEarlierDeps(group, tasks), wants }];
     });
 }

@@ -23,7 +23,7 @@ const good = {
   workers: [{ name: "a", nthreads: 2, host: "h1", resources: { GPU: 1 } }, { name: "b", joinAt: 0.5 }],
   data: [{ key: "x", nbytes: 1000, on: ["a"] }],
   tasks: [
-    { key: "inc-1", deps: ["x"], duration: 0.2, nbytes: 8, priority: 1 },
+    { key: "inc-1", deps: ["x"], duration: 0.2, nbytes: 8, priority: 1, wanted: true },
     { key: "inc-2", duration: 0.1, workers: ["b"], allowOtherWorkers: true, submitAt: 0.1, resources: { GPU: 1 }, client: "c1" },
   ],
   actions: [

@@ -91,6 +91,8 @@ export class WorkloadExtractor {
   /** The scheduler's last input, and when the run of update-graphs it is part of began. */
   private previous: { op: string; t: number } | null = null;
   private burst = 0;
+  /** Keys a client asked for (an update-graph's wants): it holds futures for them. */
+  private readonly wanted = new Set<string>();
   private readonly data = new Map<string, { nbytes: number; on: string[] }>();
   /**
    * The scheduler's latest update-data input, until its transitions say which keys it took:
@@ -154,6 +156,7 @@ export class WorkloadExtractor {
         // Graphs taken one right after the other came in one message (a client's submits of
         // one turn): one graph at the first one's time, as one message makes one stealing pass.
         if (previous?.op !== "update-graph" || t - previous.t > BURST_GAP) this.burst = t;
+        for (const key of (e.wants as string[] | undefined) ?? []) this.wanted.add(key);
         for (const spec of (e.tasks as TaskSpec[] | undefined) ?? []) {
           if (!this.specs.has(spec.key)) this.specs.set(spec.key, { spec, t: this.burst, graph: this.graphCount });
         }
@@ -386,6 +389,8 @@ export class WorkloadExtractor {
     const guess = new Guesses();
     for (const [key, run] of runs) if (keep.has(key) && run.error === undefined) guess.add(keySplit(key), run);
 
+    const dependedOn = new Set<string>();
+    for (const { spec } of keep.values()) for (const dep of spec.deps) dependedOn.add(dep);
     const tasks: SimTaskSpec[] = [];
     const graphs = new Set<number>();
     let measured = 0;
@@ -415,6 +420,8 @@ export class WorkloadExtractor {
       if (spec.hosts !== undefined) task.hosts = [...spec.hosts];
       if (spec.resources !== undefined) task.resources = { ...spec.resources };
       if (spec.allowOtherWorkers !== undefined) task.allowOtherWorkers = spec.allowOtherWorkers;
+      // A graph merged from several keeps what each asked for, which its own dependents would hide.
+      if (this.wanted.has(key) && dependedOn.has(key)) task.wanted = true;
       const submitAt = round(Math.max(t - origin, 0));
       if (submitAt > 0) task.submitAt = submitAt;
       tasks.push(task);
