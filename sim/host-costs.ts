@@ -19,15 +19,20 @@ export interface HostCostSpec {
    * leaves, and what is sent to it is taken, only once the graph is in; default 0.
    */
   graphIntake?: number;
+  /**
+   * Seconds the scheduler's host takes per op of a worker's message: it sends what the
+   * message made once it has taken every op, and takes the next message after; default 0.
+   */
+  schedulerOp?: number;
   /** Seconds the scheduler's first graph takes on top of graphIntake (a fresh process compiling its code); default 0. */
   warmUp?: number;
 }
 
 export type HostCosts = Required<HostCostSpec>;
 
-export const NO_HOST_COSTS: HostCosts = Object.freeze({ schedulerDelay: 0, workerDelay: 0, taskStart: 0, graphIntake: 0, warmUp: 0 });
+export const NO_HOST_COSTS: HostCosts = Object.freeze({ schedulerDelay: 0, workerDelay: 0, taskStart: 0, schedulerOp: 0, graphIntake: 0, warmUp: 0 });
 
-const FIELDS = ["schedulerDelay", "workerDelay", "taskStart", "graphIntake", "warmUp"] as const;
+const FIELDS = ["schedulerDelay", "workerDelay", "taskStart", "schedulerOp", "graphIntake", "warmUp"] as const;
 
 /** Checks a scenario's `hostCosts` field; undefined means no host costs. */
 export function readHostCosts(value: unknown, path = "hostCosts"): HostCosts {

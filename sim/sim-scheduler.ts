@@ -61,8 +61,8 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     log: LogSink,
     /** Whether that incarnation of a worker is alive (it heartbeats). */
     private readonly isAlive: (name: string, id: string) => boolean,
-    /** Seconds the host is busy per task of a graph it takes, and more for its first (hostCosts). */
-    private readonly intake: Pick<HostCosts, "graphIntake" | "warmUp"> = NO_HOST_COSTS,
+    /** Seconds the host is busy per op of a worker's message, per task of a graph it takes, and more for its first graph (hostCosts). */
+    private readonly costs: Pick<HostCosts, "schedulerOp" | "graphIntake" | "warmUp"> = NO_HOST_COSTS,
   ) {
     const timers: HostTimers = {
       now: () => kernel.now,
@@ -154,6 +154,7 @@ export class SimScheduler implements StealPassHost, LivenessHost {
    * on-demand stealing pass if one is due.
    */
   private receiveFrom(sender: SchedulerSender | undefined, from: string, ops: unknown[]): void {
+    if (this.costs.schedulerOp > 0) this.kernel.holdUntil(SCHEDULER_ADDRESS, this.kernel.now + this.costs.schedulerOp * ops.length);
     for (const op of ops) {
       if (refusal(this.core, sender, op as { op: string }, from) !== undefined) {
         this.refused++;
@@ -278,14 +279,14 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     let taken = 0;
     for (const spec of specs) if (!this.core.tasks.has(spec.key)) taken += 1;
     if (taken === 0) return;
-    const busy = this.intake.graphIntake * taken + (this.warm ? 0 : this.intake.warmUp);
+    const busy = this.costs.graphIntake * taken + (this.warm ? 0 : this.costs.warmUp);
     this.warm = true;
     this.kernel.holdUntil(SCHEDULER_ADDRESS, this.kernel.freeAt(SCHEDULER_ADDRESS) + busy);
   }
 
   private handle(input: SchedulerInput): SchedulerReply {
     this.recorder.input(input);
-    if (input.op === "update-graph" && (this.intake.graphIntake > 0 || this.intake.warmUp > 0)) this.takeIn(input.tasks);
+    if (input.op === "update-graph" && (this.costs.graphIntake > 0 || this.costs.warmUp > 0)) this.takeIn(input.tasks);
     const reply = this.core.handle(input);
     this.liveness.fed(input, reply);
     this.stealPasses.afterInput();

@@ -6,6 +6,8 @@
  * - scheduler -> worker: from the ASSIGN (or STEAL_CONFIRM) to the worker's compute-task;
  * - a worker starting a function: from the task's EXECUTE to the function's start;
  * - worker -> scheduler: from the function's stop to the scheduler's task-finished (or task-erred);
+ * - the scheduler taking an op of a worker's message: between consecutive steal-responses of
+ *   one victim (the answers to one pass, in one message; the median);
  * - the scheduler taking a graph: from its update-graph to its next input, or to the first
  *   compute-task it sent arriving less the delay any message to a worker has, whichever is
  *   less; per task over the graphs after the first, and what the first took beyond that.
@@ -23,7 +25,7 @@ export interface MeasuredHostCosts {
   latency?: number;
   hostCosts: Required<HostCostSpec>;
   /** How many samples each figure came from. */
-  samples: { toWorker: number; toScheduler: number; taskStart: number; graphs: number };
+  samples: { toWorker: number; toScheduler: number; taskStart: number; schedulerOp: number; graphs: number };
 }
 
 const MICRO = 1e6;
@@ -32,16 +34,17 @@ const SEP = "\u0000";
 
 export class HostCostCollector {
   /** The scheduler input being handled: its op, time and, for a graph, its task count. */
-  private current: { op: string; t: number; tasks: number } | null = null;
+  private current: { op: string; t: number; tasks: number; worker: unknown } | null = null;
+  /** Seconds between consecutive ops of one message, as the scheduler took them. */
+  private readonly opGaps: number[] = [];
   /** Per worker and key: when the scheduler sent compute-task, and whether a graph's intake caused it. */
   private readonly sent = new Map<string, { t: number; graph: boolean }>();
   /** Per message to a worker (worker, sending time): the earliest arrival. */
   private readonly toWorker = new Map<string, number>();
   /**
-   * Per graph (its time): task count, when the first compute-task it made arrived, and how
-   * long after it the scheduler took its next input. Ops of one message are stamped as they
-   * are fed, so a graph followed by another op of its message took exactly that long; the
-   * first compute-task tells for a graph alone (its mail leaves once it is in).
+   * Per graph (its time): new task count, when the first compute-task it made arrived (its
+   * mail leaves once it is in), and how long after it the scheduler took the next graph, if
+   * that came next.
    */
   private readonly graphs = new Map<number, { tasks: number; arrived: number; next: number }>();
   /** Keys of the graphs so far. */
@@ -62,10 +65,15 @@ export class HostCostCollector {
     if (record.kind === "input") {
       const e = record.event as { op?: unknown; tasks?: unknown; key?: unknown; worker?: unknown };
       const op = String(e.op);
-      // The input after a graph came at most this long after it: the graph took at most that.
-      const graph = this.current?.op === "update-graph" ? this.graphs.get(this.current.t) : undefined;
+      // A victim answers a pass's steal requests in one message, whose ops are stamped as
+      // they are fed: consecutive answers of one worker are apart by what one took.
+      if (op === "steal-response" && this.current?.op === op && this.current.worker === e.worker) this.opGaps.push(record.t - this.current.t);
+      // A graph followed by another (of the same message, as a client's submits of one turn
+      // come) took as long as the gap: ops are stamped as they are fed. Any other input may
+      // have come after a wait.
+      const graph = this.current?.op === "update-graph" && op === "update-graph" ? this.graphs.get(this.current.t) : undefined;
       if (graph !== undefined) graph.next = record.t - this.current!.t;
-      this.current = { op, t: record.t, tasks: op === "update-graph" ? this.newTasks(e.tasks) : 0 };
+      this.current = { op, t: record.t, tasks: op === "update-graph" ? this.newTasks(e.tasks) : 0, worker: e.worker };
       if (this.current.tasks > 0 && !this.graphs.has(record.t)) this.graphs.set(record.t, { tasks: this.current.tasks, arrived: Infinity, next: Infinity });
       if (op === "task-finished" || op === "task-erred") {
         const id = `${String(e.worker)}${SEP}${String(e.key)}`;
@@ -158,8 +166,8 @@ export class HostCostCollector {
         first = { took, tasks: g.tasks };
         continue;
       }
-      tasks += g.tasks;
       intake += took;
+      tasks += g.tasks;
     }
     const perTask = tasks > 0 ? intake / tasks : first !== undefined ? first.took / first.tasks : 0;
     const warmUp = first === undefined ? 0 : Math.max(first.took - perTask * first.tasks, 0);
@@ -169,10 +177,11 @@ export class HostCostCollector {
         schedulerDelay: round(schedulerDelay),
         workerDelay: round(workerDelay),
         taskStart: round(this.taskStarts > 0 ? this.taskStartSum / this.taskStarts : 0),
+        schedulerOp: round(median(this.opGaps) ?? 0),
         graphIntake: Math.round(perTask * 1e9) / 1e9,
         warmUp: round(warmUp),
       },
-      samples: { toWorker: delays.length, toScheduler: this.toSchedulerCount, taskStart: this.taskStarts, graphs },
+      samples: { toWorker: delays.length, toScheduler: this.toSchedulerCount, taskStart: this.taskStarts, schedulerOp: this.opGaps.length, graphs },
     };
   }
 }

@@ -309,6 +309,7 @@ export class WorkloadExtractor {
     const seen = new Set<string>();
     let joins = 0;
     let leaves = 0;
+    let toldAtOnce = 0;
     let early = 0;
     for (const inc of this.incarnations) {
       if (inc.leave !== undefined && inc.leave <= origin) {
@@ -330,13 +331,15 @@ export class WorkloadExtractor {
         const leaveAt = round(inc.leave - origin);
         // Told at once: the scheduler loses it (worker-lost) as it dies; the kill, at the same
         // instant and after it, comes before the lost worker's return, so it never returns.
+        if (inc.toldAtOnce) toldAtOnce += 1;
         if (inc.toldAtOnce) events.push({ at: leaveAt, order: inc.leaveOrder!, action: { at: leaveAt, do: "lose-worker", worker: inc.name, back: 0 } });
         events.push({ at: leaveAt, order: inc.leaveOrder!, action: { at: leaveAt, do: "kill-worker", worker: inc.name } });
         leaves += 1;
       }
     }
     if (early > 0) notes.push(`${early} worker incarnation(s) left before the first graph: left out`);
-    if (leaves > 0) notes.push(`${leaves} worker death(s) or leave(s) during the run are simulated as kills, found by the simulated scheduler's liveness check (a clean leave, or a death its host told the scheduler of at once, is found seconds later than it was)`);
+    if (leaves > toldAtOnce) notes.push(`${leaves - toldAtOnce} worker death(s) or leave(s) during the run are simulated as kills, found by the simulated scheduler's liveness check (a clean leave is found seconds later than it was)`);
+    if (toldAtOnce > 0) notes.push(`${toldAtOnce} worker death(s) the host told the scheduler of at once are simulated so: lost as they die`);
     events.sort((a, b) => a.at - b.at || a.order - b.order);
     return { workers, actions: events.map((e) => e.action), present, joins, leaves };
   }
