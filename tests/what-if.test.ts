@@ -80,7 +80,8 @@ describe("what-if on a run with a slow prefix pinned on one worker", () => {
     }
     const total = scenario.tasks.find((t) => t.key.startsWith("total-"))!;
     expect(new Set(total.deps)).toEqual(new Set(slow.map((t) => t.key)));
-    expect(total.submitAt).toBeGreaterThanOrEqual(0);
+    // Submitted in the same turn as the map, it is taken with it: one graph at its time (0), or later.
+    expect(total.submitAt ?? 0).toBeGreaterThanOrEqual(0);
     // Durations: each function's own time; with the host's mean time to start one, the thread
     // time its worker recorded (EXECUTE to the function's stop).
     const done = inputs(records, "execute-done");

@@ -74,8 +74,8 @@ interface Execution {
 
 const MICRO = 1e6;
 const round = (seconds: number): number => Math.round(seconds * MICRO) / MICRO;
-/** Seconds between two update-graphs the scheduler took one after the other within one message (each is stamped as it is fed). */
-const BURST_GAP = 0.001;
+/** Seconds between two update-graphs the scheduler took one after the other, nothing else between, that still count as one message (ops are stamped as they are fed; a pause of the host may come between). */
+const BURST_GAP = 0.05;
 /** Below this many bytes moved, the transfers say nothing about bandwidth (latency dominates). */
 const BANDWIDTH_SAMPLE_BYTES = 1e6;
 
