@@ -149,6 +149,21 @@ describe("what-if on a run with a slow prefix pinned on one worker", () => {
     expect(JSON.parse(changedRun.out).makespan).toBe(report.changed.makespan);
   });
 
+  it("shows the host costs it measured, and runs both simulations with those given by --host", async () => {
+    const measured = await cli("what-if", path, "--json");
+    const report = JSON.parse(measured.out);
+    expect(report.workload.hostCosts.samples.taskStart).toBe(SLOW + 1);
+    expect(Object.keys(report.workload.hostCosts.hostCosts).sort()).toEqual(["graphIntake", "schedulerDelay", "schedulerOp", "taskStart", "warmUp", "workerDelay"]);
+    const text = await cli("what-if", path);
+    expect(text.out).toMatch(/^ {2}host costs: to worker \+\d+\.\d{3} ms, to scheduler \+\d+\.\d{3} ms, function start \d+\.\d{3} ms/m);
+    const plain = await cli("what-if", path, "--host", "taskStart=0.5", "--json");
+    expect(plain.code).toBe(0);
+    const given = JSON.parse(plain.out);
+    expect(given.workload.hostCosts.hostCosts.taskStart).toBe(0.5);
+    // Every one of the 25 executions holds its thread 0.5 s longer: 2 workers x 2 threads.
+    expect(given.original.makespan).toBeGreaterThan(report.original.makespan + 0.5 * Math.ceil((SLOW + 1) / 4) - 0.5);
+  });
+
   it("reads --set values like NATSCHED_* variables: a bad key or value is the typed config error", async () => {
     const badKey = await cli("what-if", path, "--set", "workStealin=false");
     expect(badKey.code).toBe(1);
@@ -156,6 +171,10 @@ describe("what-if on a run with a slow prefix pinned on one worker", () => {
     const badValue = await cli("what-if", path, "--set", "workerSaturation=lots");
     expect(badValue.code).toBe(1);
     expect(badValue.err).toContain("config workerSaturation:");
+    const badHost = await cli("what-if", path, "--host", "gcPause=0.1");
+    expect(badHost.code).toBe(2);
+    expect(badHost.err).toContain("--host.gcPause: unknown field");
+    expect((await cli("what-if", path, "--host", "taskStart=-1")).code).toBe(2);
     const usage = await cli("what-if");
     expect(usage.code).toBe(2);
     expect(usage.err).toContain("usage: natsched what-if <log>");
