@@ -10,7 +10,7 @@
  *   one victim (the answers to one pass, in one message; the median);
  * - the scheduler taking a graph: from its update-graph to its next input, or to the first
  *   compute-task it sent arriving less the delay any message to a worker has, whichever is
- *   less; per task over the graphs after the first, and what the first took beyond that.
+ *   less; per task over every graph (warmUp, a knob of the simulator, stays 0).
  * Latency is the median of the scheduler -> worker delays (the wire, as a quiet host shows
  * it); each host delay is the mean of its delays less that latency, so that a busy host's
  * queue (one event loop for every actor of an embedded cluster) weighs in as often as it
@@ -152,9 +152,8 @@ export class HostCostCollector {
     const wire = latency ?? 0;
     const workerDelay = delays.length > 0 ? Math.max(mean(delays) - wire, 0) : 0;
     const schedulerDelay = this.toSchedulerCount > 0 ? Math.max(this.toSchedulerSum / this.toSchedulerCount - wire, 0) : 0;
-    // The first graph also pays for a fresh process warming up (compiling the scheduler's
-    // code): the others tell the cost per task, the first what it took beyond that.
-    let first: { took: number; tasks: number } | undefined;
+    // Over every graph: graphs taken in one message are simulated as one (workload-extract.ts),
+    // which then takes what they took together, a cold start's extra included.
     let intake = 0;
     let tasks = 0;
     let graphs = 0;
@@ -162,15 +161,9 @@ export class HostCostCollector {
       const took = Math.max(Math.min(g.next, g.arrived - t - wire - workerDelay), 0);
       if (!Number.isFinite(took)) continue;
       graphs += 1;
-      if (first === undefined) {
-        first = { took, tasks: g.tasks };
-        continue;
-      }
       intake += took;
       tasks += g.tasks;
     }
-    const perTask = tasks > 0 ? intake / tasks : first !== undefined ? first.took / first.tasks : 0;
-    const warmUp = first === undefined ? 0 : Math.max(first.took - perTask * first.tasks, 0);
     return {
       ...(latency !== undefined ? { latency: round(latency) } : {}),
       hostCosts: {
@@ -178,8 +171,8 @@ export class HostCostCollector {
         workerDelay: round(workerDelay),
         taskStart: round(this.taskStarts > 0 ? this.taskStartSum / this.taskStarts : 0),
         schedulerOp: round(median(this.opGaps) ?? 0),
-        graphIntake: Math.round(perTask * 1e9) / 1e9,
-        warmUp: round(warmUp),
+        graphIntake: tasks > 0 ? Math.round((intake / tasks) * 1e9) / 1e9 : 0,
+        warmUp: 0,
       },
       samples: { toWorker: delays.length, toScheduler: this.toSchedulerCount, taskStart: this.taskStarts, schedulerOp: this.opGaps.length, graphs },
     };
