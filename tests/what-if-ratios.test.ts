@@ -10,11 +10,12 @@
  *
  * | run                                                          | recorded    | simulated / recorded |
  * |--------------------------------------------------------------|-------------|----------------------|
- * | incident: 4 x 2 threads, 338 tasks, data on one worker,      | 0.7-2.5 s   | 0.82-1.02, most      |
+ * | incident: 4 x 2 threads, 338 tasks, data on one worker,      | 0.4-2.5 s   | 0.87-1.02, most      |
  * |   stealing, 4 failing tasks, a worker killed mid-run         |             | within 0.95-1.02     |
  * | 3,000 no-op tasks, 2 x 1 thread (per-task host costs)        | 1.0-3.4 s   | 0.98-1.01            |
  * | tree reduction over 256 leaves of 2 ms, 3 x 2 threads        | 0.22-0.99 s | 0.94-1.03            |
- * | 60 tasks keeping an executor thread's CPU busy 5-15 ms       | 0.5-2.8 s   | 0.97-1.04 (once 1.21)|
+ * | 60 tasks keeping an executor thread's CPU busy 5-15 ms,      | 0.5-2.8 s   | 1.00-1.02            |
+ * |   after one short task per thread (a thread's start)         |             |                      |
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
