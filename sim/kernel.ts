@@ -33,10 +33,25 @@ export class SimKernel {
   private readonly senders = new Map<string, Sender>();
   private readonly sending: Sender[] = [];
 
+  /** Per sender, the time before which what it sends does not leave (its host is busy: holdUntil). */
+  private readonly holds = new Map<string, number>();
+
   constructor(
     readonly latency: number,
     private readonly faults: NetworkFaults | null = null,
+    /** Seconds mail to an address waits in its receiver's host, on top of `latency` (sim/host-costs.ts); none by default. */
+    private readonly hostDelay: ((to: string) => number) | null = null,
   ) {}
+
+  /** What `from` sends before `time` leaves at `time` (its host is busy until then), in the order sent. */
+  holdUntil(from: string, time: number): void {
+    if (time > (this.holds.get(from) ?? -Infinity)) this.holds.set(from, time);
+  }
+
+  /** When `from`'s host is free to send or take mail again (now when it is not busy). */
+  freeAt(from: string): number {
+    return Math.max(this.now, this.holds.get(from) ?? -Infinity);
+  }
 
   /** Run `event` at virtual time `time` (never earlier than now). */
   at(time: number, event: () => void): void {
@@ -101,7 +116,9 @@ export class SimKernel {
   /** One envelope: to the mailbox open at `to` now, on arrival (each copy the faults make). */
   private post(from: string, to: string, ops: unknown[]): void {
     const mailbox = this.mailboxes.get(to);
-    const arrivals = this.faults === null ? [this.now + this.latency] : this.faults.arrivals(from, to, this.now, this.latency);
+    const departure = this.holds.size === 0 ? this.now : this.freeAt(from);
+    const delay = this.hostDelay === null ? this.latency : this.latency + this.hostDelay(to);
+    const arrivals = this.faults === null ? [departure + delay] : this.faults.arrivals(from, to, departure, delay);
     this.onMail?.(from, to, ops, this.now, arrivals);
     if (mailbox === undefined) return;
     for (const arrival of arrivals) {

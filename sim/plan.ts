@@ -4,6 +4,7 @@
  */
 import type { Config } from "../machines/config.js";
 import type { NetworkFaultPlan } from "./faults.js";
+import type { HostCosts } from "./host-costs.js";
 
 export interface PlannedWorker {
   name: string;
@@ -29,6 +30,8 @@ export interface PlannedTask {
   /** With `error`: runs that fail before one succeeds; undefined: every run fails. */
   failures: number | undefined;
   retries: number | undefined;
+  /** The client holds a future for it even if its graph builds on it (the scenario's `wanted`). */
+  wanted: boolean | undefined;
 }
 
 export interface PlannedData {
@@ -72,6 +75,8 @@ export interface Plan {
   config: Config;
   latency: number;
   bandwidth: number;
+  /** What the hosts add besides the network (all 0 by default). */
+  hostCosts: HostCosts;
   tasks: ReadonlyMap<string, PlannedTask>;
   timeline: PlannedEvent[];
   /** Network faults on mail between actors, or null (none). */

@@ -8,6 +8,7 @@ import type { WorkerCore } from "../machines/worker/core.js";
 import type { TaskStateName } from "../machines/tables.js";
 import type { LogRecord, LogSink } from "../log/types.js";
 import type { NetworkFaultSpec } from "./faults.js";
+import type { HostCostSpec } from "./host-costs.js";
 import type { MailTap } from "./kernel.js";
 
 export interface SimWorkerSpec {
@@ -57,6 +58,11 @@ export interface SimTaskSpec {
   failures?: number;
   /** Times the scheduler runs it again when it fails (TaskSpec.retries, Dask's retries). */
   retries?: number;
+  /**
+   * Whether its client holds a future for it. Default: if no task of its graph depends on it,
+   * or a later graph builds on it.
+   */
+  wanted?: boolean;
 }
 
 export type SimAction =
@@ -148,6 +154,8 @@ export interface Scenario {
   seed?: number;
   config?: Partial<Config>;
   network?: NetworkSpec;
+  /** Host costs besides the network (sim/host-costs.ts); none by default. */
+  hostCosts?: HostCostSpec;
   workers: SimWorkerSpec[];
   data?: SimDataSpec[];
   tasks: SimTaskSpec[];

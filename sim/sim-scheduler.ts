@@ -13,6 +13,7 @@ import { refusal } from "../actors/host/op-roles.js";
 import { ActorRecorder } from "../actors/host/recorder.js";
 import { withTime } from "../actors/host/with-time.js";
 import type { SimKernel } from "./kernel.js";
+import { NO_HOST_COSTS, type HostCosts } from "./host-costs.js";
 import { SimSteals } from "./sim-steals.js";
 
 export const SCHEDULER_ADDRESS = "scheduler";
@@ -45,6 +46,8 @@ export class SimScheduler implements StealPassHost, LivenessHost {
   private readonly live: SchedulerEffects;
   readonly recorder: ActorRecorder;
   readonly steals: SimSteals;
+  /** Whether the host has taken a graph in (its warm-up is behind it). */
+  private warm = false;
   /** Ops refused for their sender's role or incarnation, as SchedulerActor refuses them (actors/host/op-roles.ts). */
   refused = 0;
   private readonly stealPasses: StealPasses;
@@ -58,6 +61,8 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     log: LogSink,
     /** Whether that incarnation of a worker is alive (it heartbeats). */
     private readonly isAlive: (name: string, id: string) => boolean,
+    /** Seconds the host is busy per op of a worker's message, per task of a graph it takes, and more for its first graph (hostCosts). */
+    private readonly costs: Pick<HostCosts, "schedulerOp" | "graphIntake" | "warmUp"> = NO_HOST_COSTS,
   ) {
     const timers: HostTimers = {
       now: () => kernel.now,
@@ -97,7 +102,10 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     this.kernel.open(SCHEDULER_ADDRESS, (from, ops) => {
       let sender = senders.get(from);
       if (sender === undefined && !senders.has(from)) senders.set(from, (sender = senderAt(from)));
-      this.receiveFrom(sender, from, ops);
+      // Still taking a graph (hostCosts.graphIntake): the message waits its turn, in order.
+      const free = this.kernel.freeAt(SCHEDULER_ADDRESS);
+      if (free > this.kernel.now) this.kernel.at(free, () => this.up && this.receiveFrom(sender, from, ops));
+      else this.receiveFrom(sender, from, ops);
     });
   }
 
@@ -146,6 +154,7 @@ export class SimScheduler implements StealPassHost, LivenessHost {
    * on-demand stealing pass if one is due.
    */
   private receiveFrom(sender: SchedulerSender | undefined, from: string, ops: unknown[]): void {
+    if (this.costs.schedulerOp > 0) this.kernel.holdUntil(SCHEDULER_ADDRESS, this.kernel.now + this.costs.schedulerOp * ops.length);
     for (const op of ops) {
       if (refusal(this.core, sender, op as { op: string }, from) !== undefined) {
         this.refused++;
@@ -265,8 +274,19 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     return reply;
   }
 
+  /** The host takes a graph in: busy graphIntake per new task (it skips specs of keys it has), warmUp more the first time. */
+  private takeIn(specs: readonly { key: string }[]): void {
+    let taken = 0;
+    for (const spec of specs) if (!this.core.tasks.has(spec.key)) taken += 1;
+    if (taken === 0) return;
+    const busy = this.costs.graphIntake * taken + (this.warm ? 0 : this.costs.warmUp);
+    this.warm = true;
+    this.kernel.holdUntil(SCHEDULER_ADDRESS, this.kernel.freeAt(SCHEDULER_ADDRESS) + busy);
+  }
+
   private handle(input: SchedulerInput): SchedulerReply {
     this.recorder.input(input);
+    if (input.op === "update-graph" && (this.costs.graphIntake > 0 || this.costs.warmUp > 0)) this.takeIn(input.tasks);
     const reply = this.core.handle(input);
     this.liveness.fed(input, reply);
     this.stealPasses.afterInput();

@@ -17,6 +17,8 @@ export interface SimWorkerContext {
   assumedBandwidth: number;
   /** Seconds between a worker's heartbeats, which carry its metrics (config.heartbeatInterval). */
   heartbeatInterval: number;
+  /** Seconds a thread is held per execution before the task's duration starts (hostCosts.taskStart). */
+  taskStart: number;
   tasks: ReadonlyMap<string, PlannedTask>;
   observations: SimObservations;
   /** The live incarnation of a worker, by name. */
@@ -220,12 +222,14 @@ export class SimWorker {
     const { kernel, observations } = this.ctx;
     const task = this.ctx.tasks.get(key);
     if (task === undefined) throw new Error(`simulator: worker ${this.name} was asked to run ${key}, which is not a task of the scenario`);
-    const start = kernel.now;
+    // The thread is taken now; the function starts once the host has started it.
+    const taken = kernel.now;
+    const start = taken + this.ctx.taskStart;
     const stop = start + task.duration;
     observations.executionStarted(key);
     kernel.at(stop, () => {
       if (!this.live) return;
-      observations.executionEnded(key, this.name, start, stop);
+      observations.executionEnded(key, this.name, taken, stop);
       const failed = this.ctx.failedRuns.get(key) ?? 0;
       const fails = task.error !== undefined && (task.failures === undefined || failed < task.failures);
       if (!fails) {

@@ -6,6 +6,7 @@ import { MemoryLogSink, NullLogSink } from "../log/memory-log.js";
 import type { LogRecord, LogSink } from "../log/types.js";
 import { ActorRecorder } from "../actors/host/recorder.js";
 import { NetworkFaults } from "./faults.js";
+import type { HostCosts } from "./host-costs.js";
 import { SimKernel } from "./kernel.js";
 import { SimObservations } from "./observations.js";
 import { SimClients } from "./sim-clients.js";
@@ -13,7 +14,7 @@ import type { Plan, PlannedData, PlannedEvent, PlannedSubmission, PlannedTask, P
 import { Prng } from "./prng.js";
 import { SIM_CLIENT, SIM_FUNCTION, type Scenario, type SimObserver, type SimOptions, type SimResult, type SimTaskResult, type SimView } from "./scenario.js";
 import { readNumber } from "./scenario-fields.js";
-import { SimScheduler } from "./sim-scheduler.js";
+import { SCHEDULER_ADDRESS, SimScheduler } from "./sim-scheduler.js";
 import { SimWorker, type SimWorkerContext } from "./sim-worker.js";
 import { planScenario, withEarlierDeps } from "./validate-scenario.js";
 
@@ -65,15 +66,16 @@ class Simulation {
     private readonly plan: Plan,
     private readonly log: LogSink,
   ) {
-    this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed));
+    this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed), hostDelays(plan.hostCosts));
     this.prng = new Prng(plan.seed);
-    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log, (name, id) => this.workers.get(name)?.id === id);
+    this.scheduler = new SimScheduler(this.kernel, plan.config, this.log, (name, id) => this.workers.get(name)?.id === id, plan.hostCosts);
     this.clients = new SimClients(this.kernel);
     this.workerContext = {
       kernel: this.kernel,
       bandwidth: plan.bandwidth,
       assumedBandwidth: plan.config.bandwidth,
       heartbeatInterval: plan.config.heartbeatInterval,
+      taskStart: plan.hostCosts.taskStart,
       tasks: plan.tasks,
       observations: this.observations,
       peer: (name) => this.workers.get(name),
@@ -367,6 +369,12 @@ class Simulation {
   private records(): LogRecord[] {
     return this.log instanceof MemoryLogSink ? this.log.records : [];
   }
+}
+
+/** The wait of mail in its receiver's host, by address; null when there is none (the kernel's fast path). */
+function hostDelays({ schedulerDelay, workerDelay }: HostCosts): ((to: string) => number) | null {
+  if (schedulerDelay === 0 && workerDelay === 0) return null;
+  return (to) => (to === SCHEDULER_ADDRESS ? schedulerDelay : to.startsWith("worker.") ? workerDelay : 0);
 }
 
 function taskSpec(task: PlannedTask): TaskSpec {

@@ -7,6 +7,7 @@ import { resolveConfig } from "../machines/config.js";
 import { BadOptionError, GraphError } from "../machines/errors.js";
 import { validateGraph } from "../machines/graph/index.js";
 import { readFaults } from "./faults.js";
+import { readHostCosts } from "./host-costs.js";
 import type { Plan, PlannedData, PlannedEvent, PlannedSubmission, PlannedTask, PlannedWorker } from "./plan.js";
 import { DEFAULT_LATENCY, DEFAULT_TASK_NBYTES, SIM_CLIENT } from "./scenario.js";
 import {
@@ -22,11 +23,11 @@ import {
   type Obj,
 } from "./scenario-fields.js";
 
-const SCENARIO_FIELDS = ["seed", "config", "network", "workers", "data", "tasks", "actions", "faults"];
+const SCENARIO_FIELDS = ["seed", "config", "network", "hostCosts", "workers", "data", "tasks", "actions", "faults"];
 const NETWORK_FIELDS = ["bandwidth", "latency"];
 const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
-const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error", "failures", "retries"];
+const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error", "failures", "retries", "wanted"];
 const ACTIONS = [
   "balance",
   "kill-worker",
@@ -71,7 +72,7 @@ export function planScenario(scenario: unknown): Plan {
   for (const [at, submission] of submissions(tasks)) timeline.push({ at, kind: "submit", submission });
   for (const { event } of actions) timeline.push(event);
   checkSchedulerDowntime(timeline, actions);
-  return { seed, config, latency, bandwidth, tasks, timeline, faults: readFaults(raw.faults) };
+  return { seed, config, latency, bandwidth, hostCosts: readHostCosts(raw.hostCosts), tasks, timeline, faults: readFaults(raw.faults) };
 }
 
 function readWorker(value: unknown, path: string, fields: readonly string[]): { spec: PlannedWorker; raw: Obj } {
@@ -123,6 +124,7 @@ function readTasks(list: unknown[]): Map<string, PlannedTask> {
       error: raw.error === undefined ? undefined : readName(raw.error, `${path}.error`),
       failures: raw.failures === undefined ? undefined : readNumber(raw.failures, `${path}.failures`, { integer: true, min: 0 }),
       retries: raw.retries === undefined ? undefined : readNumber(raw.retries, `${path}.retries`, { integer: true, min: 0 }),
+      wanted: raw.wanted === undefined ? undefined : readBoolean(raw.wanted, `${path}.wanted`),
     });
   });
   return tasks;
@@ -200,7 +202,7 @@ function submissions(tasks: Map<string, PlannedTask>): [number, PlannedSubmissio
   return [...graphs.values()]
     .sort((a, b) => a[0]!.submitAt - b[0]!.submitAt)
     .map((group) => {
-      const wants = group.filter((t) => !dependedOnWithin.has(t.key) || neededLater.has(t.key)).map((t) => t.key);
+      const wants = group.filter((t) => t.wanted ?? (!dependedOnWithin.has(t.key) || neededLater.has(t.key))).map((t) => t.key);
       return [group[0]!.submitAt, { client: group[0]!.client, tasks: withEarlierDeps(group, tasks), wants }];
     });
 }

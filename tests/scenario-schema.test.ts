@@ -19,10 +19,11 @@ const good = {
   seed: 7,
   config: { workStealing: false, workerSaturation: "inf", defaultTaskDurations: { inc: "10ms" } },
   network: { bandwidth: 1e8, latency: 0.001 },
+  hostCosts: { schedulerDelay: 0.0002, workerDelay: 0.0001, taskStart: 0.00005, graphIntake: 0.00001 },
   workers: [{ name: "a", nthreads: 2, host: "h1", resources: { GPU: 1 } }, { name: "b", joinAt: 0.5 }],
   data: [{ key: "x", nbytes: 1000, on: ["a"] }],
   tasks: [
-    { key: "inc-1", deps: ["x"], duration: 0.2, nbytes: 8, priority: 1 },
+    { key: "inc-1", deps: ["x"], duration: 0.2, nbytes: 8, priority: 1, wanted: true },
     { key: "inc-2", duration: 0.1, workers: ["b"], allowOtherWorkers: true, submitAt: 0.1, resources: { GPU: 1 }, client: "c1" },
   ],
   actions: [
@@ -64,6 +65,8 @@ describe("docs/scenario.schema.json", () => {
     ["an unknown top-level field", { stragglers: true }],
     ["an unknown action", { actions: [{ at: 1, do: "explode" }] }],
     ["a zero bandwidth", { network: { bandwidth: 0 } }],
+    ["a negative host delay", { hostCosts: { workerDelay: -0.001 } }],
+    ["an unknown host cost", { hostCosts: { gcPause: 0.01 } }],
     ["a release naming no key", { actions: [{ at: 1, do: "release", keys: [] }] }],
     ["a client name with a dot", { actions: [{ at: 1, do: "client-leave", client: "c.1" }] }],
     ["a submit without keys", { actions: [{ at: 1, do: "submit", client: "c1" }] }],

@@ -80,13 +80,16 @@ describe("what-if on a run with a slow prefix pinned on one worker", () => {
     }
     const total = scenario.tasks.find((t) => t.key.startsWith("total-"))!;
     expect(new Set(total.deps)).toEqual(new Set(slow.map((t) => t.key)));
-    expect(total.submitAt).toBeGreaterThanOrEqual(0);
-    // Durations: each task's thread time as its worker recorded it (EXECUTE to the function's stop).
+    // Submitted in the same turn as the map, it is taken with it: one graph at its time (0), or later.
+    expect(total.submitAt ?? 0).toBeGreaterThanOrEqual(0);
+    // Durations: each function's own time; with the host's mean time to start one, the thread
+    // time its worker recorded (EXECUTE to the function's stop).
     const done = inputs(records, "execute-done");
     expect(done).toHaveLength(SLOW + 1);
     const sumDurations = scenario.tasks.reduce((n, t) => n + t.duration, 0);
+    expect(sumDurations).toBeCloseTo(done.reduce((n, r) => n + Number(r.event.stop) - Number(r.event.start), 0), 4);
     const sumBusy = Object.values(recorded.workers).reduce((n, w) => n + w.busy, 0);
-    expect(Math.abs(sumDurations - sumBusy)).toBeLessThan(1e-5 * (SLOW + 1));
+    expect(Math.abs(sumDurations + (SLOW + 1) * scenario.hostCosts!.taskStart! - sumBusy)).toBeLessThan(1e-5 * (SLOW + 1));
     // The recorded metrics are what the log says.
     const stealRecords = records.filter((r) => r.kind === "transition" && r.actor === "scheduler" && r.event === "STEAL");
     expect(recorded.stealsRequested).toBe(stealRecords.length);
@@ -146,6 +149,21 @@ describe("what-if on a run with a slow prefix pinned on one worker", () => {
     expect(JSON.parse(changedRun.out).makespan).toBe(report.changed.makespan);
   });
 
+  it("shows the host costs it measured, and runs both simulations with those given by --host", async () => {
+    const measured = await cli("what-if", path, "--json");
+    const report = JSON.parse(measured.out);
+    expect(report.workload.hostCosts.samples.taskStart).toBe(SLOW + 1);
+    expect(Object.keys(report.workload.hostCosts.hostCosts).sort()).toEqual(["graphIntake", "schedulerDelay", "schedulerOp", "taskStart", "warmUp", "workerDelay"]);
+    const text = await cli("what-if", path);
+    expect(text.out).toMatch(/^ {2}host costs: to worker \+\d+\.\d{3} ms, to scheduler \+\d+\.\d{3} ms, function start \d+\.\d{3} ms/m);
+    const plain = await cli("what-if", path, "--host", "taskStart=0.5", "--json");
+    expect(plain.code).toBe(0);
+    const given = JSON.parse(plain.out);
+    expect(given.workload.hostCosts.hostCosts.taskStart).toBe(0.5);
+    // Every one of the 25 executions holds its thread 0.5 s longer: 2 workers x 2 threads.
+    expect(given.original.makespan).toBeGreaterThan(report.original.makespan + 0.5 * Math.ceil((SLOW + 1) / 4) - 0.5);
+  });
+
   it("reads --set values like NATSCHED_* variables: a bad key or value is the typed config error", async () => {
     const badKey = await cli("what-if", path, "--set", "workStealin=false");
     expect(badKey.code).toBe(1);
@@ -153,6 +171,10 @@ describe("what-if on a run with a slow prefix pinned on one worker", () => {
     const badValue = await cli("what-if", path, "--set", "workerSaturation=lots");
     expect(badValue.code).toBe(1);
     expect(badValue.err).toContain("config workerSaturation:");
+    const badHost = await cli("what-if", path, "--host", "gcPause=0.1");
+    expect(badHost.code).toBe(2);
+    expect(badHost.err).toContain("--host.gcPause: unknown field");
+    expect((await cli("what-if", path, "--host", "taskStart=-1")).code).toBe(2);
     const usage = await cli("what-if");
     expect(usage.code).toBe(2);
     expect(usage.err).toContain("usage: natsched what-if <log>");
@@ -172,7 +194,13 @@ describe("what-if on a run with a worker killed, a failing task and scattered da
   it("turns the death into a kill, the failure into an erroring task, the scatter into data", () => {
     const { scenario, summary, origin } = extractWorkload(records);
     const lost = inputs(records, "worker-lost").find((r) => r.actor === "scheduler" && r.event.name === run.killed)!;
-    expect(scenario.actions).toEqual([{ at: expect.closeTo(lost.t - origin, 5), do: "kill-worker", worker: run.killed }]);
+    // LocalCluster.killWorker told the scheduler at once: the simulated scheduler loses it at once too.
+    expect(lost.event.reason).toBe("killed");
+    const at = expect.closeTo(lost.t - origin, 5);
+    expect(scenario.actions).toEqual([
+      { at, do: "lose-worker", worker: run.killed, back: 0 },
+      { at, do: "kill-worker", worker: run.killed },
+    ]);
     expect(summary.leaves).toBe(1);
     expect(scenario.data).toEqual([{ key: run.scattered, nbytes: expect.any(Number), on: ["worker-2"] }]);
     const bad = scenario.tasks.find((t) => t.key === run.bad)!;

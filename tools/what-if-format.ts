@@ -9,6 +9,7 @@ export function formatWhatIf(result: WhatIfResult, source: string): string {
   const workers = `${s.workers} worker${s.workers === 1 ? "" : "s"}${s.joins ? `, ${s.joins} joined later` : ""}${s.leaves ? `, ${s.leaves} died or left` : ""}`;
   lines.push(`what-if on ${source}: ${s.tasks} tasks in ${s.graphs} graph(s), ${s.data} scattered key(s), ${workers}`);
   lines.push(`  durations: ${s.measured} measured, ${s.estimated} estimated${s.failed ? `, ${s.failed} failed runs` : ""}; network: ${network(result)}`);
+  lines.push(`  host costs: ${hostCosts(result)}`);
   lines.push(`  changes: ${changed === null ? "none (give --set key=value)" : formatChanges(result.changes)}`);
   lines.push("");
 
@@ -53,6 +54,20 @@ function network(result: WhatIfResult): string {
   const latency = n.latency === undefined ? "default latency" : `latency ${(n.latency * 1e3).toFixed(3)} ms (measured)`;
   const bandwidth = n.bandwidth === undefined ? "bandwidth as configured" : `bandwidth ${bytes(n.bandwidth)}/s (measured)`;
   return `${latency}, ${bandwidth}`;
+}
+
+/** The host costs the simulations ran with, as the log showed them (or as given: --host). */
+function hostCosts(result: WhatIfResult): string {
+  const c = result.workload.scenario.hostCosts ?? {};
+  const ms = (s: number | undefined) => `${((s ?? 0) * 1e3).toFixed(3)} ms`;
+  const us = (s: number | undefined) => `${((s ?? 0) * 1e6).toFixed(1)} us`;
+  return [
+    `to worker +${ms(c.workerDelay)}`,
+    `to scheduler +${ms(c.schedulerDelay)}`,
+    `function start ${ms(c.taskStart)}`,
+    `scheduler ${us(c.schedulerOp)}/op`,
+    `graph intake ${us(c.graphIntake)}/task (first graph +${ms(c.warmUp)})`,
+  ].join(", ");
 }
 
 function table(rows: string[][]): string[] {

@@ -3,6 +3,7 @@
  * config (how close the simulator comes to what happened) and once under a changed one.
  */
 import type { Config } from "../machines/config.js";
+import { readHostCosts, type HostCostSpec } from "../sim/host-costs.js";
 import type { Scenario, SimResult } from "../sim/scenario.js";
 import { simulate } from "../sim/simulator.js";
 import { openLog } from "../log/reader.js";
@@ -31,13 +32,18 @@ export interface WhatIfResult {
 export interface WhatIfOptions {
   /** Config settings to change (already validated, e.g. by parseConfigOverrides). */
   changes?: Partial<Config>;
+  /**
+   * Host costs to use instead of the measured ones, in both simulations (e.g. all 0: the
+   * simulator's plain model). Checked as the scenario's `hostCosts` is.
+   */
+  hostCosts?: HostCostSpec;
 }
 
 /** What-if over records in memory. */
 export function whatIf(records: Iterable<LogRecord>, options: WhatIfOptions = {}): WhatIfResult {
   const extractor = new WorkloadExtractor();
   for (const record of records) extractor.add(record);
-  return compare(extractor.finish(), options.changes ?? {});
+  return compare(withHostCosts(extractor.finish(), options.hostCosts), options.changes ?? {});
 }
 
 /** What-if over a log file, streamed; `problems` are the log's (a damaged log still extracts what it can). */
@@ -45,7 +51,7 @@ export async function whatIfLog(path: string, options: WhatIfOptions = {}): Prom
   const reader = await openLog(path);
   const extractor = new WorkloadExtractor();
   for await (const record of reader.records()) extractor.add(record);
-  const result = compare(extractor.finish(), options.changes ?? {});
+  const result = compare(withHostCosts(extractor.finish(), options.hostCosts), options.changes ?? {});
   return { ...result, problems: [...reader.problems] };
 }
 
@@ -57,6 +63,13 @@ export function withChanges(scenario: Scenario, changes: Partial<Config>): Scena
     config.defaultTaskDurations = { ...(recorded.defaultTaskDurations ?? {}), ...changes.defaultTaskDurations };
   }
   return { ...scenario, config };
+}
+
+/** The workload with host costs given over the measured ones (the scenario then runs with them). */
+function withHostCosts(workload: ExtractedWorkload, given: HostCostSpec | undefined): ExtractedWorkload {
+  if (given === undefined) return workload;
+  readHostCosts(given, "hostCosts");
+  return { ...workload, scenario: { ...workload.scenario, hostCosts: { ...workload.scenario.hostCosts, ...given } } };
 }
 
 function compare(workload: ExtractedWorkload, changes: Partial<Config>): WhatIfResult {

@@ -14,9 +14,10 @@ import { BadOptionError } from "../machines/errors.js";
 import { keySplit } from "../machines/graph/keys.js";
 import type { TaskSpec } from "../machines/protocol.js";
 import type { Scenario, SimAction, SimDataSpec, SimTaskSpec, SimWorkerSpec } from "../sim/scenario.js";
-import { isPlacement, readReason } from "../machines/reasons.js";
+import { readReason } from "../machines/reasons.js";
 import { silenceBeforeLoss } from "../actors/host/liveness.js";
 import { MetricsCollector, type RunMetrics } from "./what-if-metrics.js";
+import { HostCostCollector, type MeasuredHostCosts } from "./host-costs-extract.js";
 import type { LogRecord } from "../log/types.js";
 
 export interface WorkloadSummary {
@@ -44,6 +45,8 @@ export interface ExtractedWorkload {
   origin: number;
   /** The recorded run, measured on its log from `origin`. */
   recorded: RunMetrics;
+  /** The host costs the log shows, with their sample counts: the scenario's `network.latency` and `hostCosts`. */
+  hostCosts: MeasuredHostCosts;
   summary: WorkloadSummary;
   /** Approximations this log needed, in words. */
   notes: string[];
@@ -59,6 +62,8 @@ interface Incarnation {
   joinOrder: number;
   leave?: number;
   leaveOrder?: number;
+  /** The scheduler was told of its death at once (its host saw it die): no liveness check had to find it. */
+  toldAtOnce?: boolean;
 }
 
 interface Execution {
@@ -69,6 +74,8 @@ interface Execution {
 
 const MICRO = 1e6;
 const round = (seconds: number): number => Math.round(seconds * MICRO) / MICRO;
+/** Seconds between two update-graphs the scheduler took one after the other, nothing else between, that still count as one message (ops are stamped as they are fed; a pause of the host may come between). */
+const BURST_GAP = 0.05;
 /** Below this many bytes moved, the transfers say nothing about bandwidth (latency dominates). */
 const BANDWIDTH_SAMPLE_BYTES = 1e6;
 
@@ -81,6 +88,11 @@ export class WorkloadExtractor {
   private readonly incarnations: Incarnation[] = [];
   private readonly specs = new Map<string, { spec: TaskSpec; t: number; graph: number }>();
   private graphCount = 0;
+  /** The scheduler's last input, and when the run of update-graphs it is part of began. */
+  private previous: { op: string; t: number } | null = null;
+  private burst = 0;
+  /** Keys a client asked for (an update-graph's wants): it holds futures for them. */
+  private readonly wanted = new Set<string>();
   private readonly data = new Map<string, { nbytes: number; on: string[] }>();
   /**
    * The scheduler's latest update-data input, until its transitions say which keys it took:
@@ -92,17 +104,14 @@ export class WorkloadExtractor {
   private readonly fromWorkers = new Map<string, Execution>();
   private readonly fromScheduler = new Map<string, Execution>();
   private readonly metrics = new MetricsCollector();
-  /** Network: when the scheduler sent a key to a worker, and when a worker started a gather. */
-  private readonly assigned = new Map<string, number>();
-  /** One-way delays, scheduler to worker, one per message (by worker and sending time). */
-  private readonly latencies = new Map<string, number>();
+  private readonly hostCosts = new HostCostCollector();
+  /** When a worker started a gather. */
   private readonly gatherStarts = new Map<string, number>();
-  /** When a worker's task machine entered `executing`: the host starts the function a little later. */
-  private readonly executeStarts = new Map<string, number>();
   private readonly transferSamples: { bytes: number; seconds: number }[] = [];
 
   add(record: LogRecord): void {
     this.metrics.add(record);
+    this.hostCosts.add(record);
     if (record.actor === "scheduler") this.scheduler(record);
     else if (record.actor.startsWith("worker.")) this.worker(record.actor.slice("worker.".length), record);
   }
@@ -116,35 +125,40 @@ export class WorkloadExtractor {
     if (record.kind === "transition") {
       if (record.machine !== "task") return;
       this.accepted.add(record.id);
-      if (record.event !== "DATA" && record.event !== "ASSIGN" && record.event !== "STEAL_CONFIRM") return;
-      const reason = readReason(record);
-      if (reason.kind === "scatter") this.scattered(record.id);
-      else if (isPlacement(reason) || reason.kind === "steal-confirmed") {
-        this.assigned.set(`${reason.why.worker}\u0000${record.id}`, record.t);
-      }
+      if (record.event === "DATA" && readReason(record).kind === "scatter") this.scattered(record.id);
       return;
     }
     if (record.kind !== "input") return;
     this.pendingData = null;
     const e = record.event as Record<string, unknown>;
     const t = record.t;
+    const previous = this.previous;
+    this.previous = { op: String(e.op), t };
     switch (e.op) {
       case "register-worker":
         this.register(e, t);
         break;
-      case "worker-lost":
+      case "worker-lost": {
         // Lost by the liveness check: it died about as long before as it had been silent. The
-        // simulator's own check then finds it lost as late as the recorded one did.
-        this.leave(String(e.name), String(e.id), t - (silenceBeforeLoss(String(e.reason)) ?? 0));
+        // simulator's own check then finds it lost as late as the recorded one did. A loss
+        // the check did not decide (LocalCluster.killWorker tells the scheduler at once) is
+        // simulated as told at once too.
+        const silence = silenceBeforeLoss(String(e.reason));
+        this.leave(String(e.name), String(e.id), t - (silence ?? 0), silence === undefined);
         break;
+      }
       case "unregister-worker":
         this.leave(String(e.name), String(e.id), t);
         break;
       case "update-graph": {
         this.origin = Math.min(this.origin, t);
         this.graphCount += 1;
+        // Graphs taken one right after the other came in one message (a client's submits of
+        // one turn): one graph at the first one's time, as one message makes one stealing pass.
+        if (previous?.op !== "update-graph" || t - previous.t > BURST_GAP) this.burst = t;
+        for (const key of (e.wants as string[] | undefined) ?? []) this.wanted.add(key);
         for (const spec of (e.tasks as TaskSpec[] | undefined) ?? []) {
-          if (!this.specs.has(spec.key)) this.specs.set(spec.key, { spec, t, graph: this.graphCount });
+          if (!this.specs.has(spec.key)) this.specs.set(spec.key, { spec, t: this.burst, graph: this.graphCount });
         }
         break;
       }
@@ -199,11 +213,12 @@ export class WorkloadExtractor {
     });
   }
 
-  private leave(name: string, id: string, t: number): void {
+  private leave(name: string, id: string, t: number, toldAtOnce = false): void {
     const alive = this.alive(name);
     if (alive === undefined || alive.id !== id) return;
     alive.leave = Math.max(t, alive.join);
     alive.leaveOrder = this.order++;
+    if (toldAtOnce) alive.toldAtOnce = true;
   }
 
   private alive(name: string): Incarnation | undefined {
@@ -216,32 +231,20 @@ export class WorkloadExtractor {
 
   private worker(name: string, record: LogRecord): void {
     if (record.kind === "transition") {
-      if (record.machine !== "wtask") return;
-      if (record.event === "GATHER") this.gatherStarts.set(`${name}\u0000${record.id}`, record.t);
-      else if (record.event === "EXECUTE") this.executeStarts.set(`${name}\u0000${record.id}`, record.t);
+      if (record.machine === "wtask" && record.event === "GATHER") this.gatherStarts.set(`${name}\u0000${record.id}`, record.t);
       return;
     }
     if (record.kind !== "input") return;
     const e = record.event as Record<string, unknown>;
     switch (e.op) {
+      // The function's own time: the host's time to start it is hostCosts.taskStart.
       case "execute-done":
-        this.fromWorkers.set(String(e.key), { duration: this.occupied(name, e), nbytes: Number(e.nbytes) });
+        this.fromWorkers.set(String(e.key), { duration: Number(e.stop) - Number(e.start), nbytes: Number(e.nbytes) });
         break;
       case "execute-failed": {
         const error = e.error as { name?: string; message?: string } | undefined;
         const text = `${error?.name ?? "Error"}: ${error?.message ?? ""}`.trim();
-        this.fromWorkers.set(String(e.key), { duration: this.occupied(name, e), error: text });
-        break;
-      }
-      case "compute-task": {
-        const sent = this.assigned.get(`${name}\u0000${String(e.key)}`);
-        this.assigned.delete(`${name}\u0000${String(e.key)}`);
-        if (sent === undefined || record.t < sent) break;
-        // One sample per message: the scheduler sends a turn's compute-tasks to a worker in
-        // one envelope, which arrives once (its ops are stamped one after the other).
-        const message = `${name}\u0000${sent}`;
-        const seen = this.latencies.get(message);
-        if (seen === undefined || record.t - sent < seen) this.latencies.set(message, record.t - sent);
+        this.fromWorkers.set(String(e.key), { duration: Number(e.stop) - Number(e.start), error: text });
         break;
       }
       case "gather-done": {
@@ -257,20 +260,6 @@ export class WorkloadExtractor {
         break;
       }
     }
-  }
-
-  /**
-   * How long the run held its thread: from the machine's EXECUTE (when the simulator starts
-   * the clock too) to the function's stop. It includes the host's dispatch delay before the
-   * function starts, which the function's own start/stop leave out.
-   */
-  private occupied(worker: string, e: Record<string, unknown>): number {
-    const id = `${worker}\u0000${String(e.key)}`;
-    const executing = this.executeStarts.get(id);
-    this.executeStarts.delete(id);
-    const start = Number(e.start);
-    const from = executing !== undefined && executing <= start ? executing : start;
-    return Number(e.stop) - from;
   }
 
   finish(): ExtractedWorkload {
@@ -290,12 +279,12 @@ export class WorkloadExtractor {
     const { tasks, measured, estimated, failed, graphs } = this.taskList(origin, new Set(data.map((d) => d.key)), notes);
 
     const network: Scenario["network"] = {};
-    const latency = median([...this.latencies.values()]);
-    if (latency !== undefined) network.latency = round(latency);
-    const bandwidth = this.bandwidth(latency ?? 0);
+    const hostCosts = this.hostCosts.finish();
+    if (hostCosts.latency !== undefined) network.latency = hostCosts.latency;
+    const bandwidth = this.bandwidth(hostCosts.latency ?? 0);
     if (bandwidth !== undefined) network.bandwidth = bandwidth;
 
-    const scenario: Scenario = { config: { ...rawConfig } as Scenario["config"], network, workers, tasks };
+    const scenario: Scenario = { config: { ...rawConfig } as Scenario["config"], network, hostCosts: { ...hostCosts.hostCosts }, workers, tasks };
     if (data.length > 0) scenario.data = data;
     if (actions.length > 0) scenario.actions = actions;
     return {
@@ -303,6 +292,7 @@ export class WorkloadExtractor {
       config,
       origin,
       recorded: this.metrics.finish(origin, workers.map((w) => w.name)),
+      hostCosts,
       summary: { tasks: tasks.length, graphs, data: data.length, workers: workers.length, joins, leaves, measured, estimated, failed },
       notes,
     };
@@ -319,6 +309,7 @@ export class WorkloadExtractor {
     const seen = new Set<string>();
     let joins = 0;
     let leaves = 0;
+    let toldAtOnce = 0;
     let early = 0;
     for (const inc of this.incarnations) {
       if (inc.leave !== undefined && inc.leave <= origin) {
@@ -338,12 +329,17 @@ export class WorkloadExtractor {
       }
       if (inc.leave !== undefined && inc.leave < lastEnd) {
         const leaveAt = round(inc.leave - origin);
+        // Told at once: the scheduler loses it (worker-lost) as it dies; the kill, at the same
+        // instant and after it, comes before the lost worker's return, so it never returns.
+        if (inc.toldAtOnce) toldAtOnce += 1;
+        if (inc.toldAtOnce) events.push({ at: leaveAt, order: inc.leaveOrder!, action: { at: leaveAt, do: "lose-worker", worker: inc.name, back: 0 } });
         events.push({ at: leaveAt, order: inc.leaveOrder!, action: { at: leaveAt, do: "kill-worker", worker: inc.name } });
         leaves += 1;
       }
     }
     if (early > 0) notes.push(`${early} worker incarnation(s) left before the first graph: left out`);
-    if (leaves > 0) notes.push(`${leaves} worker death(s) or leave(s) during the run are simulated as kills, found by the simulated scheduler's liveness check (a clean leave, or a death its host told the scheduler of at once, is found seconds later than it was)`);
+    if (leaves > toldAtOnce) notes.push(`${leaves - toldAtOnce} worker death(s) or leave(s) during the run are simulated as kills, found by the simulated scheduler's liveness check (a clean leave is found seconds later than it was)`);
+    if (toldAtOnce > 0) notes.push(`${toldAtOnce} worker death(s) the host told the scheduler of at once are simulated so: lost as they die`);
     events.sort((a, b) => a.at - b.at || a.order - b.order);
     return { workers, actions: events.map((e) => e.action), present, joins, leaves };
   }
@@ -396,6 +392,8 @@ export class WorkloadExtractor {
     const guess = new Guesses();
     for (const [key, run] of runs) if (keep.has(key) && run.error === undefined) guess.add(keySplit(key), run);
 
+    const dependedOn = new Set<string>();
+    for (const { spec } of keep.values()) for (const dep of spec.deps) dependedOn.add(dep);
     const tasks: SimTaskSpec[] = [];
     const graphs = new Set<number>();
     let measured = 0;
@@ -425,6 +423,8 @@ export class WorkloadExtractor {
       if (spec.hosts !== undefined) task.hosts = [...spec.hosts];
       if (spec.resources !== undefined) task.resources = { ...spec.resources };
       if (spec.allowOtherWorkers !== undefined) task.allowOtherWorkers = spec.allowOtherWorkers;
+      // A graph merged from several keeps what each asked for, which its own dependents would hide.
+      if (this.wanted.has(key) && dependedOn.has(key)) task.wanted = true;
       const submitAt = round(Math.max(t - origin, 0));
       if (submitAt > 0) task.submitAt = submitAt;
       tasks.push(task);
@@ -469,12 +469,6 @@ class Guesses {
     if (acc.n === 0) return { duration: 0 };
     return acc.sized > 0 ? { duration: acc.duration / acc.n, nbytes: acc.nbytes / acc.sized } : { duration: acc.duration / acc.n };
   }
-}
-
-function median(values: number[]): number | undefined {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 /** The workload of a log held in memory (a MemoryLogSink's records, a simulation's log). */

@@ -1,0 +1,79 @@
+/**
+ * How close `what-if` with the config unchanged comes to the run it was recorded from: real
+ * LocalCluster runs recorded to files here, then simulated from their own logs with the host
+ * costs those logs show (docs/replay.md, "How close the simulated original comes"). A run's
+ * makespan depends on the machine's load, so each is compared with its own log, not with a
+ * number written down.
+ *
+ * Measured on a shared 2-core machine under heavy load (load average 10-15), ten recordings
+ * of the incident and three to four of the others (docs/replay.md has the full table):
+ *
+ * | run                                                          | recorded    | simulated / recorded |
+ * |--------------------------------------------------------------|-------------|----------------------|
+ * | incident: 4 x 2 threads, 338 tasks, data on one worker,      | 0.4-2.5 s   | 0.87-1.02, most      |
+ * |   stealing, 4 failing tasks, a worker killed mid-run         |             | within 0.95-1.02     |
+ * | 3,000 no-op tasks, 2 x 1 thread (per-task host costs)        | 1.0-3.4 s   | 0.98-1.01            |
+ * | tree reduction over 256 leaves of 2 ms, 3 x 2 threads        | 0.22-0.99 s | 0.94-1.03            |
+ * | 60 tasks keeping an executor thread's CPU busy 5-15 ms,      | 0.5-2.8 s   | 1.00-1.02            |
+ * |   after one short task per thread (a thread's start)         |             |                      |
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { readLogSync } from "../log/reader.js";
+import { whatIf, type WhatIfResult } from "../tools/what-if.js";
+import { recordCpuSleeps, recordIncident, recordNoops, recordTree } from "./support/recorded-runs.js";
+
+const dir = mkdtempSync(join(tmpdir(), "natsched-what-if-ratios-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface RecordedRun {
+  name: string;
+  record(path: string): Promise<number>;
+  /** How far from 1 the ratio may be. */
+  within: number;
+  /** Only this run is dominated by the hosts' per-task costs. */
+  overhead?: boolean;
+}
+
+const RUNS: RecordedRun[] = [
+  // Steal-heavy on a busy loop: within 5% in most recordings, not all (docs/replay.md).
+  { name: "incident", record: (path) => recordIncident(path), within: 0.1 },
+  { name: "no-ops", record: (path) => recordNoops(path, 3000), within: 0.1, overhead: true },
+  { name: "tree", record: (path) => recordTree(path, 256), within: 0.05 },
+  { name: "cpu-sleeps", record: (path) => recordCpuSleeps(path, 60), within: 0.05 },
+];
+
+const table: string[] = [];
+afterAll(() => {
+  if (table.length > 0) console.info(["run          tasks  recorded  simulated  ratio", ...table].join("\n"));
+});
+
+describe.each(RUNS)("what-if with the config unchanged on a recorded $name run", ({ name, record, within, overhead }) => {
+  let result: WhatIfResult;
+  let submitted: number;
+
+  it("is recorded and simulated from its own log", async () => {
+    const path = join(dir, `${name}.natlog`);
+    submitted = await record(path);
+    result = whatIf(readLogSync(path).records);
+    const { recorded, original, ratio } = result;
+    table.push(`${name.padEnd(12)} ${String(submitted).padStart(5)}  ${recorded.makespan.toFixed(3).padStart(7)} s  ${original.makespan.toFixed(3).padStart(7)} s  ${ratio.toFixed(3)}`);
+    expect(result.workload.summary.tasks).toBe(submitted);
+    expect(original.unfinished).toBe(0);
+  });
+
+  it(`lands within ${within * 100}% of the recorded makespan`, () => {
+    expect(Math.abs(result.ratio - 1)).toBeLessThanOrEqual(within);
+  });
+
+  it("shows the host costs it measured in the scenario it ran", () => {
+    const { scenario, hostCosts } = result.workload;
+    expect(scenario.hostCosts).toEqual(hostCosts.hostCosts);
+    expect(scenario.network?.latency).toBe(hostCosts.latency);
+    expect(hostCosts.samples.taskStart).toBeGreaterThanOrEqual(submitted - result.workload.summary.estimated);
+    // Without them the simulator leaves out what most of an overhead-dominated run is.
+    if (overhead) expect(hostCosts.hostCosts.schedulerDelay + hostCosts.hostCosts.workerDelay + hostCosts.hostCosts.taskStart).toBeGreaterThan(0);
+  });
+});
