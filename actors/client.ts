@@ -9,7 +9,10 @@ import type { SchedulerReply } from "../machines/scheduler/inputs.js";
 import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Subscription, Transport } from "../transport/types.js";
+import type { LogSink } from "../log/types.js";
 import { encodeArgs } from "./args.js";
+import { ClientRecording } from "./client-recording.js";
+import { realClock, type Clock } from "./host/clock.js";
 import { fetchData, HolderRefusedError } from "./data-plane/fetch.js";
 import { graphToSpecs, type Graph } from "./graph-spec.js";
 import { isAnnouncement, refuseRequest } from "./publish-only.js";
@@ -18,6 +21,7 @@ import { scatterByContent, scatterExplicit, type ScatterHost } from "./scatter.j
 import { checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
 import { clientReportProblem, envelopeProblem } from "./validate-ops.js";
 import { errorFromInfo, taskError } from "./wire-errors.js";
+import { withTime } from "./host/with-time.js";
 
 export type { SubmitOptions };
 
@@ -119,6 +123,13 @@ export interface ClientOptions {
   heartbeatInterval?: number;
   /** Called once the client has closed (its host drops what it kept for it). */
   onClosed?: () => void;
+  /**
+   * Where the client records itself as actor `client.<id>` (docs/log-format.md): its start,
+   * every input its core takes, its futures' transitions, its stop. Default none.
+   */
+  log?: LogSink | null;
+  /** The clock its inputs are stamped with (seconds). Default: the real one. */
+  clock?: Clock;
 }
 
 const DEFAULT_HEARTBEAT_INTERVAL = 0.5;
@@ -151,6 +162,9 @@ export class Client {
   private readonly timers = new Map<string, { handle: ReturnType<typeof setTimeout>; repeat: boolean }>();
   /** The error of each failure the core handed out: one per failure, so a key's waits reject with the same error. */
   private readonly errors = new WeakMap<ClientFailure, unknown>();
+  private readonly clock: Clock;
+  /** Null when nothing is recorded. */
+  private readonly recording: ClientRecording | null;
 
   /**
    * A client of a cluster on NATS (scheduler and workers as processes): the same API as
@@ -172,7 +186,8 @@ export class Client {
     const resumeWait = opts.resumeWait;
     if (resumeWait !== undefined && !(typeof resumeWait === "number" && resumeWait >= 0)) throw new BadOptionError("resumeWait", `must be a number of milliseconds >= 0, got ${String(resumeWait)}`);
     this.subjects = subjects(opts.cluster);
-    this.core = new ClientCore({
+    this.clock = opts.clock ?? realClock;
+    const init = {
       id: this.id,
       cluster: opts.cluster,
       opsSubject: this.subjects.clientOps(this.id),
@@ -181,7 +196,9 @@ export class Client {
       heartbeatEvery: (every ?? DEFAULT_HEARTBEAT_INTERVAL) * 1000,
       resumingEvery: RESUMING_EVERY_MS,
       resumingMissed: RESUMING_MISSED,
-    });
+    };
+    this.recording = ClientRecording.open(opts.log ?? null, init, this.clock.now());
+    this.core = new ClientCore(init, this.recording);
   }
 
   get closed(): boolean {
@@ -480,12 +497,18 @@ export class Client {
 
   /** Stamp `stimulus` with the time, feed it to the core, and carry out what it says. */
   private feed(stimulus: ClientStimulus): void {
-    const t = Date.now();
+    const t = this.clock.now();
     if (!this.transportClosedSeen && this.opts.transport.closed) {
       this.transportClosedSeen = true;
-      this.execute(this.core.handle({ op: "transport-closed", t }));
+      this.step({ op: "transport-closed" }, t);
     }
-    this.execute(this.core.handle({ ...stimulus, t } as ClientInput));
+    this.step(stimulus, t);
+  }
+
+  /** The core takes time in milliseconds; the log (and replay) in seconds: see client-recording.ts. */
+  private step(stimulus: ClientStimulus, t: number): void {
+    this.recording?.input(stimulus, t);
+    this.execute(this.core.handle(withTime(stimulus, t * 1000) as ClientInput));
   }
 
   private execute(instructions: readonly ClientInstruction[]): void {
@@ -668,6 +691,7 @@ export class Client {
     if (this.opts.transport.closed) this.feed({ op: "close" });
     else leave = this.call((call) => ({ op: "close", call })).catch(() => undefined);
     await leave;
+    this.recording?.stop(this.clock.now());
     this.subscription?.unsubscribe();
     this.announcements?.unsubscribe();
     this.resumingAnnouncements?.unsubscribe();

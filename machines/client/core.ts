@@ -18,6 +18,7 @@
 import type { ClientToScheduler, SchedulerToClient, TaskSpec } from "../protocol.js";
 import type { SchedulerReply } from "../scheduler/inputs.js";
 import type { ClientFailure, ClientInit, ClientInput, ClientInstruction, ClientKeysAnswer, ClientTimer } from "./inputs.js";
+import { FUTURE, type ClientEffects, type FutureEventName } from "./future-table.js";
 import { KeptSpecs } from "./kept-specs.js";
 import { planResubmission } from "./resubmit.js";
 
@@ -133,7 +134,11 @@ export class ClientCore {
   private out: ClientInstruction[] = [];
   now = 0;
 
-  constructor(readonly init: ClientInit) {
+  /** `fx`: where the futures' transitions go (none: not reported). */
+  constructor(
+    readonly init: ClientInit,
+    private readonly fx: ClientEffects | null = null,
+  ) {
     this.resumingEvery = init.resumingEvery;
   }
 
@@ -281,11 +286,27 @@ export class ClientCore {
     this.out.push(instruction);
   }
 
+  /**
+   * The key's future takes `event` (machines/definitions/future.ts): its status becomes the
+   * state the machine goes to, reported when it changes (a resubmission always: it is news
+   * even for a key still pending).
+   */
+  private move(key: string, st: KeyState, event: FutureEventName): void {
+    const from = st.status;
+    const to = FUTURE.next(from, event);
+    if (to === undefined || to === "released") throw new Error(`future ${key}: ${event} is not a move from ${from}`);
+    st.status = to;
+    if (to !== from || event === "RESUBMIT") this.fx?.transition("future", key, event, from, to);
+  }
+
   // ---- futures ---------------------------------------------------------------------------
 
   private retain(key: string): void {
     let st = this.keys.get(key);
-    if (st === undefined) this.keys.set(key, (st = { status: "pending", refs: 0, holders: [], error: null, waits: null }));
+    if (st === undefined) {
+      this.keys.set(key, (st = { status: "pending", refs: 0, holders: [], error: null, waits: null }));
+      this.fx?.transition("future", key, "RETAIN", "released", "pending");
+    }
     st.refs += 1;
     if (this.toRelease.size > 0) this.toRelease.delete(key);
   }
@@ -296,6 +317,7 @@ export class ClientCore {
     st.refs -= 1;
     if (st.refs > 0) return;
     this.keys.delete(key);
+    this.fx?.transition("future", key, "RELEASE", st.status, "released");
     this.specs.forget(key);
     if (st.waits !== null) this.fail(st, { kind: "released", key });
     if (this.closedFlag) return;
@@ -339,7 +361,7 @@ export class ClientCore {
     }
     for (const [key, reason] of reasons) {
       const st = this.keys.get(key)!;
-      st.status = "cancelled";
+      this.move(key, st, "CANCEL");
       st.holders = [];
       st.error = { kind: "cancelled", key, reason };
       this.fail(st, st.error);
@@ -354,12 +376,12 @@ export class ClientCore {
       // A cancelled key's report was sent before the scheduler took the cancel.
       if (st === undefined || st.status === "cancelled") continue;
       if (op.op === "key-in-memory") {
-        st.status = "finished";
+        this.move(op.key, st, "IN_MEMORY");
         st.holders = op.workers;
         st.error = null;
         for (const w of takeWaits(st)) if (!w.done && --w.left === 0) this.finishWait(w, null);
       } else {
-        st.status = op.op === "key-erred" ? "error" : "cancelled";
+        this.move(op.key, st, op.op === "key-erred" ? "ERRED" : "CANCELLED");
         st.error = op.op === "key-erred" ? { kind: "task-failed", key: op.key, failedKey: op.failedKey, error: op.error } : { kind: "cancelled", key: op.key, reason: op.reason };
         this.fail(st, st.error);
       }
@@ -375,7 +397,7 @@ export class ClientCore {
     for (const key of keys) {
       const st = this.keys.get(key);
       if (st === undefined || st.status !== "pending") continue;
-      st.status = "error";
+      this.move(key, st, "FAILED");
       st.error = failure;
       this.fail(st, failure);
     }
@@ -522,7 +544,7 @@ export class ClientCore {
       const holders = Object.hasOwn(whoHas, key) ? whoHas[key] : undefined;
       st.holders = Array.isArray(holders) ? holders : [];
       if (st.holders.length === 0) {
-        st.status = "pending";
+        this.move(key, st, "LOST");
         lost = true;
       }
     }
@@ -563,7 +585,7 @@ export class ClientCore {
       // Submitted again after a cancel: its futures wait for the new result.
       const st = this.keys.get(key);
       if (st !== undefined && st.status === "cancelled") {
-        st.status = "pending";
+        this.move(key, st, "SUBMIT");
         st.error = null;
       }
     }
@@ -832,12 +854,12 @@ export class ClientCore {
     for (const key of plan.again) {
       const st = this.keys.get(key)!;
       // Whatever it held lived in the old run: wait for the new run's report.
-      if (st.status === "finished") st.status = "pending";
+      this.move(key, st, "RESUBMIT");
       st.holders = [];
     }
     for (const [key, lostKey] of plan.failed) {
       const st = this.keys.get(key)!;
-      st.status = "error";
+      this.move(key, st, "UNRECOVERABLE");
       st.error = { kind: "scheduler-restarted", key, cluster: this.init.cluster, lostKey };
       this.fail(st, st.error);
     }
@@ -852,7 +874,10 @@ export class ClientCore {
     if (call !== undefined) this.queue({ op: "client-leave", client: this.init.id }, { kind: "host", call });
     this.closedFlag = true;
     this.stopHeartbeat();
-    for (const st of this.keys.values()) this.fail(st, CLOSED);
+    for (const [key, st] of this.keys) {
+      this.fail(st, CLOSED);
+      this.fx?.transition("future", key, "CLOSE", st.status, "released");
+    }
     this.keys.clear();
     this.specs.clear();
     this.inFlight.clear();
