@@ -18,9 +18,9 @@ export class ClientRecording implements ClientEffects {
 
   private constructor(private readonly recorder: ActorRecorder) {}
 
-  /** Null when `sink` keeps nothing. Writes the start record at `t`. */
-  static open(sink: LogSink | null, init: ClientInit, t: number): ClientRecording | null {
-    const recorder = new ActorRecorder(`client.${init.id}`, sink);
+  /** Null when `sink` keeps nothing. Writes the start record at `t`, with seq `firstSeq`. */
+  static open(sink: LogSink | null, init: ClientInit, t: number, firstSeq = 0): ClientRecording | null {
+    const recorder = new ActorRecorder(`client.${init.id}`, sink, firstSeq);
     if (!recorder.enabled) return null;
     recorder.startClient(t, init);
     return new ClientRecording(recorder);

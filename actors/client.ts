@@ -128,6 +128,8 @@ export interface ClientOptions {
    * every input its core takes, its futures' transitions, its stop. Default none.
    */
   log?: LogSink | null;
+  /** The seq of the client's first record in `log` (a client id whose log goes on). Default 0. */
+  logFirstSeq?: number;
   /** The clock its inputs are stamped with (seconds). Default: the real one. */
   clock?: Clock;
 }
@@ -176,11 +178,8 @@ export class Client {
   }
 
   constructor(private readonly opts: ClientOptions) {
-    // The id is a token of the client's subjects (natsched.<cluster>.client.<id>, .scheduler.client.<id>).
-    if (opts.id !== undefined && (typeof opts.id !== "string" || !/^[A-Za-z0-9_-]+$/.test(opts.id))) {
-      throw new BadOptionError("id", `client ids use letters, digits, '-' and '_', got ${JSON.stringify(opts.id)}`);
-    }
-    this.id = opts.id ?? `client-${randomHex(8)}`;
+    if (opts.id !== undefined) checkClientId(opts.id);
+    this.id = opts.id ?? randomClientId();
     const every = opts.heartbeatInterval;
     if (every !== undefined && !(typeof every === "number" && every > 0)) throw new BadOptionError("heartbeatInterval", `must be a number of seconds > 0, got ${String(every)}`);
     const resumeWait = opts.resumeWait;
@@ -197,7 +196,7 @@ export class Client {
       resumingEvery: RESUMING_EVERY_MS,
       resumingMissed: RESUMING_MISSED,
     };
-    this.recording = ClientRecording.open(opts.log ?? null, init, this.clock.now());
+    this.recording = ClientRecording.open(opts.log ?? null, init, this.clock.now(), opts.logFirstSeq);
     this.core = new ClientCore(init, this.recording);
   }
 
@@ -756,6 +755,16 @@ function randomBytesAt(bytes: number): number {
   }
   randomUsed += bytes;
   return randomUsed - bytes;
+}
+
+/** The id is a token of the client's subjects (natsched.<cluster>.client.<id>, .scheduler.client.<id>) and of its actor's name. */
+export function checkClientId(id: unknown): asserts id is string {
+  if (typeof id !== "string" || !/^[A-Za-z0-9_-]+$/.test(id)) throw new BadOptionError("id", `client ids use letters, digits, '-' and '_', got ${JSON.stringify(id)}`);
+}
+
+/** A client id nobody else has: `client-` and 16 random hex digits. */
+export function randomClientId(): string {
+  return `client-${randomHex(8)}`;
 }
 
 function randomHex(bytes: number): string {

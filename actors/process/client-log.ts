@@ -1,0 +1,62 @@
+/**
+ * Where a client on NATS records itself (actor `client.<id>`, docs/log-format.md): its own
+ * file, the cluster's log in JetStream, or nowhere.
+ */
+import { FileLogSink, type LogFileFormat } from "../../log/file-log.js";
+import { JetStreamLogSink } from "../../log/jetstream-log.js";
+import { findLogStream, jetStreamAvailability, logStreamManager } from "../../log/jetstream-stream.js";
+import type { LogProblem, LogSink } from "../../log/types.js";
+import { BadOptionError, LogForeignMessageError } from "../../machines/errors.js";
+import type { NatsTransport } from "../../transport/nats.js";
+
+/**
+ * A file path; `{ jetstream: true }`: the cluster's log in JetStream (created if missing);
+ * false: none. Unset: the cluster's log in JetStream when the cluster has one (its scheduler
+ * logs there) and this connection may read it, else none.
+ */
+export type ClientLogOption = string | { jetstream: true } | false;
+
+export interface ClientLog {
+  sink: LogSink;
+  /** The seq the actor's next record takes: a client id used before continues its log. */
+  firstSeq: number;
+}
+
+export async function openClientLog(
+  transport: NatsTransport,
+  cluster: string,
+  id: string,
+  option: ClientLogOption | undefined,
+  format: LogFileFormat | undefined,
+  onError: ((error: unknown) => void) | undefined,
+): Promise<ClientLog | null> {
+  if (option === false) return null;
+  if (typeof option === "string") {
+    if (option === "") throw new BadOptionError("log", "a log file's path must not be empty");
+    return { sink: await FileLogSink.open(option, { meta: { cluster, client: id }, format }), firstSeq: 0 };
+  }
+  if (option !== undefined && (typeof option !== "object" || option === null || option.jetstream !== true)) {
+    throw new BadOptionError("log", `must be a file path, { jetstream: true } or false, got ${JSON.stringify(option)}`);
+  }
+  if (option === undefined && !(await clusterLogsToJetStream(transport, cluster))) return null;
+  const foreign = (p: LogProblem) => onError?.(new LogForeignMessageError(p.actor ?? "", p.streamSeq ?? 0, p.message));
+  const sink = await JetStreamLogSink.open({ nc: transport.nc, cluster, onForeign: foreign, ...(onError ? { onError } : {}) });
+  try {
+    const claim = await sink.claim(`client.${id}`);
+    for (const p of claim.foreign) foreign(p);
+    return { sink, firstSeq: claim.nextSeq };
+  } catch (error) {
+    await sink.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Whether the cluster has a log stream this connection can see (no JetStream, or no right to look: no). */
+async function clusterLogsToJetStream(transport: NatsTransport, cluster: string): Promise<boolean> {
+  if (!(await jetStreamAvailability(transport.nc, 1000)).available) return false;
+  try {
+    return (await findLogStream(await logStreamManager(transport.nc), cluster)) !== null;
+  } catch {
+    return false;
+  }
+}
