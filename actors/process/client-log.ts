@@ -4,7 +4,8 @@
  */
 import { FileLogSink, type LogFileFormat } from "../../log/file-log.js";
 import { JetStreamLogSink } from "../../log/jetstream-log.js";
-import { findLogStream, jetStreamAvailability, logStreamManager } from "../../log/jetstream-stream.js";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { logStreamName } from "../../log/jetstream-layout.js";
 import type { LogProblem, LogSink } from "../../log/types.js";
 import { BadOptionError, LogForeignMessageError } from "../../machines/errors.js";
 import type { NatsTransport } from "../../transport/nats.js";
@@ -51,11 +52,16 @@ export async function openClientLog(
   }
 }
 
-/** Whether the cluster has a log stream this connection can see (no JetStream, or no right to look: no). */
+/**
+ * Whether the cluster has a log stream this connection can see: one question, a second at
+ * most, so that connecting is not held up where there is none (no JetStream, no right to
+ * look, or a JetStream cluster electing its leader: then no log either).
+ */
 async function clusterLogsToJetStream(transport: NatsTransport, cluster: string): Promise<boolean> {
-  if (!(await jetStreamAvailability(transport.nc, 1000)).available) return false;
   try {
-    return (await findLogStream(await logStreamManager(transport.nc), cluster)) !== null;
+    const jsm = await jetstreamManager(transport.nc, { timeout: 1000 });
+    await jsm.streams.info(logStreamName(cluster));
+    return true;
   } catch {
     return false;
   }

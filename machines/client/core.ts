@@ -185,10 +185,10 @@ export class ClientCore {
         this.queue({ op: "client-join", client: this.init.id }, { kind: "host", call: input.call });
         break;
       case "retain":
-        this.retain(input.key);
+        for (const key of input.keys) this.retain(key);
         break;
       case "release":
-        this.release(input.key);
+        for (const key of input.keys) this.release(key);
         break;
       case "cancel":
         this.cancel(input.call, input.keys);
