@@ -74,16 +74,15 @@ function bits(m: number): string[] {
 
 /** A host in miniature: it keeps what is out (requests, queries, fetches, timers) and the promises it made. */
 class World {
-  /** Each key's future as the reported transitions leave it (absent: released). */
+  /** Each held key's future as the reported transitions leave it (absent: pending, as a future begins). */
   readonly reported = new Map<string, string>();
   readonly core = new ClientCore(
     { ...CLIENT_INIT, requestTimeout: 800, resumeWait: 3000 },
     {
       transition: (_machine, key, event, from, to) => {
-        const was = this.reported.get(key) ?? "released";
+        const was = this.reported.get(key) ?? "pending";
         if (from !== was) this.problems.push(`${key} ${event}: from ${from}, but it was ${was}`);
-        if (to === "released") this.reported.delete(key);
-        else this.reported.set(key, to);
+        this.reported.set(key, to);
       },
     },
   );
@@ -330,8 +329,10 @@ class World {
 
   /** The core's futures are the keys the host holds futures for (until it closes). */
   checkFutures(): void {
+    // A key no longer held ends its future: held again, it begins pending.
+    for (const k of [...this.reported.keys()]) if (!this.core.holds(k)) this.reported.delete(k);
     const statuses = this.core.futures().map((f) => `${f.key}:${f.status}`).sort();
-    const reported = [...this.reported].map(([k, state]) => `${k}:${state}`).sort();
+    const reported = this.core.futures().map((f) => `${f.key}:${this.reported.get(f.key) ?? "pending"}`).sort();
     if (statuses.join() !== reported.join()) this.problems.push(`futures ${statuses.join()} != reported ${reported.join()}`);
     if (this.core.closed) {
       if (this.core.futures().length > 0) this.problems.push("futures left after close");

@@ -49,11 +49,11 @@ describe("the embedded client in the cluster's log", () => {
     expect(list.at(-1)!.kind).toBe("stop");
     const ops = new Set(list.filter((r): r is InputRecord => r.kind === "input").map((r) => r.event.op));
     for (const op of ["attach", "retain", "submit", "flush", "answered", "reports", "wait", "gather", "scatter-start", "update-data", "scatter-end", "release", "close"]) expect(ops).toContain(op);
-    // The failed task's future and its dependent's erred; the released ones left.
+    // The failed task's future and its dependent's erred.
     const story = (key: string) => list.filter(isTransition).filter((r) => r.id === key).map((r) => `${r.from}>${r.to}`);
-    expect(story(run.bad)).toEqual(["released>pending", "pending>error", "error>released"]);
-    expect(story(run.after)).toEqual(["released>pending", "pending>error", "error>released"]);
-    expect(story(run.fromScattered)).toEqual(["released>pending", "pending>finished", "finished>released"]);
+    expect(story(run.bad)).toEqual(["pending>error"]);
+    expect(story(run.after)).toEqual(["pending>error"]);
+    expect(story(run.fromScattered)).toEqual(["pending>finished"]);
     // Every transition is a move of the future machine.
     for (const t of list.filter(isTransition)) expect({ t: `${t.from} ${t.event}`, to: FUTURE.next(t.from as never, t.event as never) }).toEqual({ t: `${t.from} ${t.event}`, to: t.to });
     expect(futureMachine.id).toBe("future");

@@ -72,9 +72,9 @@ const CASES: Case[] = [
     name: "FUTURE",
     table: FUTURE,
     machine: futureMachine,
-    states: ["released", "pending", "finished", "error", "cancelled"],
-    events: ["RETAIN", "RELEASE", "CLOSE", "IN_MEMORY", "ERRED", "CANCELLED", "CANCEL", "FAILED", "SUBMIT", "LOST", "RESUBMIT", "UNRECOVERABLE"],
-    initial: "released",
+    states: ["pending", "finished", "error", "cancelled"],
+    events: ["IN_MEMORY", "ERRED", "CANCELLED", "CANCEL", "FAILED", "SUBMIT", "LOST", "RESUBMIT", "UNRECOVERABLE"],
+    initial: "pending",
     finals: [],
   },
 ];

@@ -294,7 +294,7 @@ export class ClientCore {
   private move(key: string, st: KeyState, event: FutureEventName): void {
     const from = st.status;
     const to = FUTURE.next(from, event);
-    if (to === undefined || to === "released") throw new Error(`future ${key}: ${event} is not a move from ${from}`);
+    if (to === undefined) throw new Error(`future ${key}: ${event} is not a move from ${from}`);
     st.status = to;
     if (to !== from || event === "RESUBMIT") this.fx?.transition("future", key, event, from, to);
   }
@@ -303,10 +303,7 @@ export class ClientCore {
 
   private retain(key: string): void {
     let st = this.keys.get(key);
-    if (st === undefined) {
-      this.keys.set(key, (st = { status: "pending", refs: 0, holders: [], error: null, waits: null }));
-      this.fx?.transition("future", key, "RETAIN", "released", "pending");
-    }
+    if (st === undefined) this.keys.set(key, (st = { status: "pending", refs: 0, holders: [], error: null, waits: null }));
     st.refs += 1;
     if (this.toRelease.size > 0) this.toRelease.delete(key);
   }
@@ -317,7 +314,6 @@ export class ClientCore {
     st.refs -= 1;
     if (st.refs > 0) return;
     this.keys.delete(key);
-    this.fx?.transition("future", key, "RELEASE", st.status, "released");
     this.specs.forget(key);
     if (st.waits !== null) this.fail(st, { kind: "released", key });
     if (this.closedFlag) return;
@@ -874,10 +870,7 @@ export class ClientCore {
     if (call !== undefined) this.queue({ op: "client-leave", client: this.init.id }, { kind: "host", call });
     this.closedFlag = true;
     this.stopHeartbeat();
-    for (const [key, st] of this.keys) {
-      this.fail(st, CLOSED);
-      this.fx?.transition("future", key, "CLOSE", st.status, "released");
-    }
+    for (const st of this.keys.values()) this.fail(st, CLOSED);
     this.keys.clear();
     this.specs.clear();
     this.inFlight.clear();

@@ -1,8 +1,8 @@
 import { compileMachine } from "../compile.js";
 import { futureMachine, type FutureEvent } from "../definitions/future.js";
 
-/** A future's state: `released` while the client holds none for the key, else its status. */
-export type FutureStateName = "released" | "pending" | "finished" | "error" | "cancelled";
+/** A future's state: its status. */
+export type FutureStateName = "pending" | "finished" | "error" | "cancelled";
 export type FutureEventName = FutureEvent["type"];
 
 export const FUTURE = compileMachine<FutureStateName, FutureEventName>(futureMachine);

@@ -2,16 +2,13 @@ import { setup } from "xstate";
 
 /**
  * A client's future for a key, as the client core sees it (machines/client/core.ts): one
- * instance per key this client holds a future for, `released` when it holds none. The
- * status a user reads (`Future.status`) is the state.
+ * instance per key this client holds a future for, from the first future made for it (a
+ * `retain` input: it begins pending) until the last is released (a `release` or `close`
+ * input: it ends, whatever its state). The status a user reads (`Future.status`) is the state.
+ * Beginning and end are the inputs' to tell: a W1 run would record two more transitions per
+ * task for what its inputs already say.
  */
 export type FutureEvent =
-  /** The first future for the key is made. */
-  | { type: "RETAIN" }
-  /** The last future for the key is released (or collected). */
-  | { type: "RELEASE" }
-  /** The client closed: every future goes. */
-  | { type: "CLOSE" }
   /** The scheduler reported the key in memory (key-in-memory). */
   | { type: "IN_MEMORY" }
   /** The scheduler reported the task failed (key-erred). */
@@ -31,16 +28,12 @@ export type FutureEvent =
   /** A new run of the scheduler does not hold it and it cannot be computed again (scattered data). */
   | { type: "UNRECOVERABLE" };
 
-const leave = { RELEASE: "released", CLOSE: "released" } as const;
-
 export const futureMachine = setup({ types: { events: {} as FutureEvent } }).createMachine({
   id: "future",
-  initial: "released",
+  initial: "pending",
   states: {
-    released: { on: { RETAIN: "pending" } },
     pending: {
       on: {
-        ...leave,
         IN_MEMORY: "finished",
         ERRED: "error",
         CANCELLED: "cancelled",
@@ -52,9 +45,9 @@ export const futureMachine = setup({ types: { events: {} as FutureEvent } }).cre
       },
     },
     finished: {
-      on: { ...leave, IN_MEMORY: "finished", ERRED: "error", CANCELLED: "cancelled", CANCEL: "cancelled", LOST: "pending", RESUBMIT: "pending", UNRECOVERABLE: "error" },
+      on: { IN_MEMORY: "finished", ERRED: "error", CANCELLED: "cancelled", CANCEL: "cancelled", LOST: "pending", RESUBMIT: "pending", UNRECOVERABLE: "error" },
     },
-    error: { on: { ...leave, IN_MEMORY: "finished", ERRED: "error", CANCELLED: "cancelled", CANCEL: "cancelled", LOST: "pending" } },
-    cancelled: { on: { ...leave, CANCEL: "cancelled", SUBMIT: "pending", LOST: "pending" } },
+    error: { on: { IN_MEMORY: "finished", ERRED: "error", CANCELLED: "cancelled", CANCEL: "cancelled", LOST: "pending" } },
+    cancelled: { on: { CANCEL: "cancelled", SUBMIT: "pending", LOST: "pending" } },
   },
 });
