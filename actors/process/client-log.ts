@@ -7,8 +7,9 @@ import { JetStreamLogSink } from "../../log/jetstream-log.js";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { logStreamName } from "../../log/jetstream-layout.js";
 import type { LogProblem, LogSink } from "../../log/types.js";
-import { BadOptionError, LogForeignMessageError } from "../../machines/errors.js";
+import { BadOptionError, ForbiddenError, LogForeignMessageError } from "../../machines/errors.js";
 import type { NatsTransport } from "../../transport/nats.js";
+import type { Msg } from "../../transport/types.js";
 
 /**
  * A file path; `{ jetstream: true }`: the cluster's log in JetStream (created if missing);
@@ -50,6 +51,21 @@ export async function openClientLog(
     await sink.close().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * The transport's error hook, less the server's refusal of the default's question (a user,
+ * such as the ready roles config's clients, with no right to ask JetStream): that refusal is
+ * the answer "no log here", not an error of the client's.
+ */
+export function withoutProbeRefusals(cluster: string, onError: ((error: unknown, msg?: Msg) => void) | undefined): (error: unknown, msg?: Msg) => void {
+  const probed = [`"$JS.API.INFO"`, `"$JS.API.STREAM.INFO.${logStreamName(cluster)}"`];
+  return (error, msg) => {
+    const message = (error as { message?: unknown } | null)?.message;
+    if (error instanceof ForbiddenError && typeof message === "string" && probed.some((subject) => message.endsWith(subject))) return;
+    if (onError !== undefined) onError(error, msg);
+    else console.error(`natsched: ${msg ? `message on ${msg.subject}: ` : ""}`, error);
+  };
 }
 
 /**

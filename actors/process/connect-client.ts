@@ -4,7 +4,7 @@ import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import type { LogFileFormat } from "../../log/file-log.js";
 import type { LogSink } from "../../log/types.js";
 import { checkClientId, Client, randomClientId } from "../client.js";
-import { openClientLog, type ClientLogOption } from "./client-log.js";
+import { openClientLog, withoutProbeRefusals, type ClientLogOption } from "./client-log.js";
 import { checkClusterName } from "./scheduler-process.js";
 
 export interface ConnectClientOptions extends NatsConnectOptions, Pick<NatsTransportOptions, "resend" | "onError"> {
@@ -51,7 +51,8 @@ class NatsClient extends Client {
 export async function connectClient(opts: ConnectClientOptions): Promise<Client> {
   checkClusterName(opts.cluster);
   if (opts.id !== undefined) checkClientId(opts.id);
-  const transport = await NatsTransport.connect({ name: `natsched-client-${opts.cluster}`, ...opts });
+  // Without a `log` option the client asks whether the cluster logs to JetStream; a user not allowed to ask is told no, silently.
+  const transport = await NatsTransport.connect({ name: `natsched-client-${opts.cluster}`, ...opts, ...(opts.log === undefined ? { onError: withoutProbeRefusals(opts.cluster, opts.onError) } : {}) });
   // The id names the client's log (client.<id>), which is opened before the client records its start.
   const id = opts.id ?? randomClientId();
   let log: Awaited<ReturnType<typeof openClientLog>>;
