@@ -11,7 +11,10 @@ import type { SchedulerReply } from "../machines/scheduler/inputs.js";
 import { microtask } from "../transport/microtask.js";
 import { subjects, type Subjects } from "../transport/subjects.js";
 import type { Msg, Subscription, Transport } from "../transport/types.js";
+import type { LogSink } from "../log/types.js";
 import { encodeArgs } from "./args.js";
+import { ClientRecording } from "./client-recording.js";
+import { realClock, type Clock } from "./host/clock.js";
 import { fetchData, HolderRefusedError } from "./data-plane/fetch.js";
 import { graphToSpecs, type Graph } from "./graph-spec.js";
 import { isAnnouncement, refuseRequest } from "./publish-only.js";
@@ -20,6 +23,7 @@ import { scatterByContent, scatterExplicit, type ScatterHost } from "./scatter.j
 import { checkRetries, checkSubmitOptions, specOptions, type SubmitOptions } from "./submit-options.js";
 import { clientReportProblem, envelopeProblem } from "./validate-ops.js";
 import { errorFromInfo, taskError } from "./wire-errors.js";
+import { withTime } from "./host/with-time.js";
 
 export type { SubmitOptions };
 
@@ -121,6 +125,15 @@ export interface ClientOptions {
   heartbeatInterval?: number;
   /** Called once the client has closed (its host drops what it kept for it). */
   onClosed?: () => void;
+  /**
+   * Where the client records itself as actor `client.<id>` (docs/log-format.md): its start,
+   * every input its core takes, its futures' transitions, its stop. Default none.
+   */
+  log?: LogSink | null;
+  /** The seq of the client's first record in `log` (a client id whose log goes on). Default 0. */
+  logFirstSeq?: number;
+  /** The clock its inputs are stamped with (seconds). Default: the real one. */
+  clock?: Clock;
 }
 
 const DEFAULT_HEARTBEAT_INTERVAL = 0.5;
@@ -153,6 +166,16 @@ export class Client {
   private readonly timers = new Map<string, { handle: ReturnType<typeof setTimeout>; repeat: boolean }>();
   /** The error of each failure the core handed out: one per failure, so a key's waits reject with the same error. */
   private readonly errors = new WeakMap<ClientFailure, unknown>();
+  private readonly clock: Clock;
+  /** Null when nothing is recorded. */
+  private readonly recording: ClientRecording | null;
+  /**
+   * Futures made (or released) since the core's last input, in order: the core takes them
+   * as one input before anything else reaches it or is read from it (at the latest at the
+   * next microtask), so a map of 10,000 tasks is one retain, not 10,000 inputs to record.
+   */
+  private refChanges: { op: "retain" | "release"; keys: string[] } | null = null;
+  private refsFlushScheduled = false;
 
   /**
    * A client of a cluster on NATS (scheduler and workers as processes): the same API as
@@ -164,17 +187,15 @@ export class Client {
   }
 
   constructor(private readonly opts: ClientOptions) {
-    // The id is a token of the client's subjects (natsched.<cluster>.client.<id>, .scheduler.client.<id>).
-    if (opts.id !== undefined && (typeof opts.id !== "string" || !/^[A-Za-z0-9_-]+$/.test(opts.id))) {
-      throw new BadOptionError("id", `client ids use letters, digits, '-' and '_', got ${JSON.stringify(opts.id)}`);
-    }
-    this.id = opts.id ?? `client-${randomHex(8)}`;
+    if (opts.id !== undefined) checkClientId(opts.id);
+    this.id = opts.id ?? randomClientId();
     const every = opts.heartbeatInterval;
     if (every !== undefined && !(typeof every === "number" && every > 0)) throw new BadOptionError("heartbeatInterval", `must be a number of seconds > 0, got ${String(every)}`);
     const resumeWait = opts.resumeWait;
     if (resumeWait !== undefined && !(typeof resumeWait === "number" && resumeWait >= 0)) throw new BadOptionError("resumeWait", `must be a number of milliseconds >= 0, got ${String(resumeWait)}`);
     this.subjects = subjects(opts.cluster);
-    this.core = new ClientCore({
+    this.clock = opts.clock ?? realClock;
+    const init = {
       id: this.id,
       cluster: opts.cluster,
       opsSubject: this.subjects.clientOps(this.id),
@@ -183,7 +204,9 @@ export class Client {
       heartbeatEvery: (every ?? DEFAULT_HEARTBEAT_INTERVAL) * 1000,
       resumingEvery: RESUMING_EVERY_MS,
       resumingMissed: RESUMING_MISSED,
-    });
+    };
+    this.recording = ClientRecording.open(opts.log ?? null, init, this.clock.now(), opts.logFirstSeq);
+    this.core = new ClientCore(init, this.recording);
   }
 
   get closed(): boolean {
@@ -499,11 +522,13 @@ export class Client {
   }
 
   keyStatus(key: string): KeyStatus {
+    this.flushRefs();
     return this.core.status(key);
   }
 
   /** The specs kept for resubmission after a new run of the scheduler (tests look). */
   private get specs(): ReadonlyMap<string, TaskSpec> {
+    this.flushRefs();
     return this.core.keptSpecs();
   }
 
@@ -511,14 +536,38 @@ export class Client {
 
   /** @internal */
   retain(key: string, future: Future): void {
-    this.feed({ op: "retain", key });
+    this.changeRefs("retain", key);
     this.registry.register(future, key, future);
   }
 
   /** @internal */
   unretain(key: string, future: Future | null): void {
     if (future !== null) this.registry.unregister(future);
-    this.feed({ op: "release", key });
+    this.changeRefs("release", key);
+  }
+
+  private changeRefs(op: "retain" | "release", key: string): void {
+    const pending = this.refChanges;
+    if (pending !== null && pending.op === op) {
+      pending.keys.push(key);
+      return;
+    }
+    this.flushRefs();
+    this.refChanges = { op, keys: [key] };
+    if (this.refsFlushScheduled) return;
+    this.refsFlushScheduled = true;
+    microtask(() => {
+      this.refsFlushScheduled = false;
+      this.flushRefs();
+    });
+  }
+
+  /** The futures made or released meanwhile, to the core. */
+  private flushRefs(): void {
+    const pending = this.refChanges;
+    if (pending === null) return;
+    this.refChanges = null;
+    this.stamped(pending);
   }
 
   // ---- the core's host -----------------------------------------------------------------
@@ -536,14 +585,25 @@ export class Client {
     });
   }
 
-  /** Stamp `stimulus` with the time, feed it to the core, and carry out what it says. */
+  /** Stamp `stimulus` with the time, feed it to the core (after the futures made or released before it), and carry out what it says. */
   private feed(stimulus: ClientStimulus): void {
-    const t = Date.now();
+    this.flushRefs();
+    this.stamped(stimulus);
+  }
+
+  private stamped(stimulus: ClientStimulus): void {
+    const t = this.clock.now();
     if (!this.transportClosedSeen && this.opts.transport.closed) {
       this.transportClosedSeen = true;
-      this.execute(this.core.handle({ op: "transport-closed", t }));
+      this.step({ op: "transport-closed" }, t);
     }
-    this.execute(this.core.handle({ ...stimulus, t } as ClientInput));
+    this.step(stimulus, t);
+  }
+
+  /** The core takes time in milliseconds; the log (and replay) in seconds: see client-recording.ts. */
+  private step(stimulus: ClientStimulus, t: number): void {
+    this.recording?.input(stimulus, t);
+    this.execute(this.core.handle(withTime(stimulus, t * 1000) as ClientInput));
   }
 
   private execute(instructions: readonly ClientInstruction[]): void {
@@ -705,6 +765,7 @@ export class Client {
 
   private refOf(value: unknown): string | undefined {
     if (value instanceof Future) {
+      this.flushRefs();
       if (!this.core.holds(value.key)) throw new BadOptionError("args", `future ${value.key} was released`);
       return value.key;
     }
@@ -726,6 +787,7 @@ export class Client {
     if (this.opts.transport.closed) this.feed({ op: "close" });
     else leave = this.call((call) => ({ op: "close", call })).catch(() => undefined);
     await leave;
+    this.recording?.stop(this.clock.now());
     this.subscription?.unsubscribe();
     this.announcements?.unsubscribe();
     this.resumingAnnouncements?.unsubscribe();
@@ -790,6 +852,16 @@ function randomBytesAt(bytes: number): number {
   }
   randomUsed += bytes;
   return randomUsed - bytes;
+}
+
+/** The id is a token of the client's subjects (natsched.<cluster>.client.<id>, .scheduler.client.<id>) and of its actor's name. */
+export function checkClientId(id: unknown): asserts id is string {
+  if (typeof id !== "string" || !/^[A-Za-z0-9_-]+$/.test(id)) throw new BadOptionError("id", `client ids use letters, digits, '-' and '_', got ${JSON.stringify(id)}`);
+}
+
+/** A client id nobody else has: `client-` and 16 random hex digits. */
+export function randomClientId(): string {
+  return `client-${randomHex(8)}`;
 }
 
 function randomHex(bytes: number): string {

@@ -123,6 +123,8 @@ export class LocalCluster {
       cluster: this.name,
       transport,
       heartbeatInterval: this.config.heartbeatInterval,
+      log: this.log,
+      clock: this.clock,
       onClosed: () => {
         this.clients.delete(client);
         void transport.close();

@@ -291,7 +291,9 @@ export async function startNats(server: NatsServer, o: HarnessOptions, tag: stri
     await Promise.all([...workers, scheduler].map((c) => stopProcess(c)));
     throw error;
   }
-  const client = await connectClient({ servers: server.url, cluster });
+  // With the log on, the client writes its own too (actor client.<id>), as every process does.
+  const clientLog = o.log ? logPath(`${tag}-client`) : undefined;
+  const client = await connectClient({ servers: server.url, cluster, log: clientLog ?? false });
   const byName = async (): Promise<Map<string, { processing: number; keys: number }>> => new Map((await client.workers()).map((w) => [w.name, w]));
   return {
     transport: "nats",
@@ -334,7 +336,7 @@ export async function startNats(server: NatsServer, o: HarnessOptions, tag: stri
           }
         }
       }
-      let logBytes = sizeAndRemove(schedLog);
+      let logBytes = sizeAndRemove(schedLog) + sizeAndRemove(clientLog);
       for (const p of workerLogs.values()) logBytes += o.log ? sizeAndRemove(p) : (sizeAndRemove(p), 0);
       return { bytesMoved, transfers, logBytes };
     },

@@ -11,19 +11,22 @@
 import type { SchedulerLifecycleEvent, WorkerLifecycleEvent } from "./definitions/lifecycle.js";
 import type { TaskEvent } from "./definitions/task.js";
 import type { WorkerTaskEvent } from "./definitions/worker-task.js";
+import type { FutureEvent } from "./definitions/future.js";
 import { isPlainObject, listOf, matches, number, object, oneOf, optional, text, tuple, flag, type Shape, type ShapeType } from "./shape.js";
 
 /**
  * The machine a transition is of: "task" (the scheduler's task), "wtask" (a worker's task),
- * "worker" (a worker's lifecycle, as the scheduler or the worker itself sees it), "scheduler".
+ * "worker" (a worker's lifecycle, as the scheduler or the worker itself sees it), "scheduler",
+ * "future" (a client's future for a key).
  */
-export type MachineName = "task" | "wtask" | "worker" | "scheduler";
+export type MachineName = "task" | "wtask" | "worker" | "scheduler" | "future";
 
 interface MachineEvents {
   task: TaskEvent["type"];
   wtask: WorkerTaskEvent["type"];
   worker: WorkerLifecycleEvent["type"];
   scheduler: SchedulerLifecycleEvent["type"];
+  future: FutureEvent["type"];
 }
 
 type ReasonSpec = { [M in MachineName]: { readonly machine: M; readonly on: readonly MachineEvents[M][]; readonly shape: Shape } }[MachineName];

@@ -8,6 +8,7 @@ import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
+import { ClientHost } from "./client-host.js";
 import { schedulerInstance, workerCoreInstance } from "./instance-snapshot.js";
 import type { InputRecord, StartRecord } from "../log/types.js";
 import type { MachineName, Why } from "../machines/reasons.js";
@@ -23,7 +24,7 @@ export interface ReplayEffects {
 
 export type MessageTarget = { worker: string } | { client: string };
 
-export type ReplayHost = SchedulerHost | WorkerHost;
+export type ReplayHost = SchedulerHost | WorkerHost | ClientHost;
 
 export class SchedulerHost {
   readonly role = "scheduler";
@@ -76,6 +77,8 @@ export function buildHost(start: StartRecord, fx: ReplayEffects): ReplayHost {
       return new SchedulerHost(start.init, fx);
     case "worker":
       return new WorkerHost(start.init, fx);
+    case "client":
+      return new ClientHost(start.init, fx);
     default:
       throw new Error(`role "${start.role}" has no core to replay`);
   }

@@ -127,6 +127,7 @@ export function runView(run: ActorRun): RunOutcome["view"] {
   if (host === null) return null;
   const diverged = run.summary.divergence !== undefined;
   if (host.role === "scheduler") return { scheduler: schedulerStateView(run.name, host.core, diverged) };
+  if (host.role === "client") return null;
   return { worker: host.core.init.name, view: workerCoreView(run.name, host.core, run.summary.stopped, diverged) };
 }
 

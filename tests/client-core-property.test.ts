@@ -4,7 +4,8 @@
  * settled exactly once (never twice, never one it did not make), those with a timeout once
  * the time has passed and every answer is in, and all of them once the client closes. The
  * core never asks for a timer it has running, clears one it has not, nor sends a request
- * that is still out; and its futures are the ones the host holds.
+ * that is still out; and its futures are the ones the host holds, and the transitions it
+ * reports for them (machine "future", what the log records) follow each one's status.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -73,7 +74,18 @@ function bits(m: number): string[] {
 
 /** A host in miniature: it keeps what is out (requests, queries, fetches, timers) and the promises it made. */
 class World {
-  readonly core = new ClientCore({ ...CLIENT_INIT, requestTimeout: 800, resumeWait: 3000 });
+  /** Each held key's future as the reported transitions leave it (absent: pending, as a future begins). */
+  readonly reported = new Map<string, string>();
+  readonly core = new ClientCore(
+    { ...CLIENT_INIT, requestTimeout: 800, resumeWait: 3000 },
+    {
+      transition: (_machine, key, event, from, to) => {
+        const was = this.reported.get(key) ?? "pending";
+        if (from !== was) this.problems.push(`${key} ${event}: from ${from}, but it was ${was}`);
+        this.reported.set(key, to);
+      },
+    },
+  );
   t = 0;
   private nextId = 1;
   private flushPending = false;
@@ -156,7 +168,7 @@ class World {
 
   private retain(k: string): void {
     this.refs.set(k, (this.refs.get(k) ?? 0) + 1);
-    this.feed({ op: "retain", key: k });
+    this.feed({ op: "retain", keys: [k] });
   }
 
   run(action: Action): void {
@@ -184,7 +196,7 @@ class World {
         const n = this.refs.get(k) ?? 0;
         if (n === 0) return;
         this.refs.set(k, n - 1);
-        return this.feed({ op: "release", key: k });
+        return this.feed({ op: "release", keys: [k] });
       }
       case "wait":
         return this.feed({ op: "wait", wait: this.promise("wait", action.timeout !== undefined), keys: action.keys.slice(0, 1).map((k) => KEYS[k]!), timeout: action.timeout });
@@ -317,6 +329,11 @@ class World {
 
   /** The core's futures are the keys the host holds futures for (until it closes). */
   checkFutures(): void {
+    // A key no longer held ends its future: held again, it begins pending.
+    for (const k of [...this.reported.keys()]) if (!this.core.holds(k)) this.reported.delete(k);
+    const statuses = this.core.futures().map((f) => `${f.key}:${f.status}`).sort();
+    const reported = this.core.futures().map((f) => `${f.key}:${this.reported.get(f.key) ?? "pending"}`).sort();
+    if (statuses.join() !== reported.join()) this.problems.push(`futures ${statuses.join()} != reported ${reported.join()}`);
     if (this.core.closed) {
       if (this.core.futures().length > 0) this.problems.push("futures left after close");
       return;

@@ -36,7 +36,7 @@ class Harness {
 
   /** Submit one task per key (with `deps`), each held by one future. */
   submit(tasks: { key: string; deps?: string[] }[], wants = tasks.map((t) => t.key)): ClientInstruction[] {
-    for (const key of wants) this.feed({ op: "retain", key });
+    this.feed({ op: "retain", keys: wants });
     return this.feed({ op: "submit", tasks: tasks.map((t) => spec(t.key, t.deps)), wants });
   }
 }
@@ -84,7 +84,7 @@ describe("submitting and releasing", () => {
     const first = h.flush();
     expect(first.ops.map((op) => op.op)).toEqual(["update-graph", "update-graph"]);
     h.feed({ op: "answered", request: first.request, replies: ok(2) });
-    expect(kinds(h.feed({ op: "release", key: "a" }))).toEqual(["schedule-flush"]);
+    expect(kinds(h.feed({ op: "release", keys: ["a"] }))).toEqual(["schedule-flush"]);
     h.submit([{ key: "c" }]);
     const second = h.flush();
     expect(second.ops).toEqual([
@@ -96,16 +96,16 @@ describe("submitting and releasing", () => {
   it("releases a key only when its last future goes, and not if it is held again before the flush", () => {
     const h = new Harness();
     h.submit([{ key: "a" }]);
-    h.feed({ op: "retain", key: "a" });
+    h.feed({ op: "retain", keys: ["a"] });
     h.flush();
-    expect(h.feed({ op: "release", key: "a" })).toEqual([]);
+    expect(h.feed({ op: "release", keys: ["a"] })).toEqual([]);
     expect(h.core.futures()).toEqual([{ key: "a", status: "pending", refs: 1, holders: [] }]);
     h.feed({ op: "wait", wait: 1, keys: ["a"] });
-    expect(h.feed({ op: "release", key: "a" })).toEqual([
+    expect(h.feed({ op: "release", keys: ["a"] })).toEqual([
       { do: "reject-wait", wait: 1, failure: { kind: "released", key: "a" } },
       { do: "schedule-flush" },
     ]);
-    h.feed({ op: "retain", key: "a" });
+    h.feed({ op: "retain", keys: ["a"] });
     // Held again before the flush: nothing to release (the request has nothing in it).
     expect(h.feed({ op: "flush" })).toEqual([]);
   });
@@ -113,9 +113,9 @@ describe("submitting and releasing", () => {
   it("keeps the spec of a released dependency while a kept spec needs it, and forgets both with the last future", () => {
     const h = new Harness();
     h.submit([{ key: "x" }, { key: "y", deps: ["x"] }], ["x", "y"]);
-    h.feed({ op: "release", key: "x" });
+    h.feed({ op: "release", keys: ["x"] });
     expect([...h.core.keptSpecs().keys()].sort()).toEqual(["x", "y"]);
-    h.feed({ op: "release", key: "y" });
+    h.feed({ op: "release", keys: ["y"] });
     expect(h.core.keptSpecs().size).toBe(0);
     // A spec submitted with no future wanting it is not kept.
     h.feed({ op: "submit", tasks: [spec("z")], wants: [] });
@@ -193,7 +193,7 @@ describe("cancelling", () => {
     expect(h.feed({ op: "reports", ops: [{ op: "key-in-memory", key: "a", nbytes: 8, workers: ["w1"] }] })).toEqual([]);
     expect(h.core.status("a")).toBe("cancelled");
     // The key's futures stay counted: released later, the key goes with a release-keys as usual.
-    h.feed({ op: "release", key: "c" });
+    h.feed({ op: "release", keys: ["c"] });
     expect(h.flush().ops).toEqual([{ op: "release-keys", client: "c", keys: ["c"] }]);
   });
 
@@ -311,7 +311,7 @@ describe("a new run of the scheduler", () => {
     const h = running();
     // x <- y (only y held), s scattered, z needs s, e erred.
     h.submit([{ key: "x" }, { key: "y", deps: ["x"] }], ["y"]);
-    h.feed({ op: "retain", key: "s" });
+    h.feed({ op: "retain", keys: ["s"] });
     h.feed({ op: "scatter-start", scatter: 1, keys: ["s"] });
     h.feed({ op: "update-data", call: 5, data: [{ key: "s", nbytes: 8, workers: ["w1"] }] });
     const sent = h.flush();
@@ -500,7 +500,7 @@ describe("closing", () => {
     expect(h.core.closed).toBe(true);
     expect(h.core.futures()).toEqual([]);
     // A closed client neither releases nor reconciles.
-    expect(h.feed({ op: "release", key: "a" })).toEqual([]);
+    expect(h.feed({ op: "release", keys: ["a"] })).toEqual([]);
     expect(h.feed({ op: "scheduler-started" })).toEqual([]);
   });
 });

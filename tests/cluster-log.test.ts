@@ -9,6 +9,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { replay } from "../replay/replay.js";
 import { LocalCluster, type Future } from "../index.js";
 import { readSchedulerStart, readWorkerStart, serializableConfig } from "../log/start-init.js";
+import { readClientStart } from "../log/client-start.js";
+import { ClientCore } from "../machines/client/core.js";
+import type { ClientInput } from "../machines/client/inputs.js";
 import { CONFIG_KEYS, resolveConfig } from "../machines/config.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
@@ -76,6 +79,10 @@ function replayActor(records: LogRecord[]): { transitions: number; mismatches: {
   if (start.role === "scheduler") {
     const core = new SchedulerCore(readSchedulerStart(start.init).config, { toWorker: () => undefined, toClient: () => undefined, transition });
     feed = (r) => void core.handle(r.event as unknown as SchedulerInput);
+  } else if (start.role === "client") {
+    // The client's core takes milliseconds; its records, seconds (actors/client-recording.ts).
+    const core = new ClientCore(readClientStart(start.init), { transition });
+    feed = (r) => void core.handle({ ...r.event, t: r.t * 1000 } as unknown as ClientInput);
   } else {
     expect(start.role).toBe("worker");
     const core = new WorkerCore(readWorkerStart(start.init), { toScheduler: () => undefined, execute: () => undefined, gather: () => undefined, freeData: () => undefined, transition });
@@ -162,7 +169,7 @@ describe("event log of a run", () => {
     expect(problems).toEqual([]);
     expect(header).toBeTruthy();
     const actors = byActor(records);
-    expect([...actors.keys()].sort()).toEqual(["scheduler", "worker.a", "worker.b"]);
+    expect([...actors.keys()].sort()).toEqual([`client.${client.id}`, "scheduler", "worker.a", "worker.b"]);
 
     for (const [actor, list] of actors) {
       // Sequence numbers: 0, 1, 2, ... without gaps, in file order.
@@ -226,7 +233,7 @@ describe("event log of a run", () => {
     let replayed = 0;
     const mismatches: unknown[] = [];
     const actors = byActor(records);
-    expect(actors.size).toBe(4);
+    expect(actors.size).toBe(5);
     for (const [, list] of actors) {
       const result = replayActor(list);
       replayed += result.transitions;

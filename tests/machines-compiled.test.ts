@@ -17,6 +17,7 @@ import {
   workerMachine,
   workerTaskMachine,
 } from "../machines/tables.js";
+import { FUTURE, futureMachine } from "../machines/client/future-table.js";
 
 interface Case {
   name: string;
@@ -66,6 +67,15 @@ const CASES: Case[] = [
     events: ["START", "CLOSE", "CLOSED"],
     initial: "starting",
     finals: ["closed"],
+  },
+  {
+    name: "FUTURE",
+    table: FUTURE,
+    machine: futureMachine,
+    states: ["pending", "finished", "error", "cancelled"],
+    events: ["IN_MEMORY", "ERRED", "CANCELLED", "CANCEL", "FAILED", "SUBMIT", "LOST", "RESUBMIT", "UNRECOVERABLE"],
+    initial: "pending",
+    finals: [],
   },
 ];
 

@@ -81,7 +81,9 @@ describe("a scheduler process killed and started again", () => {
     const result = await replayAt(location);
     expect(result.problems).toEqual([]);
     expect(result.ok).toBe(true);
-    expect(Object.keys(result.actors).sort()).toEqual(["scheduler", "worker.w1", "worker.w2"]);
+    // The client logged to the cluster's JetStream log too (its default), and replays with the rest.
+    expect(Object.keys(result.actors).sort()).toEqual([`client.${client.id}`, "scheduler", "worker.w1", "worker.w2"]);
+    expect(result.actors[`client.${client.id}`]!.stopped).toBe(true);
     expect(result.actors.scheduler!.stopped).toBe(true);
     const out: string[] = [];
     expect(await runCli(["replay", location], { out: (t) => out.push(t), err: (t) => out.push(t) })).toBe(0);

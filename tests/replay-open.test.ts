@@ -21,10 +21,14 @@ const closed = join(dir, "closed.natlog");
 const live = join(dir, "live.natlog");
 const afterKill = join(dir, "after-kill.natlog");
 
+/** The client's actor (client.<id>): it too is open while the cluster runs. */
+let clientActor = "";
+
 beforeAll(async () => {
   const sink = await FileLogSink.open(closed);
   const cluster = await LocalCluster.start({ workers: 2, functions, log: sink, configFile: false });
   const client = cluster.client();
+  clientActor = `client.${client.id}`;
   const xs = client.map<number>("inc", [1, 2, 3, 4]);
   await client.gather(xs);
   await sink.flush();
@@ -58,8 +62,8 @@ describe("a log whose actors did not stop", () => {
     const result = await replay(live);
     expect(result.ok).toBe(false);
     expect(result.complete).toBe(false);
-    expect(result.problems.map((p) => `${p.kind} ${p.actor}`)).toEqual(["open scheduler", "open worker.worker-0", "open worker.worker-1"]);
-    expect(result.problems[0]!.message).toMatch(/^scheduler has no stop record after its start \(#0\): the writer stopped without closing the log/);
+    expect(result.problems.map((p) => `${p.kind} ${p.actor}`)).toEqual([`open ${clientActor}`, "open scheduler", "open worker.worker-0", "open worker.worker-1"]);
+    expect(result.problems[1]!.message).toMatch(/^scheduler has no stop record after its start \(#0\): the writer stopped without closing the log/);
     // The transitions themselves all replay.
     expect(Object.values(result.actors).every((a) => a.divergence === undefined && a.halted === undefined)).toBe(true);
 
@@ -68,7 +72,7 @@ describe("a log whose actors did not stop", () => {
     expect(replayed.err).toContain("open");
     const info = await cli("log", live);
     expect(info.code).toBe(1);
-    expect(info.out).toContain("3 problem(s):");
+    expect(info.out).toContain("4 problem(s):");
     expect(info.out).toContain("open: worker.worker-0 has no stop record");
   });
 
@@ -84,7 +88,7 @@ describe("a log whose actors did not stop", () => {
     const records = readLogSync(afterKill).records;
     expect(records.find((r) => r.actor === "worker.worker-1" && r.kind === "stop")).toMatchObject({ reason: "killed" });
     const one = await replay(afterKill);
-    expect(one.problems.map((p) => `${p.kind} ${p.actor}`)).toEqual(["open scheduler", "open worker.worker-0"]);
+    expect(one.problems.map((p) => `${p.kind} ${p.actor}`)).toEqual([`open ${clientActor}`, "open scheduler", "open worker.worker-0"]);
     const split = await replay(afterKill, { threads: 2 });
     expect(split.problems).toEqual(one.problems);
   });

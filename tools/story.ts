@@ -69,7 +69,7 @@ function describeInput(event: { op: string; [k: string]: unknown }, key: string)
   if (Array.isArray(e.received) && e.received.some((k) => (k as { key?: unknown }).key === key)) return `input ${event.op} (received from ${String(e.from)})`;
   if (Array.isArray(e.tasks)) {
     const spec = e.tasks.find((t) => (t as { key?: unknown }).key === key) as { func?: string; deps?: string[] } | undefined;
-    if (spec) return `input ${event.op} from ${String(e.client)}: ${spec.func}(${(spec.deps ?? []).length} deps${spec.deps?.length ? `: ${spec.deps.join(", ")}` : ""})`;
+    if (spec) return `input ${event.op}${typeof e.client === "string" ? ` from ${e.client}` : ""}: ${spec.func}(${(spec.deps ?? []).length} deps${spec.deps?.length ? `: ${spec.deps.join(", ")}` : ""})`;
   }
   if (Array.isArray(e.data) && e.data.some((d) => (d as { key?: unknown }).key === key)) return `input ${event.op} (scattered)`;
   return undefined;

@@ -1,6 +1,8 @@
 import type { Config } from "../../machines/config.js";
 import type { MachineName, Why } from "../../machines/reasons.js";
 import type { WorkerInit } from "../../machines/worker/inputs.js";
+import type { ClientInit } from "../../machines/client/inputs.js";
+import { clientStartInit } from "../../log/client-start.js";
 import { schedulerStartInit, workerStartInit } from "../../log/start-init.js";
 import { NullLogSink } from "../../log/memory-log.js";
 import type { InputRecord, LogSink } from "../../log/types.js";
@@ -44,6 +46,11 @@ export class ActorRecorder {
   startWorker(t: number, init: WorkerInit): void {
     const start = workerStartInit(init);
     this.start(t, "worker", this.build === undefined ? start : { ...start, build: this.build });
+  }
+
+  /** A client's start record, from the init its core was built with. */
+  startClient(t: number, init: ClientInit): void {
+    this.start(t, "client", clientStartInit(init));
   }
 
   private start(t: number, role: string, init: Record<string, unknown>): void {

@@ -18,6 +18,7 @@
 import type { ClientToScheduler, SchedulerToClient, TaskSpec } from "../protocol.js";
 import type { SchedulerReply } from "../scheduler/inputs.js";
 import type { ClientFailure, ClientInit, ClientInput, ClientInstruction, ClientKeysAnswer, ClientTimer } from "./inputs.js";
+import { FUTURE, type ClientEffects, type FutureEventName } from "./future-table.js";
 import { KeptSpecs } from "./kept-specs.js";
 import { planResubmission } from "./resubmit.js";
 
@@ -133,7 +134,11 @@ export class ClientCore {
   private out: ClientInstruction[] = [];
   now = 0;
 
-  constructor(readonly init: ClientInit) {
+  /** `fx`: where the futures' transitions go (none: not reported). */
+  constructor(
+    readonly init: ClientInit,
+    private readonly fx: ClientEffects | null = null,
+  ) {
     this.resumingEvery = init.resumingEvery;
   }
 
@@ -180,10 +185,10 @@ export class ClientCore {
         this.queue({ op: "client-join", client: this.init.id }, { kind: "host", call: input.call });
         break;
       case "retain":
-        this.retain(input.key);
+        for (const key of input.keys) this.retain(key);
         break;
       case "release":
-        this.release(input.key);
+        for (const key of input.keys) this.release(key);
         break;
       case "cancel":
         this.cancel(input.call, input.keys);
@@ -284,6 +289,19 @@ export class ClientCore {
     this.out.push(instruction);
   }
 
+  /**
+   * The key's future takes `event` (machines/definitions/future.ts): its status becomes the
+   * state the machine goes to, reported when it changes (a resubmission always: it is news
+   * even for a key still pending).
+   */
+  private move(key: string, st: KeyState, event: FutureEventName): void {
+    const from = st.status;
+    const to = FUTURE.next(from, event);
+    if (to === undefined) throw new Error(`future ${key}: ${event} is not a move from ${from}`);
+    st.status = to;
+    if (to !== from || event === "RESUBMIT") this.fx?.transition("future", key, event, from, to);
+  }
+
   // ---- futures ---------------------------------------------------------------------------
 
   private retain(key: string): void {
@@ -342,7 +360,7 @@ export class ClientCore {
     }
     for (const [key, reason] of reasons) {
       const st = this.keys.get(key)!;
-      st.status = "cancelled";
+      this.move(key, st, "CANCEL");
       st.holders = [];
       st.error = { kind: "cancelled", key, reason };
       this.fail(st, st.error);
@@ -357,12 +375,12 @@ export class ClientCore {
       // A cancelled key's report was sent before the scheduler took the cancel.
       if (st === undefined || st.status === "cancelled") continue;
       if (op.op === "key-in-memory") {
-        st.status = "finished";
+        this.move(op.key, st, "IN_MEMORY");
         st.holders = op.workers;
         st.error = null;
         for (const w of takeWaits(st)) if (!w.done && --w.left === 0) this.finishWait(w, null);
       } else {
-        st.status = op.op === "key-erred" ? "error" : "cancelled";
+        this.move(op.key, st, op.op === "key-erred" ? "ERRED" : "CANCELLED");
         st.error = op.op === "key-erred" ? { kind: "task-failed", key: op.key, failedKey: op.failedKey, error: op.error } : { kind: "cancelled", key: op.key, reason: op.reason };
         this.fail(st, st.error);
       }
@@ -378,7 +396,7 @@ export class ClientCore {
     for (const key of keys) {
       const st = this.keys.get(key);
       if (st === undefined || st.status !== "pending") continue;
-      st.status = "error";
+      this.move(key, st, "FAILED");
       st.error = failure;
       this.fail(st, failure);
     }
@@ -525,7 +543,7 @@ export class ClientCore {
       const holders = Object.hasOwn(whoHas, key) ? whoHas[key] : undefined;
       st.holders = Array.isArray(holders) ? holders : [];
       if (st.holders.length === 0) {
-        st.status = "pending";
+        this.move(key, st, "LOST");
         lost = true;
       }
     }
@@ -566,7 +584,7 @@ export class ClientCore {
       // Submitted again after a cancel: its futures wait for the new result.
       const st = this.keys.get(key);
       if (st !== undefined && st.status === "cancelled") {
-        st.status = "pending";
+        this.move(key, st, "SUBMIT");
         st.error = null;
       }
     }
@@ -845,12 +863,12 @@ export class ClientCore {
     for (const key of plan.again) {
       const st = this.keys.get(key)!;
       // Whatever it held lived in the old run: wait for the new run's report.
-      if (st.status === "finished") st.status = "pending";
+      this.move(key, st, "RESUBMIT");
       st.holders = [];
     }
     for (const [key, lostKey] of plan.failed) {
       const st = this.keys.get(key)!;
-      st.status = "error";
+      this.move(key, st, "UNRECOVERABLE");
       st.error = { kind: "scheduler-restarted", key, cluster: this.init.cluster, lostKey };
       this.fail(st, st.error);
     }

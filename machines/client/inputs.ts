@@ -91,10 +91,10 @@ export type ClientStimulus =
   | { op: "attach" }
   /** A client-join the caller waits for (connect). */
   | { op: "join"; call: number }
-  /** A future for `key` is made. */
-  | { op: "retain"; key: string }
-  /** A future for `key` is released (or collected). */
-  | { op: "release"; key: string }
+  /** A future for each of `keys` is made (a key twice: two futures). */
+  | { op: "retain"; keys: readonly string[] }
+  /** A future for each of `keys` is released (or collected). */
+  | { op: "release"; keys: readonly string[] }
   /**
    * Cancel `keys` (client.cancel, future.cancel): their futures fail now, and so do those of
    * tasks depending on them; `call`: the cancel-keys the caller waits for.
