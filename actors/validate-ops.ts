@@ -167,8 +167,16 @@ function problem(op: unknown, shapes: ReadonlyMap<string, Fields>, to: string): 
     const [field, check] = fields[i]!;
     if (!check(op[field])) (bad ??= []).push(field);
   }
+  if (op.cause !== undefined && !isCause(op.cause)) (bad ??= []).push("cause");
   return bad === undefined ? undefined : `${op.op}: bad or missing ${bad.join(", ")}`;
 }
+
+/** A stimulus id, `actor:seq` (docs/protocol.md, "Causes"): any op may carry one; it is recorded with the input, so it is kept short. */
+function isCause(v: unknown): boolean {
+  return typeof v === "string" && v.length <= MAX_CAUSE_LENGTH;
+}
+
+export const MAX_CAUSE_LENGTH = 256;
 
 function describe(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;

@@ -3,6 +3,7 @@ import { openLogAt } from "../log/jetstream-open.js";
 import type { LogReader } from "../log/reader.js";
 import type { ReasonContext } from "../tools/story-reasons.js";
 import { formatStory, storyLines } from "../tools/story.js";
+import { addCauses } from "../tools/story-causes.js";
 import type { LogRecord } from "../log/types.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
@@ -29,7 +30,7 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
   const records: LogRecord[] = [];
   for await (const record of reader.records({ key })) records.push(record);
   for (const problem of reader.problems) io.err(`warning: ${problem.kind}: ${problem.message}`);
-  const lines = storyLines(records, key, ctx);
+  const lines = await addCauses(storyLines(records, key, ctx), records, key, reader);
   if (lines.length === 0) {
     io.err(`no record of ${key} in ${path}`);
     return 1;

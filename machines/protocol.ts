@@ -7,6 +7,15 @@
  */
 export const PROTOCOL_VERSION = 1;
 
+/**
+ * Any op may name the stimulus that made its sender send it: `cause`, the sender's input
+ * record as `actor:seq` (docs/log-format.md, "Causes"). Optional (a sender keeping no log, or
+ * written in another language, leaves it out); cores ignore it, hosts record it with the input.
+ */
+export interface Caused {
+  cause?: string;
+}
+
 export interface Envelope<Op> {
   v: typeof PROTOCOL_VERSION;
   from: string;
