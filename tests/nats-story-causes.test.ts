@@ -81,7 +81,7 @@ describe("story causes on NATS, from the log in JetStream", () => {
     expect(causes(xs, /^scheduler$/, /memory -> released/)[0]).toMatch(/^result lost: worker c \(connection gone: .*\)  \[scheduler:\d+\]$/);
     expect(causes(xs, /^scheduler$/, /released -> processing/)[1]).toMatch(/^recomputed: its result was lost with worker c \(connection gone/);
     // The worker that ran it again: its compute-task names the scheduler's worker-lost input.
-    expect(causes(xs, /^worker\.[ab]$/, /input compute-task/)).toEqual([expect.stringMatching(/^caused by: worker c was lost \(connection gone: .*\)  \[scheduler:\d+\]$/)]);
+    expect(causes(xs, /^worker\.[ab]$/, /input compute-task/)).toEqual([expect.stringMatching(/^sent by scheduler for: worker c was lost \(connection gone: .*\)  \[scheduler:\d+\]$/)]);
     expect(causes(xs, /^worker\.[ab]$/, /released -> ready/)).toEqual([expect.stringMatching(/^recomputed: its result was lost with worker c .*\[worker\.[ab]:\d+ <- scheduler:\d+\]$/)]);
 
     const bad = await story("bad");

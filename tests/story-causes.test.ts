@@ -81,7 +81,7 @@ describe("story causes on the embedded cluster", () => {
     expect(redo).toEqual([expect.stringMatching(/^recomputed: its result was lost with worker c \(killed\)  \[worker\.a:\d+ <- scheduler:\d+\]$/)]);
     // The worker's compute-task input names the scheduler's worker-lost input that sent it.
     const lost = records.find((r): r is InputRecord => r.kind === "input" && r.event.op === "worker-lost")!;
-    expect(causes(lines, "worker.a", /input compute-task/)).toEqual([`caused by: worker c was lost (killed)  [scheduler:${lost.seq}]`]);
+    expect(causes(lines, "worker.a", /input compute-task/)).toEqual([`sent by scheduler for: worker c was lost (killed)  [scheduler:${lost.seq}]`]);
   });
 
   it("a failing task: erred on the worker and on the scheduler, with the error and the worker", async () => {

@@ -73,7 +73,8 @@ export async function addCauses(lines: StoryLine[], keyRecords: readonly LogReco
       const sender = id === undefined ? undefined : found.byId.get(id);
       if (id === undefined) continue;
       line.stimulus = id;
-      line.cause = `caused by: ${sender === undefined ? id : `${stimulusWords(sender.event, key)}  [${id}]`}`;
+      const from = id.slice(0, id.lastIndexOf(":"));
+      line.cause = `sent by ${from} for: ${sender === undefined ? `its input ${id} (not in this log)` : `${stimulusWords(sender.event, key)}  [${id}]`}`;
     }
     line.reasons = [line.cause!, ...(line.reasons ?? [])];
   }
