@@ -12,6 +12,7 @@ import { LocalCluster } from "../actors/local-cluster.js";
 import { openLog, readLogSync } from "../log/reader.js";
 import type { InputRecord, LogRecord, TransitionRecord } from "../log/types.js";
 import { replay } from "../replay/replay.js";
+import { clientReportProblem, schedulerOpProblem, workerOpProblem } from "../actors/validate-ops.js";
 import { storyLines } from "../tools/story.js";
 import { addCauses, recordsSource, type CausedStoryLine } from "../tools/story-causes.js";
 import { REPO_ROOT } from "./support/natsched-process.js";
@@ -149,5 +150,17 @@ describe("story causes in an old log (written before causes)", () => {
     expect(transitions.length).toBeGreaterThan(0);
     for (const line of transitions) expect(line.cause).toMatch(/\[\S+:\d+\]$/);
     expect(lines.some((l) => l.cause?.includes("<-"))).toBe(false);
+  });
+});
+
+describe("cause on the wire", () => {
+  it("is optional on every op; one that is not a short string makes the op malformed", () => {
+    const finished = { op: "task-finished", worker: "a", id: "a-1", key: "x", nbytes: 8, start: 0, stop: 1 };
+    expect(schedulerOpProblem(finished)).toBeUndefined();
+    expect(schedulerOpProblem({ ...finished, cause: "worker.a:7" })).toBeUndefined();
+    expect(schedulerOpProblem({ ...finished, cause: 7 })).toBe("task-finished: bad or missing cause");
+    expect(workerOpProblem({ op: "free-keys", keys: ["x"], cause: "x".repeat(257) })).toBe("free-keys: bad or missing cause");
+    expect(clientReportProblem({ op: "key-cancelled", key: "x", reason: "gone", cause: null })).toBe("key-cancelled: bad or missing cause");
+    expect(clientReportProblem({ op: "key-cancelled", key: "x", reason: "gone", cause: "scheduler:3" })).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
  * its actor's latest input before it (the per-actor sequence fixes which); an input that is a
  * message names its sender's stimulus in `event.cause`. Those inputs rarely name the key (a
  * worker-lost, a client-leave), so they are found in the log by id: one pass over its inputs
- * for the stimuli, one more for the inputs they name as their cause.
+ * for the stimuli, and one more, when needed, for scheduler inputs they name as their cause.
  */
 import type { RecordFilter } from "../log/record-filter.js";
 import type { InputRecord, LogRecord, TransitionRecord } from "../log/types.js";
@@ -51,9 +51,13 @@ export async function addCauses(lines: StoryLine[], keyRecords: readonly LogReco
   const wanted = new Set<string>();
   for (const r of keyRecords) if (r.kind === "input") addCause(wanted, r);
   const found = await findInputs(source, transitions, wanted);
+  // The second pass is for what fromScheduler follows and the first did not find: rare, as
+  // a worker's stimulus from the scheduler usually names the key, so it was asked for above.
   const next = new Set<string>();
-  for (const input of found.byId.values()) addCause(next, input);
-  for (const id of found.byId.keys()) next.delete(id);
+  for (const input of found.byId.values()) {
+    const id = causeOf(input);
+    if (id !== undefined && id.startsWith("scheduler:") && !found.byId.has(id)) next.add(id);
+  }
   if (next.size > 0) for (const [id, input] of (await findInputs(source, [], next)).byId) found.byId.set(id, input);
 
   const history: KeyHistory = { computed: false };
