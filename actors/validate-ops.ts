@@ -171,12 +171,10 @@ function problem(op: unknown, shapes: ReadonlyMap<string, Fields>, to: string): 
   return bad === undefined ? undefined : `${op.op}: bad or missing ${bad.join(", ")}`;
 }
 
-/** A stimulus id, `actor:seq` (docs/protocol.md, "Causes"): any op may carry one; it is recorded with the input, so it is kept short. */
+/** The seq of the sender's input that caused the op (docs/protocol.md, "Causes"): any op may carry one. */
 function isCause(v: unknown): boolean {
-  return typeof v === "string" && v.length <= MAX_CAUSE_LENGTH;
+  return Number.isSafeInteger(v) && (v as number) >= 0;
 }
-
-export const MAX_CAUSE_LENGTH = 256;
 
 function describe(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;

@@ -15,6 +15,7 @@ import { replay } from "../replay/replay.js";
 import { clientReportProblem, schedulerOpProblem, workerOpProblem } from "../actors/validate-ops.js";
 import { storyLines } from "../tools/story.js";
 import { addCauses, recordsSource, type CausedStoryLine } from "../tools/story-causes.js";
+import { causeId } from "../log/cause-id.js";
 import { REPO_ROOT } from "./support/natsched-process.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-causes-"));
@@ -116,19 +117,27 @@ describe("story causes on the embedded cluster", () => {
     const computeTasks = records.filter((r): r is InputRecord => r.kind === "input" && r.actor.startsWith("worker.") && r.event.op === "compute-task");
     expect(computeTasks.length).toBeGreaterThan(15);
     for (const input of computeTasks) {
-      const [actor, seq] = String(input.event.cause).split(":");
-      expect(actor).toBe("scheduler");
-      const stimulus = scheduler.get(Number(seq));
+      const id = causeId(input)!;
+      expect(id).toBe(`scheduler:${String(input.event.cause)}`);
+      const seq = Number(input.event.cause);
+      const stimulus = scheduler.get(seq);
       expect(stimulus?.kind).toBe("input");
       // Between that input and the scheduler's next one: the key assigned (or stolen) to this worker.
       const moves: TransitionRecord[] = [];
-      for (let s = Number(seq) + 1; scheduler.get(s)?.kind === "transition"; s++) moves.push(scheduler.get(s) as TransitionRecord);
+      for (let s = seq + 1; scheduler.get(s)?.kind === "transition"; s++) moves.push(scheduler.get(s) as TransitionRecord);
       const worker = input.actor.slice("worker.".length);
       expect(moves.some((m) => m.id === input.event.key && m.to.startsWith("processing") && (m.why as { worker?: string; thief?: string } | undefined)?.[m.event === "STEAL_CONFIRM" ? "thief" : "worker"] === worker)).toBe(true);
     }
-    // Worker inputs that are not messages (execute-done, ...) name no cause; the scheduler's reports from workers do.
+    // Worker inputs that are not messages (execute-done, ...) name no cause; the scheduler's
+    // task-finished names the worker's execute-done of the key.
+    const inputs = new Map<string, InputRecord>();
+    for (const r of records) if (r.kind === "input") inputs.set(`${r.actor}:${r.seq}`, r);
     expect(records.some((r) => r.kind === "input" && r.event.op === "execute-done" && r.event.cause !== undefined)).toBe(false);
-    expect(records.filter((r) => r.kind === "input" && r.event.op === "task-finished").every((r) => /^worker\.\w+:\d+$/.test(String((r as InputRecord).event.cause)))).toBe(true);
+    for (const r of records) {
+      if (r.kind !== "input" || r.event.op !== "task-finished") continue;
+      expect(causeId(r)).toMatch(/^worker\.[abc]:\d+$/);
+      expect(inputs.get(causeId(r)!)?.event).toMatchObject({ op: "execute-done", key: r.event.key });
+    }
     expect(keeper).not.toBe(leaver);
   });
 
@@ -157,10 +166,22 @@ describe("cause on the wire", () => {
   it("is optional on every op; one that is not a short string makes the op malformed", () => {
     const finished = { op: "task-finished", worker: "a", id: "a-1", key: "x", nbytes: 8, start: 0, stop: 1 };
     expect(schedulerOpProblem(finished)).toBeUndefined();
-    expect(schedulerOpProblem({ ...finished, cause: "worker.a:7" })).toBeUndefined();
-    expect(schedulerOpProblem({ ...finished, cause: 7 })).toBe("task-finished: bad or missing cause");
-    expect(workerOpProblem({ op: "free-keys", keys: ["x"], cause: "x".repeat(257) })).toBe("free-keys: bad or missing cause");
+    expect(schedulerOpProblem({ ...finished, cause: 7 })).toBeUndefined();
+    expect(schedulerOpProblem({ ...finished, cause: "worker.a:7" })).toBe("task-finished: bad or missing cause");
+    expect(workerOpProblem({ op: "free-keys", keys: ["x"], cause: -1 })).toBe("free-keys: bad or missing cause");
+    expect(workerOpProblem({ op: "free-keys", keys: ["x"], cause: 1.5 })).toBe("free-keys: bad or missing cause");
     expect(clientReportProblem({ op: "key-cancelled", key: "x", reason: "gone", cause: null })).toBe("key-cancelled: bad or missing cause");
-    expect(clientReportProblem({ op: "key-cancelled", key: "x", reason: "gone", cause: "scheduler:3" })).toBeUndefined();
+    expect(clientReportProblem({ op: "key-cancelled", key: "x", reason: "gone", cause: 3 })).toBeUndefined();
+  });
+
+  it("names the sender's input: the scheduler's to a worker or client, the named worker's or client's to the scheduler", () => {
+    const input = (actor: string, event: Record<string, unknown>): InputRecord => ({ actor, seq: 9, t: 0, kind: "input", event: { op: "x", ...event } });
+    expect(causeId(input("worker.a", { op: "compute-task", cause: 4 }))).toBe("scheduler:4");
+    expect(causeId(input("client.c1", { op: "key-in-memory", cause: 0 }))).toBe("scheduler:0");
+    expect(causeId(input("scheduler", { op: "task-finished", worker: "a", cause: 12 }))).toBe("worker.a:12");
+    expect(causeId(input("scheduler", { op: "unregister-worker", name: "b", cause: 3 }))).toBe("worker.b:3");
+    expect(causeId(input("scheduler", { op: "update-graph", client: "c1", cause: 5 }))).toBe("client.c1:5");
+    expect(causeId(input("scheduler", { op: "worker-lost", name: "b", reason: "killed" }))).toBeUndefined();
+    expect(causeId(input("scheduler", { op: "balance", cause: 5 }))).toBeUndefined();
   });
 });

@@ -1,10 +1,11 @@
 /**
  * The causes of a story's steps (docs/log-format.md, "Causes"). A transition's stimulus is
  * its actor's latest input before it (the per-actor sequence fixes which); an input that is a
- * message names its sender's stimulus in `event.cause`. Those inputs rarely name the key (a
+ * message names its sender's stimulus in `event.cause` (the sender's seq; log/cause-id.ts). Those inputs rarely name the key (a
  * worker-lost, a client-leave), so they are found in the log by id: one pass over its inputs
  * for the stimuli, and one more, when needed, for scheduler inputs they name as their cause.
  */
+import { causeId } from "../log/cause-id.js";
 import type { RecordFilter } from "../log/record-filter.js";
 import type { InputRecord, LogRecord, TransitionRecord } from "../log/types.js";
 import type { StoryLine } from "./story.js";
@@ -25,11 +26,8 @@ const INPUTS: RecordFilter = { kinds: ["input"] };
 
 export const stimulusId = (actor: string, seq: number): string => `${actor}:${seq}`;
 
-/** The `cause` an input's event names, if it is a well-formed one. */
-export function causeOf(record: InputRecord): string | undefined {
-  const cause = record.event.cause;
-  return typeof cause === "string" ? cause : undefined;
-}
+/** The stimulus id an input's `cause` names (log/cause-id.ts). */
+const causeOf = causeId;
 
 export function recordsSource(records: readonly LogRecord[]): RecordSource {
   return {

@@ -15,8 +15,6 @@ export class ActorRecorder {
   private t = 0;
   /** The seq of the latest input record: the stimulus of what the actor does until the next (-1: none yet, or nothing kept). */
   private inputSeq = -1;
-  /** `actor:seq` of that input, built when first asked for. */
-  private stimulusId: string | undefined;
   /** Null when nothing is kept: a NullLogSink needs no records built for it. */
   private readonly sink: LogSink | null;
 
@@ -54,19 +52,17 @@ export class ActorRecorder {
     const sink = this.sink;
     if (sink === null) return;
     this.inputSeq = this.seq;
-    this.stimulusId = undefined;
     if (sink.appendInput !== undefined) sink.appendInput(this.actor, this.seq++, event as InputRecord["event"] & { t: number });
     else sink.append({ actor: this.actor, seq: this.seq++, t: event.t, kind: "input", event: event as InputRecord["event"] });
   }
 
   /**
-   * The stimulus id of the input being handled: its record's `actor:seq` (docs/log-format.md,
-   * "Causes"). What the actor does until its next input (transitions, messages) is caused by
-   * it. Undefined before the first input, and when no log is kept (there is no record to name).
+   * The seq of the input being handled, the stimulus of what the actor does until its next
+   * input (transitions, messages); its stimulus id is `actor:seq` (docs/log-format.md,
+   * "Causes"). Undefined before the first input, and when no log is kept (no record to name).
    */
-  get stimulus(): string | undefined {
-    if (this.inputSeq < 0) return undefined;
-    return (this.stimulusId ??= `${this.actor}:${this.inputSeq}`);
+  get stimulus(): number | undefined {
+    return this.inputSeq < 0 ? undefined : this.inputSeq;
   }
 
   transition(machine: MachineName, id: string, event: string, from: string, to: string, why?: Why): void {
