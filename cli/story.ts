@@ -10,7 +10,7 @@ import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
 const USAGE = `usage: natsched story <log> <key> [--json]     (a log: a file, or nats://host:port/<cluster>)
-  a task's life across the scheduler and workers, with the cause of each step and the reasons of each decision
+  a task's life across the scheduler and workers, with the reasons of each decision
   --json   print the story lines (with the recorded reasons) as JSON
 ${LOG_NATS_USAGE}`;
 
