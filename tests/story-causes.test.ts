@@ -16,6 +16,7 @@ import { clientReportProblem, schedulerOpProblem, workerOpProblem } from "../act
 import { storyLines } from "../tools/story.js";
 import { addCauses, recordsSource, type CausedStoryLine } from "../tools/story-causes.js";
 import { causeId } from "../log/cause-id.js";
+import { appendOp } from "../actors/host/op-batch.js";
 import { REPO_ROOT } from "./support/natsched-process.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-causes-"));
@@ -172,6 +173,17 @@ describe("cause on the wire", () => {
     expect(workerOpProblem({ op: "free-keys", keys: ["x"], cause: 1.5 })).toBe("free-keys: bad or missing cause");
     expect(clientReportProblem({ op: "key-cancelled", key: "x", reason: "gone", cause: null })).toBe("key-cancelled: bad or missing cause");
     expect(clientReportProblem({ op: "key-cancelled", key: "x", reason: "gone", cause: 3 })).toBeUndefined();
+  });
+
+  it("free-keys of one stimulus join in a batch; of two, they stay apart so each key keeps its cause", () => {
+    const ops: object[] = [];
+    appendOp(ops, { op: "free-keys", keys: ["a"], run: 1, attempt: 3, cause: 7 });
+    appendOp(ops, { op: "free-keys", keys: ["b"], run: 1, attempt: 3, cause: 7 });
+    appendOp(ops, { op: "free-keys", keys: ["c"], run: 1, attempt: 3, cause: 9 });
+    expect(ops).toEqual([
+      { op: "free-keys", keys: ["a", "b"], run: 1, attempt: 3, cause: 7 },
+      { op: "free-keys", keys: ["c"], run: 1, attempt: 3, cause: 9 },
+    ]);
   });
 
   it("names the sender's input: the scheduler's to a worker or client, the named worker's or client's to the scheduler", () => {
