@@ -18,6 +18,7 @@ import { MembershipWatch, type MembershipChange } from "./membership.js";
 import { Outbox } from "./outbox.js";
 import { answerQuery } from "./scheduler-queries.js";
 import { ActorRecorder } from "./host/recorder.js";
+import { stampCause } from "./host/causes.js";
 import { envelopeProblem, schedulerOpProblem } from "./validate-ops.js";
 import { withTime } from "./host/with-time.js";
 
@@ -98,8 +99,8 @@ export class SchedulerActor {
     const membership = (this.membership = opts.onMembership ? new MembershipWatch(() => this.core, opts.onMembership) : null);
     const effects: SchedulerEffects = {
       // A free-keys alone need not wake the worker: it joins the worker's next message.
-      toWorker: (worker, op) => outbox.send(s.worker(worker), op, op.op === "free-keys"),
-      toClient: (client, op) => outbox.send(s.client(client), op),
+      toWorker: (worker, op) => outbox.send(s.worker(worker), stampCause(op, recorder), op.op === "free-keys"),
+      toClient: (client, op) => outbox.send(s.client(client), stampCause(op, recorder)),
       transition: (machine, id, event, from, to, why) => {
         if (machine === "task") countTaskTransition(totals, event, from, to);
         else if (machine === "worker") membership?.workerTransition(id, event, why);
@@ -114,7 +115,7 @@ export class SchedulerActor {
       probe: (name, _id, answer) => void this.probe(name).then((outcome) => answer(outcome, opts.clock.now())),
       sayMissing: (name, id) => this.sayMissing(name, id),
       tellReleased: (client, keys, reason) => {
-        for (const key of keys) this.outbox.send(this.subjects.client(client), { op: "key-cancelled", key, reason });
+        for (const key of keys) this.outbox.send(this.subjects.client(client), stampCause({ op: "key-cancelled", key, reason }, this.recorder));
       },
     });
     // A periodic pass is not part of a message: what it produced is sent at once.

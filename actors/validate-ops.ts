@@ -171,7 +171,13 @@ function problem(op: unknown, shapes: ReadonlyMap<string, Fields>, to: string): 
     const [field, check] = fields[i]!;
     if (!check(op[field])) (bad ??= []).push(field);
   }
+  if (op.cause !== undefined && !isCause(op.cause)) (bad ??= []).push("cause");
   return bad === undefined ? undefined : `${op.op}: bad or missing ${bad.join(", ")}`;
+}
+
+/** The seq of the sender's input that caused the op (docs/protocol.md, "Causes"): any op may carry one. */
+function isCause(v: unknown): boolean {
+  return Number.isSafeInteger(v) && (v as number) >= 0;
 }
 
 function describe(value: unknown): string {

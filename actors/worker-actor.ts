@@ -25,6 +25,7 @@ import { ExecutionStopped } from "./executor/execution-stopped.js";
 import { ExecutorLost } from "./executor/executor-lost.js";
 import { Outbox } from "./outbox.js";
 import { ActorRecorder } from "./host/recorder.js";
+import { stampCause } from "./host/causes.js";
 import { sizeof } from "./sizeof.js";
 import { envelopeProblem, workerOpProblem } from "./validate-ops.js";
 import { withTime } from "./host/with-time.js";
@@ -132,7 +133,7 @@ export class WorkerActor {
     const init: WorkerInit = { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit };
     if (opts.bandwidth !== undefined) init.bandwidth = opts.bandwidth;
     this.core = new WorkerCore(init, {
-      toScheduler: (op) => outbox.send(schedulerSubject, op),
+      toScheduler: (op) => outbox.send(schedulerSubject, stampCause(op, recorder)),
       execute: (key, func, args) => microtask(() => this.execute(key, func, args)),
       gather: (from, keys) => void this.gather(from, keys),
       freeData: (key) => store.delete(key),

@@ -8,6 +8,7 @@ import { taskKeys } from "../tools/task-keys.js";
 import { formatStory, storyLines, type StoryLine } from "../tools/story.js";
 import { readTimeBase } from "../log/time-base.js";
 import type { LogProblem, LogRecord } from "../log/types.js";
+import { addCauses } from "../tools/story-causes.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
@@ -41,7 +42,7 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
     found = await keyRecords(path, reader, key, io);
   }
   for (const problem of found.problems) io.err(`warning: ${problem.kind}: ${problem.message}`);
-  const lines = storyLines(found.records, key, ctx);
+  const lines = await addCauses(storyLines(found.records, key, ctx), found.records, key, reader);
   if (lines.length === 0) {
     io.err(`no record of ${key} in ${path}`);
     return 1;

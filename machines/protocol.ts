@@ -7,6 +7,17 @@
  */
 export const PROTOCOL_VERSION = 1;
 
+/**
+ * Any op may name the stimulus that made its sender send it: `cause`, the seq of the
+ * sender's input record in its log; the sender is the op's (the scheduler for ops to workers
+ * and clients, the worker or client an op to the scheduler names). docs/protocol.md, "Causes".
+ * Optional (a sender keeping no log, or written in another language, leaves it out); cores
+ * ignore it, hosts record it with the input.
+ */
+export interface Caused {
+  cause?: number;
+}
+
 export interface Envelope<Op> {
   v: typeof PROTOCOL_VERSION;
   from: string;

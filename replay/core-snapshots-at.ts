@@ -8,6 +8,7 @@
 import { deflateRawSync } from "node:zlib";
 import { LogCorruptError } from "../machines/errors.js";
 import { snapshotCore } from "../log/core-snapshot.js";
+import type { AnyCore } from "../log/core-snapshot-format.js";
 import type { SliceStart } from "../log/slice-header.js";
 import type { LogProblem, LogRecord } from "../log/types.js";
 import { ReplayEngine } from "./replay-engine.js";
@@ -18,17 +19,23 @@ export async function coreSnapshotsAt(path: string, position: number): Promise<M
   const engine = new ReplayEngine({});
   const inits = new Map<string, { role: string; init: Record<string, unknown> }>();
   const taken = new Map<string, SliceStart>();
+  const skipped = new Set<string>();
   /** The actors running at `position`, once it is reached. */
   let running: Set<string> | undefined;
   let at = 0;
   const take = (actor: string): void => {
     const run = engine.runs.get(actor);
     const start = inits.get(actor);
+    // A client's core has no snapshot format: a slice from a snapshot leaves clients out (tools/export.ts).
+    if (start?.role === "client") {
+      skipped.add(actor);
+      return;
+    }
     if (run === undefined || run.host === null || start === undefined || !run.active || run.pending > 0) {
       const why = run?.summary.divergence?.message ?? run?.summary.halted?.reason ?? "it does not replay clean there";
       throw new LogCorruptError(`${path}: cannot snapshot ${actor} at record ${position}: ${why}`);
     }
-    taken.set(actor, { role: start.role, init: start.init, seq: run.summary.lastSeq, core: deflateRawSync(snapshotCore(run.host.core)).toString("base64") });
+    taken.set(actor, { role: start.role, init: start.init, seq: run.summary.lastSeq, core: deflateRawSync(snapshotCore(run.host.core as AnyCore)).toString("base64") });
   };
   const handler: ScanHandler = {
     problem(problem: LogProblem) {
@@ -37,9 +44,9 @@ export async function coreSnapshotsAt(path: string, position: number): Promise<M
     record(record: LogRecord) {
       if (at++ >= position) {
         running ??= new Set(engine.open.keys());
-        if (record.kind !== "transition" && running.has(record.actor) && !taken.has(record.actor)) {
+        if (record.kind !== "transition" && running.has(record.actor) && !taken.has(record.actor) && !skipped.has(record.actor)) {
           take(record.actor);
-          if (taken.size === running.size) return false;
+          if (taken.size + skipped.size === running.size) return false;
         }
       }
       if (record.kind === "start") inits.set(record.actor, { role: record.role, init: record.init });
@@ -52,6 +59,6 @@ export async function coreSnapshotsAt(path: string, position: number): Promise<M
   };
   await scanLogFile(path, handler);
   // Actors with no input after `position`: as they stand at the end.
-  for (const actor of running ?? engine.open.keys()) if (!taken.has(actor)) take(actor);
+  for (const actor of running ?? engine.open.keys()) if (!taken.has(actor) && !skipped.has(actor)) take(actor);
   return taken;
 }

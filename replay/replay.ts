@@ -4,7 +4,7 @@
  */
 import { statSync } from "node:fs";
 import { inflateRawSync } from "node:zlib";
-import { BadOptionError } from "../machines/errors.js";
+import { BadOptionError, LogCorruptError } from "../machines/errors.js";
 import { divergenceState } from "./divergence-state.js";
 import type { CutSpec } from "./log-cut.js";
 import { openProblems, ReplayEngine } from "./replay-engine.js";
@@ -17,6 +17,7 @@ import { isSliceFile, sliceStartsOfFile, type SliceStart } from "../log/slice-he
 import { readLogHeader } from "../log/header-file.js";
 import { buildDifferences, thisBuild } from "./build-differences.js";
 import { restoreCore } from "../log/core-snapshot.js";
+import type { AnyCore } from "../log/core-snapshot-format.js";
 import { buildHost } from "./replay-cores.js";
 
 export async function replay(log: ReplaySource, givenOptions: ReplayOptions = {}): Promise<ReplayResult> {
@@ -67,7 +68,8 @@ function adoptSnapshot(engine: ReplayEngine, actor: string, start: SliceStart): 
     actor,
     (fx) => {
       const host = buildHost({ actor, seq: -1, t: 0, kind: "start", role: start.role, init: start.init }, fx);
-      restoreCore(inflateRawSync(Buffer.from(start.core, "base64")), host.core);
+      if (start.role === "client") throw new LogCorruptError(`${actor}: a slice cannot start a client from a snapshot`);
+      restoreCore(inflateRawSync(Buffer.from(start.core, "base64")), host.core as AnyCore);
       return host;
     },
     start.seq,

@@ -11,6 +11,7 @@ import { StealPasses, type StealPassHost } from "../actors/host/steal-passes.js"
 import type { ProbeOutcome } from "../actors/host/liveness.js";
 import { refusal } from "../actors/host/op-roles.js";
 import { ActorRecorder } from "../actors/host/recorder.js";
+import { stampCause } from "../actors/host/causes.js";
 import { withTime } from "../actors/host/with-time.js";
 import type { SimKernel } from "./kernel.js";
 import { NO_HOST_COSTS, type HostCosts } from "./host-costs.js";
@@ -82,8 +83,8 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     const recorder = (this.recorder = new ActorRecorder("scheduler", log));
     const steals = (this.steals = new SimSteals());
     this.live = {
-      toWorker: (worker, op) => kernel.send(SCHEDULER_ADDRESS, workerAddress(worker), op),
-      toClient: (client, op) => kernel.send(SCHEDULER_ADDRESS, clientAddress(client), op),
+      toWorker: (worker, op) => kernel.send(SCHEDULER_ADDRESS, workerAddress(worker), stampCause(op, recorder)),
+      toClient: (client, op) => kernel.send(SCHEDULER_ADDRESS, clientAddress(client), stampCause(op, recorder)),
       transition: (machine, id, event, from, to, why) => {
         recorder.transition(machine, id, event, from, to, why);
         steals.transition(machine, id, event, from, why, kernel.now);

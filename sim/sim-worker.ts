@@ -2,6 +2,7 @@ import type { ErrorInfo, RegisterWorkerOp } from "../machines/protocol.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
 import type { ActorRecorder } from "../actors/host/recorder.js";
+import { stampCause } from "../actors/host/causes.js";
 import { withTime } from "../actors/host/with-time.js";
 import type { SimKernel } from "./kernel.js";
 import type { SimObservations } from "./observations.js";
@@ -67,7 +68,7 @@ export class SimWorker {
     this.core = new WorkerCore(
       { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit, bandwidth: ctx.assumedBandwidth },
       {
-        toScheduler: (op) => kernel.send(address, SCHEDULER_ADDRESS, op),
+        toScheduler: (op) => kernel.send(address, SCHEDULER_ADDRESS, stampCause(op, recorder)),
         execute: (key) => this.execute(key),
         gather: (from, keys) => this.gather(from, keys),
         freeData: (key) => this.stored.delete(key),

@@ -24,13 +24,13 @@ const spec = (key: string, deps: string[] = []): TaskSpec => ({ key, func: "f", 
 describe("fire-and-forget in the client core", () => {
   it("submit, fire and forget, release in one turn: the graph, then the fire-and-forget, then the release; other releases go first as before", () => {
     const core = new ClientCore(CLIENT_INIT);
-    feed(core, { op: "retain", key: "old" });
+    feed(core, { op: "retain", keys: ["old"] });
     feed(core, { op: "submit", tasks: [spec("old")], wants: ["old"] });
     flushed(core);
-    for (const key of ["x", "y"]) feed(core, { op: "retain", key });
+    feed(core, { op: "retain", keys: ["x", "y"] });
     feed(core, { op: "submit", tasks: [spec("x"), spec("y", ["x"])], wants: ["x", "y"] });
     feed(core, { op: "fire-and-forget", call: 1, keys: ["y", "y"] });
-    for (const key of ["old", "x", "y"]) feed(core, { op: "release", key });
+    feed(core, { op: "release", keys: ["old", "x", "y"] });
     const ops = flushed(core);
     expect(ops).toEqual([
       { op: "release-keys", client: CLIENT_INIT.id, keys: ["old"] },
@@ -42,11 +42,11 @@ describe("fire-and-forget in the client core", () => {
 
   it("the caller's call is answered by the fire-and-forget's reply, whatever comes before it", () => {
     const core = new ClientCore(CLIENT_INIT);
-    feed(core, { op: "retain", key: "a" });
+    feed(core, { op: "retain", keys: ["a"] });
     feed(core, { op: "submit", tasks: [spec("a")], wants: ["a"] });
     flushed(core);
-    feed(core, { op: "release", key: "a" });
-    feed(core, { op: "retain", key: "b" });
+    feed(core, { op: "release", keys: ["a"] });
+    feed(core, { op: "retain", keys: ["b"] });
     feed(core, { op: "submit", tasks: [spec("b")], wants: ["b"] });
     feed(core, { op: "fire-and-forget", call: 7, keys: ["b"] });
     const out = feed(core, { op: "flush" });

@@ -239,6 +239,10 @@ export async function exportSlice(path: string, around: Around | string, out: st
     start = 0;
   }
 
+  // Clients have no core snapshot: a slice from a snapshot leaves out those running there.
+  const clientsLeftOut = start > 0 ? [...keep.keys()].filter((actor) => actor.startsWith("client.") && !starts.has(actor)) : [];
+  for (const actor of clientsLeftOut) keep.delete(actor);
+  if (clientsLeftOut.length > 0) options.note?.(`the slice starts from a snapshot at record ${start}: left out ${clientsLeftOut.join(", ")} (a client's core has no snapshot)`);
   // The slice in its log's format: JSON lines from a JSON-lines file or from JetStream.
   const from = Object.fromEntries([...starts].filter(([actor]) => keep.has(actor)));
   const sink = await FileLogSink.open(out, {

@@ -4,13 +4,15 @@
  * envelopes. A `free-keys` right after another with the same stamp (run and attempt) joins
  * it: the worker handles the keys of one op one after another, exactly as it would handle
  * the ops, and releasing 20,000 keys no longer takes 20,000 ops (and as many worker inputs
- * and log records).
+ * and log records). Only ops with the same `cause` join: each key keeps the stimulus that
+ * freed it (docs/log-format.md, "Causes").
  */
 interface FreeKeysLike {
   op: "free-keys";
   keys: string[];
   run?: number;
   attempt?: number;
+  cause?: number;
 }
 
 /** free-keys ops whose `keys` array this module copied, and may therefore extend. */
@@ -22,7 +24,7 @@ function isFreeKeys(op: unknown): op is FreeKeysLike {
 
 export function appendOp<Op>(ops: Op[], op: Op): void {
   const last = ops.length > 0 ? ops[ops.length - 1] : undefined;
-  if (isFreeKeys(last) && isFreeKeys(op) && last.run === op.run && last.attempt === op.attempt) {
+  if (isFreeKeys(last) && isFreeKeys(op) && last.run === op.run && last.attempt === op.attempt && last.cause === op.cause) {
     if (!ownKeys.has(last)) {
       // The op's array may be the sender's own: extend a copy.
       const merged = { ...last, keys: last.keys.slice() };

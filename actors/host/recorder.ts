@@ -15,6 +15,8 @@ export class ActorRecorder {
   private seq: number;
   /** The time of the input being handled: transitions inherit it. */
   private t = 0;
+  /** The seq of the latest input record: the stimulus of what the actor does until the next (-1: none yet, or nothing kept). */
+  private inputSeq = -1;
   /** Null when nothing is kept: a NullLogSink needs no records built for it. */
   private readonly sink: LogSink | null;
 
@@ -62,8 +64,18 @@ export class ActorRecorder {
     this.t = event.t;
     const sink = this.sink;
     if (sink === null) return;
+    this.inputSeq = this.seq;
     if (sink.appendInput !== undefined) sink.appendInput(this.actor, this.seq++, event as InputRecord["event"] & { t: number });
     else sink.append({ actor: this.actor, seq: this.seq++, t: event.t, kind: "input", event: event as InputRecord["event"] });
+  }
+
+  /**
+   * The seq of the input being handled, the stimulus of what the actor does until its next
+   * input (transitions, messages); its stimulus id is `actor:seq` (docs/log-format.md,
+   * "Causes"). Undefined before the first input, and when no log is kept (no record to name).
+   */
+  get stimulus(): number | undefined {
+    return this.inputSeq < 0 ? undefined : this.inputSeq;
   }
 
   transition(machine: MachineName, id: string, event: string, from: string, to: string, why?: Why): void {
