@@ -3,6 +3,7 @@ import type { ClientEffects, FutureEventName, FutureStateName } from "../machine
 import type { LogSink } from "../log/types.js";
 import { ActorRecorder } from "./host/recorder.js";
 import { withTime } from "./host/with-time.js";
+import { stampCause } from "./host/causes.js";
 
 /**
  * A client recorded as actor `client.<id>`: its start (the core's init), every stimulus its
@@ -32,6 +33,11 @@ export class ClientRecording implements ClientEffects {
 
   transition(machine: "future", id: string, event: FutureEventName, from: FutureStateName, to: FutureStateName): void {
     if (!this.stopped) this.recorder.transition(machine, id, event, from, to);
+  }
+
+  /** Names on an op the client sends the input it is handling (docs/protocol.md, "Causes"). */
+  stamp<Op extends object>(op: Op): Op {
+    return this.stopped ? op : stampCause(op, this.recorder);
   }
 
   stop(t: number, reason?: string): void {

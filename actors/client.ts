@@ -675,7 +675,9 @@ export class Client {
   }
 
   private request(request: number, ops: readonly ClientToScheduler[], timeout: number): void {
-    const envelope: Envelope<ClientToScheduler> = { v: PROTOCOL_VERSION, from: this.id, ops: ops as ClientToScheduler[] };
+    const recording = this.recording;
+    const sent = recording === null ? (ops as ClientToScheduler[]) : ops.map((op) => recording.stamp(op));
+    const envelope: Envelope<ClientToScheduler> = { v: PROTOCOL_VERSION, from: this.id, ops: sent };
     new Promise((resolve) => resolve(this.opts.transport.request(this.subjects.clientOps(this.id), envelope, { timeout }))).then(
       (data) => this.feed({ op: "answered", request, replies: (data as { replies?: SchedulerReply[] } | null)?.replies ?? [] }),
       (error: unknown) => {

@@ -16,6 +16,7 @@ import { concernsKey } from "../log/record-filter.js";
 import { forEachNamedKey } from "../log/record-keys.js";
 import type { LogRecord } from "../log/types.js";
 import { formatStory, storyLines } from "../tools/story.js";
+import { addCauses, recordsSource } from "../tools/story-causes.js";
 import { Timeline } from "../tools/timeline.js";
 import { recordRun } from "./replay-fixtures.js";
 
@@ -109,7 +110,8 @@ describe.each(Object.keys(logs))("the index of a %s log", (name) => {
     const start = records.find((r) => r.kind === "start" && r.actor === "scheduler");
     const bandwidth = start?.kind === "start" ? (start.init.config as { bandwidth?: number } | undefined)?.bandwidth : undefined;
     for (const key of keysOf(records).filter((_, i) => i % 5 === 0)) {
-      const lines = storyLines(records.filter((r) => concernsKey(r, key)), key, bandwidth === undefined ? {} : { bandwidth });
+      const keyRecords = records.filter((r) => concernsKey(r, key));
+      const lines = await addCauses(storyLines(keyRecords, key, bandwidth === undefined ? {} : { bandwidth }), keyRecords, key, recordsSource(records));
       const { code, out } = await cli("story", path(), key);
       expect(code).toBe(0);
       const time = TimeBase.of(records[0]?.t, readLogSync(path()).header.created);

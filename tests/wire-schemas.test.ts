@@ -152,7 +152,7 @@ describe("every message of a real run on NATS", () => {
     scheduler = await SchedulerProcess.start({ nats, cluster: CLUSTER, log: false, configFile: false, config: { clientReleaseGrace: 0.5, workerSaturation: Infinity } });
     const startWorker = async (name: string) => workers.push(await WorkerProcess.start({ nats, cluster: CLUSTER, name, nthreads: 1, functions: tasks.default, configFile: false }));
     await startWorker("w1");
-    client = await connectClient({ servers: server.url, cluster: CLUSTER });
+    client = await connectClient({ servers: server.url, cluster: CLUSTER, log: false });
     raw = await connect({ servers: server.url });
 
     // Queuing off: all of it lands on w1, and w2 joining makes the scheduler steal.
