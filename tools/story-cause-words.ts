@@ -24,7 +24,8 @@ export function stimulusWords(event: Event, key: string): string {
   const client = str(e.client);
   const reason = str(e.reason);
   const because = reason !== undefined ? ` (${reason})` : "";
-  const other = str(e.key) !== undefined && e.key !== key ? `its dependency ${String(e.key)}` : "it";
+  // Another task's outcome: a dependency's, or one whose end freed a thread or a queue slot; the words do not guess which.
+  const other = str(e.key) !== undefined && e.key !== key ? `task ${String(e.key)}` : "it";
   switch (event.op) {
     case "worker-lost":
       return `worker ${worker} was lost${because}`;
