@@ -339,6 +339,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     let group = this.groups.get(groupName);
     if (group === undefined) this.groups.set(groupName, (group = new GroupRec(groupName)));
     const ts = new TaskRec(spec.key, prefix, group);
+    ts.bornAt = this.attempts;
     group.size += 1;
     group.pending += 1; // a new task is released
     ts.func = spec.func;
@@ -688,6 +689,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
       this.freeKeys(ws.name, [key]);
       return;
     }
+    // The result of an assignment to an earlier record of the key (cancelled or released and
+    // forgotten, then submitted again): that record's release freed the key on this worker, so
+    // the copy it reports is gone or going; counting it would name a holder that holds nothing.
+    if (attempt !== undefined && attempt <= ts.bornAt) return;
     // The result of an assignment superseded since (a copy delivered late or twice, or a result
     // of a worker removed while alive, which tells what it holds again: void-assignments): stale
     // as a result. Of a key in memory, though, the worker holds a copy: counted (or freed) as

@@ -80,6 +80,12 @@ export class TaskRec {
    */
   attempt = 0;
   /**
+   * The core's assignment counter when this record was made: an assignment number at or below
+   * it belongs to an earlier record of the key (released, forgotten, submitted again), whose
+   * release freed the key on every worker it was assigned to or held by.
+   */
+  bornAt = 0;
+  /**
    * The worker whose task-erred made it erred (Dask's `erred_on`): that worker keeps the
    * failed task (state `error`) until the scheduler frees it there, which it does when the
    * task leaves `erred` (released or forgotten). Null otherwise (never erred on a worker,
