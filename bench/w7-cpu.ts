@@ -1,0 +1,130 @@
+/**
+ * Where W7's CPU goes on NATS: a nats-server, a `natsched scheduler` and the worker processes
+ * of shape `threads` (1 x 2 threads) or `workers` (2 x 1), N tasks of MS ms of CPU from
+ * bench/cpu-tasks.mjs; prints the makespan over the ideal and each process's CPU (ms, from
+ * /proc) over the timed run, the worker's per thread. Linux only. docs/executors.md, "W7".
+ *
+ *   node --import tsx bench/w7-cpu.ts [threads|workers] [N=200] [MS=20] [nolog]
+ *   PROF=dir ...      the scheduler writes a CPU profile there
+ *   STRACE=s|w ...    strace -c of the scheduler (s) or the first worker (w) to /tmp/strace.out
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, readdirSync, mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { connectClient } from "../index.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const shape = args[0] ?? "threads";
+const N = Number(args[1] ?? 200);
+const MS = Number(args[2] ?? 20);
+const logOn = args[3] !== "nolog";
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once the child prints a line matching `ready`. */
+function whenReady(child: ChildProcess, ready: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const seen = (d: Buffer) => {
+      out += d.toString();
+      if (ready.test(out)) resolve();
+    };
+    child.stdout!.on("data", seen);
+    child.stderr!.on("data", seen);
+    child.once("exit", (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+/** User + system CPU of a /proc stat line, in clock ticks (10 ms). */
+function statTicks(line: string): number {
+  const fields = line.slice(line.lastIndexOf(") ") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+const ticks = (pid: number): number => statTicks(readFileSync(`/proc/${pid}/stat`, "utf8"));
+
+/** Each thread of `pid`: its id, name and CPU ticks. */
+function threads(pid: number): { t: string; name: string; ticks: number }[] {
+  return readdirSync(`/proc/${pid}/task`).map((t) => {
+    const line = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
+    return { t, name: line.slice(line.indexOf("(") + 1, line.lastIndexOf(")")), ticks: statTicks(line) };
+  });
+}
+
+const cores = 2;
+const port = await freePort();
+const dir = mkdtempSync(join(tmpdir(), "w7cpu-"));
+const server = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, GOMAXPROCS: "1" } });
+await whenReady(server, /Server is ready/);
+const url = `nats://127.0.0.1:${port}`;
+const cluster = "w7cpu";
+const common = ["--nats", url, "--cluster", cluster];
+
+/** A natsched process through tsx, as the bench harness starts them; `nodeFlags` before the script. */
+function natsched(args: string[], nodeFlags: string[] = []): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", ...nodeFlags, join(ROOT, "cli/main.ts"), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+}
+
+const profile = process.env.PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROF] : [];
+const scheduler = natsched(["scheduler", ...common, ...(logOn ? ["--log", join(dir, "s.natlog")] : ["--no-log"])], profile);
+await whenReady(scheduler, /natsched scheduler: cluster/);
+const [nWorkers, nThreads] = shape === "threads" ? [1, cores] : [cores, 1];
+const workers: ChildProcess[] = [];
+for (let i = 0; i < nWorkers; i++) {
+  const log = logOn ? ["--log", join(dir, `w${i}.natlog`)] : [];
+  const worker = natsched(["worker", ...common, "--functions", join(ROOT, "bench/cpu-tasks.mjs"), "--name", `w${i}`, "--nthreads", String(nThreads), ...log]);
+  await whenReady(worker, /registered with cluster/);
+  workers.push(worker);
+}
+const client = await connectClient({ servers: url, cluster });
+const tasks = (await import(join(ROOT, "bench/cpu-tasks.mjs"))) as { iterationsFor(ms: number): number };
+const iterations = tasks.iterationsFor(MS);
+
+async function run(n: number): Promise<number> {
+  const t0 = performance.now();
+  const futures = Array.from({ length: n }, (_, i) => client.submit("spin", [iterations, i], { pure: false }));
+  await client.gather(futures);
+  for (const f of futures) f.release();
+  return (performance.now() - t0) / 1000;
+}
+
+await run(8);
+await new Promise((r) => setTimeout(r, 500));
+const pids: Record<string, number> = { scheduler: scheduler.pid!, server: server.pid! };
+workers.forEach((w, i) => (pids[`w${i}`] = w.pid!));
+const before = new Map(Object.entries(pids).map(([name, pid]) => [name, ticks(pid)]));
+const threadsBefore = workers.map((w) => threads(w.pid!));
+const tracer = process.env.STRACE ? spawn("strace", ["-c", "-f", "-p", String(process.env.STRACE === "w" ? workers[0]!.pid : scheduler.pid), "-o", "/tmp/strace.out"], { stdio: "ignore" }) : null;
+if (tracer) await new Promise((r) => setTimeout(r, 1000));
+const cpu0 = process.cpuUsage();
+const wall = await run(N);
+const cpu = process.cpuUsage(cpu0);
+if (tracer) {
+  tracer.kill("SIGINT");
+  await new Promise((r) => tracer.once("exit", r));
+}
+const ideal = (N * MS) / 1000 / cores;
+const out: Record<string, unknown> = { shape, N, MS, wall, ideal, ratio: wall / ideal, client_ms: (cpu.user + cpu.system) / 1000 };
+for (const [name, pid] of Object.entries(pids)) out[`${name}_ms`] = (ticks(pid) - before.get(name)!) * 10;
+workers.forEach((w, i) => {
+  const was = new Map(threadsBefore[i]!.map((x) => [x.t, x.ticks]));
+  const used = threads(w.pid!).map((x) => ({ name: x.name, ms: (x.ticks - (was.get(x.t) ?? 0)) * 10 }));
+  out[`w${i}_threads_ms`] = used.filter((x) => x.ms > 0).map((x) => `${x.name}:${x.ms}`).join(" ");
+});
+console.log(JSON.stringify(out));
+await client.close();
+for (const c of [...workers, scheduler]) c.kill("SIGTERM");
+await new Promise((r) => setTimeout(r, 1500));
+server.kill("SIGTERM");
+process.exit(0);
