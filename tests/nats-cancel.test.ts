@@ -5,26 +5,16 @@
  * it), a key another client wants goes on for it, the key submitted again computes, and both
  * logs replay.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectClient } from "../actors/process/connect-client.js";
-import { SchedulerProcess } from "../actors/process/scheduler-process.js";
-import { WorkerProcess } from "../actors/process/worker-process.js";
 import { CancelledError } from "../machines/errors.js";
 import { readLogSync } from "../log/index.js";
 import { replay } from "../replay/index.js";
-import { NatsServer } from "./support/nats-server.js";
+import { startLoggedNatsCluster, type LoggedNatsCluster } from "./support/logged-nats-cluster.js";
 import { until } from "./support/until.js";
 
 const CLUSTER = "cancel";
-const dir = mkdtempSync(join(tmpdir(), "natsched-cancel-"));
-const schedulerLog = join(dir, "scheduler.natlog");
-const workerLog = join(dir, "worker.natlog");
-let server: NatsServer;
-let scheduler: SchedulerProcess;
-let worker: WorkerProcess;
+let cluster: LoggedNatsCluster;
 
 /** A function that runs until the test opens its gate (on the worker's loop). */
 const gates = new Map<number, { open: () => void; promise: Promise<void> }>();
@@ -40,9 +30,6 @@ function gate(n: number): { open: () => void; promise: Promise<void> } {
 }
 
 beforeAll(async () => {
-  server = await NatsServer.start({ jetstream: false });
-  const nats = { servers: server.url, env: {} };
-  scheduler = await SchedulerProcess.start({ nats, cluster: CLUSTER, log: schedulerLog, configFile: false, service: false });
   const functions = {
     inc: (x: number) => x + 1,
     held: async (n: number) => {
@@ -51,19 +38,17 @@ beforeAll(async () => {
       return n;
     },
   };
-  worker = await WorkerProcess.start({ nats, cluster: CLUSTER, name: "w1", nthreads: 2, functions, log: workerLog, configFile: false, service: false });
+  cluster = await startLoggedNatsCluster(CLUSTER, functions);
 }, 30_000);
 
 afterAll(async () => {
-  await worker?.close();
-  await scheduler?.close();
-  await server?.dispose();
+  await cluster?.close();
 });
-
 
 describe("cancel on NATS", () => {
   it("cancels a running task and its dependent, leaves another client's key alone, computes the key again, and the logs replay", async () => {
-    const opts = { servers: server.url, env: {}, cluster: CLUSTER, requestTimeout: 5000 };
+    const opts = cluster.clientOptions;
+    const { scheduler, worker, schedulerLog, workerLog } = cluster;
     const alice = await connectClient(opts);
     const bob = await connectClient(opts);
     try {

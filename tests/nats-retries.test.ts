@@ -5,27 +5,17 @@
  * message, a fired-and-forgotten task runs after its client closed and is forgotten once
  * done, and both logs replay.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectClient } from "../actors/process/connect-client.js";
-import { SchedulerProcess } from "../actors/process/scheduler-process.js";
-import { WorkerProcess } from "../actors/process/worker-process.js";
 import { TaskFailedError } from "../machines/errors.js";
 import { readLogSync } from "../log/index.js";
 import { readReason } from "../machines/reasons.js";
 import { replay } from "../replay/index.js";
-import { NatsServer } from "./support/nats-server.js";
+import { startLoggedNatsCluster, type LoggedNatsCluster } from "./support/logged-nats-cluster.js";
 import { until } from "./support/until.js";
 
 const CLUSTER = "retries";
-const dir = mkdtempSync(join(tmpdir(), "natsched-retries-"));
-const schedulerLog = join(dir, "scheduler.natlog");
-const workerLog = join(dir, "worker.natlog");
-let server: NatsServer;
-let scheduler: SchedulerProcess;
-let worker: WorkerProcess;
+let cluster: LoggedNatsCluster;
 
 /** Calls of `flaky` per name: it fails on its first `failures` calls for that name. */
 const calls = new Map<string, number>();
@@ -35,9 +25,6 @@ let open!: () => void;
 const opened = new Promise<void>((resolve) => (open = resolve));
 
 beforeAll(async () => {
-  server = await NatsServer.start({ jetstream: false });
-  const nats = { servers: server.url, env: {} };
-  scheduler = await SchedulerProcess.start({ nats, cluster: CLUSTER, log: schedulerLog, configFile: false, service: false });
   const functions = {
     flaky: (name: string, failures: number) => {
       const n = (calls.get(name) ?? 0) + 1;
@@ -51,18 +38,17 @@ beforeAll(async () => {
       return x;
     },
   };
-  worker = await WorkerProcess.start({ nats, cluster: CLUSTER, name: "w1", nthreads: 2, functions, log: workerLog, configFile: false, service: false });
+  cluster = await startLoggedNatsCluster(CLUSTER, functions);
 }, 30_000);
 
 afterAll(async () => {
-  await worker?.close();
-  await scheduler?.close();
-  await server?.dispose();
+  await cluster?.close();
 });
 
 describe("retries and fire-and-forget on NATS", () => {
   it("retries to success and to exhaustion, a task fired and forgotten by a client that closed, and the logs replay", async () => {
-    const opts = { servers: server.url, env: {}, cluster: CLUSTER, requestTimeout: 5000 };
+    const opts = cluster.clientOptions;
+    const { scheduler, worker, schedulerLog, workerLog } = cluster;
     const client = await connectClient(opts);
     let fired: string;
     try {
