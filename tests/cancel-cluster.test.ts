@@ -9,6 +9,7 @@ import { CancelledError, LocalCluster, MemoryLogSink, readReason, replay, type L
 import type { InputRecord, TransitionRecord } from "../log/types.js";
 import { explainReasons } from "../tools/story-reasons.js";
 import { rejection } from "./errors-helpers.js";
+import { untilFlushed } from "./support/until.js";
 
 const clusters: LocalCluster[] = [];
 afterEach(async () => {
@@ -58,16 +59,6 @@ async function start(gates: Gates, opts: Partial<LocalClusterOptions> = {}): Pro
   return { cluster, log };
 }
 
-async function eventually(cluster: LocalCluster, check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    await cluster.flush();
-    if (check()) return;
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 function transitions(log: MemoryLogSink, actor: string, key: string): TransitionRecord[] {
   return log.records.filter((r): r is TransitionRecord => r.kind === "transition" && r.actor === actor && r.id === key);
 }
@@ -81,7 +72,7 @@ describe("cancel on LocalCluster", () => {
     const y = client.submit<number>("inc", [x]);
     const result = x.result();
     const dependent = y.result();
-    await eventually(cluster, () => gates.started.includes(1));
+    await untilFlushed(cluster, () => gates.started.includes(1));
     const cancelled = x.cancel();
     // Rejected before the scheduler has even heard of it, and the dependent's future with it.
     expect(x.status).toBe("cancelled");
@@ -106,7 +97,7 @@ describe("cancel on LocalCluster", () => {
     // The function ends; its result is dropped, and the worker is free for the next task.
     gates.release(1);
     expect(await client.submit<number>("inc", [41]).result()).toBe(42);
-    await eventually(cluster, () => !cluster.workers.get("a")!.core.tasks.has(x.key));
+    await untilFlushed(cluster, () => !cluster.workers.get("a")!.core.tasks.has(x.key));
     expect(cluster.workers.get("a")!.store.has(x.key)).toBe(false);
     // Submitted again, it computes.
     const again = client.submit<number>("held", [1]);
@@ -126,7 +117,7 @@ describe("cancel on LocalCluster", () => {
     const client = cluster.client();
     const x = client.submit<number>("held", [2]);
     const y = client.submit<number>("inc", [x]);
-    await eventually(cluster, () => cluster.scheduler.core.tasks.get(y.key)?.state === "waiting");
+    await untilFlushed(cluster, () => cluster.scheduler.core.tasks.get(y.key)?.state === "waiting");
     await client.cancel([y]);
     expect(await rejection(y.result())).toMatchObject({ code: "CANCELLED" });
     expect(x.status).toBe("pending");
@@ -141,7 +132,7 @@ describe("cancel on LocalCluster", () => {
     const { cluster } = await start(gates);
     const client = cluster.client();
     const futures = client.map<number>("held", [10, 11, 12, 13, 14, 15]);
-    await eventually(cluster, () => futures.some((f) => cluster.scheduler.core.tasks.get(f.key)?.state === "queued"));
+    await untilFlushed(cluster, () => futures.some((f) => cluster.scheduler.core.tasks.get(f.key)?.state === "queued"));
     const queued = futures.filter((f) => cluster.scheduler.core.tasks.get(f.key)?.state === "queued");
     const victim = queued[queued.length - 1]!;
     await victim.cancel();
@@ -160,10 +151,10 @@ describe("cancel on LocalCluster", () => {
     const bob = cluster.client();
     await bob.connect();
     const a = alice.submit<number>("held", [3]);
-    await eventually(cluster, () => gates.started.includes(3));
+    await untilFlushed(cluster, () => gates.started.includes(3));
     const b = bob.submit<number>("held", [3]);
     expect(b.key).toBe(a.key);
-    await eventually(cluster, () => cluster.scheduler.core.tasks.get(a.key)?.whoWants?.size === 2);
+    await untilFlushed(cluster, () => cluster.scheduler.core.tasks.get(a.key)?.whoWants?.size === 2);
     await alice.cancel(a);
     expect(a.status).toBe("cancelled");
     expect(cluster.scheduler.core.tasks.get(a.key)?.state).toBe("processing.assigned");

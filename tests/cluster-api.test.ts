@@ -20,6 +20,7 @@ import {
 import type { WorkerActor } from "../actors/worker-actor.js";
 import type { InputRecord, TransitionRecord } from "../log/types.js";
 import { thrown, rejection } from "./errors-helpers.js";
+import { untilFlushed } from "./support/until.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -41,17 +42,6 @@ const basic = {
   sum: (xs: number[]) => xs.reduce((a, b) => a + b, 0),
   noop: () => null,
 };
-
-/** Poll until `check` holds (flushing the cluster between tries), or fail after `ms`. */
-async function eventually(cluster: LocalCluster, check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    await cluster.flush();
-    if (check()) return;
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await sleep(5);
-  }
-}
 
 describe("the issue's example", () => {
   it("submit, map, gather, scatter with a workers restriction, compute with a named graph", async () => {
@@ -503,7 +493,7 @@ describe("releasing and closing", () => {
     expect(stores.reduce((n, s) => n + s.size, 0)).toBeGreaterThan(0);
     for (const f of xs) f.release();
     total.release();
-    await eventually(cluster, () => stores.every((s) => s.size === 0) && cluster.scheduler.core.tasks.size === 0);
+    await untilFlushed(cluster, () => stores.every((s) => s.size === 0) && cluster.scheduler.core.tasks.size === 0);
     for (const w of cluster.workers.values()) expect(w.core.tasks.size).toBe(0);
     expect(total.status).toBe("cancelled");
   });
@@ -519,7 +509,7 @@ describe("releasing and closing", () => {
     expect(await total.result()).toBe(100);
     for (const f of fs) f.release();
     total.release();
-    await eventually(cluster, () => stores.every((s) => s.size === 0) && cluster.scheduler.core.tasks.size === 0);
+    await untilFlushed(cluster, () => stores.every((s) => s.size === 0) && cluster.scheduler.core.tasks.size === 0);
   });
 
   it("compute() releases its futures once it has the results", async () => {
@@ -527,7 +517,7 @@ describe("releasing and closing", () => {
     const client = cluster.client();
     expect(await client.compute({ a: ["inc", 1], b: ["add", "a", "a"], c: ["double", "b"] })).toEqual({ a: 2, b: 4, c: 8 });
     const stores = [...cluster.workers.values()].map((w) => w.store);
-    await eventually(cluster, () => stores.every((s) => s.size === 0) && cluster.scheduler.core.tasks.size === 0);
+    await untilFlushed(cluster, () => stores.every((s) => s.size === 0) && cluster.scheduler.core.tasks.size === 0);
   });
 
   it("compute() with keys: only those are returned, and nothing of the graph stays behind", async () => {
@@ -535,8 +525,8 @@ describe("releasing and closing", () => {
     const client = cluster.client();
     expect(await client.compute({ a: ["inc", 1], b: ["double", "a"], unused: ["inc", 5] }, { keys: ["b"] })).toEqual({ b: 4 });
     const stores = [...cluster.workers.values()].map((w) => w.store);
-    await eventually(cluster, () => stores.every((s) => s.size === 0));
-    await eventually(cluster, () => cluster.scheduler.core.tasks.size === 0, 300).catch(() => undefined);
+    await untilFlushed(cluster, () => stores.every((s) => s.size === 0));
+    await untilFlushed(cluster, () => cluster.scheduler.core.tasks.size === 0, 300).catch(() => undefined);
     expect([...cluster.scheduler.core.tasks.keys()]).toEqual([]);
   });
 
@@ -553,7 +543,7 @@ describe("releasing and closing", () => {
     expect(await b.result()).toBe(2);
     b.release();
     const store = cluster.workers.get("worker-0")!.store;
-    await eventually(cluster, () => store.size === 0);
+    await untilFlushed(cluster, () => store.size === 0);
   });
 
   it("nothing leaks after close: stores empty, actors stopped, no timers left behind", async () => {
@@ -595,7 +585,7 @@ describe("releasing and closing", () => {
     const workers: WorkerActor[] = [...cluster.workers.values()];
     const client = cluster.client();
     const fs = client.map("slow", [1, 2, 3, 4]);
-    await eventually(cluster, () => workers.reduce((n, w) => n + w.core.executing, 0) > 0);
+    await untilFlushed(cluster, () => workers.reduce((n, w) => n + w.core.executing, 0) > 0);
     await cluster.close();
     void fs;
     await sleep(60);
@@ -616,7 +606,7 @@ describe("releasing and closing", () => {
     expect(await f2.result()).toBe(2);
     await c2.close();
     const stores = [...cluster.workers.values()].map((w) => w.store);
-    await eventually(cluster, () => stores.every((s) => s.size === 0) && cluster.scheduler.core.tasks.size === 0);
+    await untilFlushed(cluster, () => stores.every((s) => s.size === 0) && cluster.scheduler.core.tasks.size === 0);
   });
 });
 
@@ -670,7 +660,7 @@ describe("failures and scale", () => {
     const client = cluster.client();
     const fs = client.map<number>("slow", [1, 2, 3, 4, 5, 6, 7, 8]);
     const dying = cluster.workers.get("worker-0")!;
-    await eventually(cluster, () => dying.core.executing > 0);
+    await untilFlushed(cluster, () => dying.core.executing > 0);
     cluster.killWorker("worker-0");
     expect(dying.store.size).toBe(0);
     expect(await client.gather(fs)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);

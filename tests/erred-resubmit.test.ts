@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalCluster, TaskFailedError, type LocalClusterOptions } from "../index.js";
+import { untilFlushed } from "./support/until.js";
 
 const clusters: LocalCluster[] = [];
 afterEach(async () => {
@@ -39,16 +40,6 @@ function heldByWorkers(cluster: LocalCluster): { records: number; stored: number
   return { records, stored };
 }
 
-/** Poll until `check` holds (flushing the cluster between tries), or fail after `ms`. */
-async function eventually(cluster: LocalCluster, check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await cluster.flush();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 describe("a failed pure key submitted again", () => {
   it("fails again for each of three clients in turn, each leaving before the next submits; the worker keeps nothing", async () => {
     const cluster = await start();
@@ -62,7 +53,7 @@ describe("a failed pure key submitted again", () => {
       expect((err as TaskFailedError).message).toContain("boom 42");
       await client.close();
     }
-    await eventually(cluster, () => cluster.scheduler.core.tasks.size === 0 && heldByWorkers(cluster).records === 0);
+    await untilFlushed(cluster, () => cluster.scheduler.core.tasks.size === 0 && heldByWorkers(cluster).records === 0);
   });
 
   it("rounds of tasks, some failing, by clients that release them or leave: every future settles and nothing is left behind", async () => {
@@ -79,7 +70,7 @@ describe("a failed pure key submitted again", () => {
       }
       await client.close();
     }
-    await eventually(cluster, () => cluster.scheduler.core.tasks.size === 0 && heldByWorkers(cluster).records === 0);
+    await untilFlushed(cluster, () => cluster.scheduler.core.tasks.size === 0 && heldByWorkers(cluster).records === 0);
     expect(heldByWorkers(cluster)).toEqual({ records: 0, stored: 0 });
   });
 });

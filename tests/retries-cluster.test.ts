@@ -9,6 +9,7 @@ import { BadOptionError, LocalCluster, MemoryLogSink, readReason, replay, TaskFa
 import type { TransitionRecord } from "../log/types.js";
 import { explainReasons } from "../tools/story-reasons.js";
 import { rejection } from "./errors-helpers.js";
+import { untilFlushed } from "./support/until.js";
 
 const clusters: LocalCluster[] = [];
 afterEach(async () => {
@@ -59,16 +60,6 @@ async function start(): Promise<{ cluster: LocalCluster; log: MemoryLogSink }> {
   });
   clusters.push(cluster);
   return { cluster, log };
-}
-
-async function eventually(cluster: LocalCluster, check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    await cluster.flush();
-    if (check()) return;
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 function taskMoves(log: MemoryLogSink, key: string): TransitionRecord[] {
@@ -122,7 +113,7 @@ describe("retries on LocalCluster", () => {
     const first = cluster.client();
     expect((await rejection(first.submit("flaky", ["r", 4], { retries: 1 }).result({ timeout: 3000 })) as Error).message).toContain("r failed on call 2");
     await first.close();
-    await eventually(cluster, () => cluster.scheduler.core.tasks.size === 0);
+    await untilFlushed(cluster, () => cluster.scheduler.core.tasks.size === 0);
     const second = cluster.client();
     expect(await second.submit("flaky", ["r", 4], { retries: 2 }).result({ timeout: 3000 })).toBe("r ok on call 5");
   });
@@ -149,9 +140,9 @@ describe("fireAndForget on LocalCluster", () => {
     void client.fireAndForget(y);
     x.release();
     y.release();
-    await eventually(cluster, () => cluster.scheduler.core.tasks.get(y.key)?.state === "processing.assigned");
+    await untilFlushed(cluster, () => cluster.scheduler.core.tasks.get(y.key)?.state === "processing.assigned");
     gate.open();
-    await eventually(cluster, () => recorded.length === 1 && cluster.scheduler.core.tasks.size === 0);
+    await untilFlushed(cluster, () => recorded.length === 1 && cluster.scheduler.core.tasks.size === 0);
     expect(recorded).toEqual([2]);
     expect(cluster.workers.get("a")!.store.size).toBe(0);
     await client.close();
@@ -167,7 +158,7 @@ describe("fireAndForget on LocalCluster", () => {
     await client.fireAndForget([done, failing]);
     await client.close();
     gate.open();
-    await eventually(cluster, () => recorded.length === 1 && calls.get("f") === 2 && cluster.scheduler.core.tasks.size === 0);
+    await untilFlushed(cluster, () => recorded.length === 1 && calls.get("f") === 2 && cluster.scheduler.core.tasks.size === 0);
     expect(cluster.workers.get("a")!.core.tasks.size).toBe(0);
     await cluster.close();
     expect((await replay(log.records)).ok).toBe(true);
