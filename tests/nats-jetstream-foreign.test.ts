@@ -62,12 +62,6 @@ async function schedulerTail(cluster: string): Promise<{ streamSeq: number; last
   return { streamSeq: last.seq, lastSeq: decoded.record.seq };
 }
 
-/** Stream sequences of the subject's messages, for finding the ones a test published. */
-async function lastStreamSeq(cluster: string): Promise<number> {
-  const jsm = await jetstreamManager(nc);
-  return (await jsm.streams.info(logStreamName(cluster))).state.last_seq;
-}
-
 describe("foreign messages on the scheduler's log subject", () => {
   it("are reported and skipped: the run completes, a restart resumes, and the log replays clean without them", async () => {
     const cluster = "foreign";
@@ -86,11 +80,11 @@ describe("foreign messages on the scheduler's log subject", () => {
       // actor, the seq the log continues at) from someone who is not the log's writer: once
       // with an id that has no link, once linked to a message that is not the log's last.
       const tail = await schedulerTail(cluster);
-      nc.publish(subject, new TextEncoder().encode("\u0000 not a record, just bytes \u00ff"));
-      await nc.flush();
-      foreignSeqs.push(await lastStreamSeq(cluster));
-      const forged = encodeRecordLine({ actor: "scheduler", seq: tail.lastSeq + 1, t: Date.now() / 1000, kind: "input", event: { op: "release-keys", client: "someone", keys: [] } });
+      // Published through JetStream for its ack: the stream's last seq moves on as the
+      // scheduler writes, so only the ack says which seq the garbage got.
       const js = jetstream(nc);
+      foreignSeqs.push((await js.publish(subject, new TextEncoder().encode("\u0000 not a record, just bytes \u00ff"))).seq);
+      const forged = encodeRecordLine({ actor: "scheduler", seq: tail.lastSeq + 1, t: Date.now() / 1000, kind: "input", event: { op: "release-keys", client: "someone", keys: [] } });
       foreignSeqs.push((await js.publish(subject, forged, { msgID: logMsgId("scheduler", tail.lastSeq + 1) })).seq);
       foreignSeqs.push((await js.publish(subject, forged, { msgID: linkedMsgId(logMsgId("scheduler", tail.lastSeq + 1), tail.streamSeq - 1) })).seq);
 
@@ -105,9 +99,7 @@ describe("foreign messages on the scheduler's log subject", () => {
       await nc.flush();
       // Killed, garbage is the subject's last message, and the same command starts it again.
       expect(await scheduler.stop("SIGKILL")).toBe(-1);
-      nc.publish(subject, new TextEncoder().encode("garbage after the crash"));
-      await nc.flush();
-      foreignSeqs.push(await lastStreamSeq(cluster));
+      foreignSeqs.push((await js.publish(subject, new TextEncoder().encode("garbage after the crash"))).seq);
       const second = spawn("scheduler-2", cluster, ["scheduler"]);
       await second.waitFor(/resumed from its log: \d+ inputs re-run/);
       expect(second.log).toMatch(new RegExp(`stream seq ${foreignSeqs[3]}: a foreign message .* it starts "garbage after the crash"`));
