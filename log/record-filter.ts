@@ -1,3 +1,4 @@
+import { forEachNamedKey } from "./record-keys.js";
 import type { LogRecord, RecordKind } from "./types.js";
 
 /** Which records a reader returns; all given conditions must hold. */
@@ -19,15 +20,12 @@ export function compileFilter(filter: RecordFilter = {}): (record: LogRecord) =>
     (key === undefined || concernsKey(record, key));
 }
 
-/**
- * A transition of the machine instance `key`, or an input whose event names `key` in a
- * `key` field, a `keys` array, or a `tasks` array of objects with a `key`.
- */
+/** Whether `record` names `key`: the keys `forEachNamedKey` (record-keys.ts) gives. */
 export function concernsKey(record: LogRecord, key: string): boolean {
   if (record.kind === "transition") return record.id === key;
-  if (record.kind !== "input") return false;
-  const event = record.event;
-  if (event.key === key) return true;
-  if (Array.isArray(event.keys) && event.keys.includes(key)) return true;
-  return Array.isArray(event.tasks) && event.tasks.some((task: unknown) => typeof task === "object" && task !== null && (task as { key?: unknown }).key === key);
+  let found = false;
+  forEachNamedKey(record, (named) => {
+    if (named === key) found = true;
+  });
+  return found;
 }

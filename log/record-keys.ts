@@ -3,7 +3,9 @@ import type { LogRecord } from "./types.js";
 /**
  * Calls `each` with every task key `record` names, exactly the keys for which
  * `concernsKey(record, key)` (record-filter.ts) holds: a transition's id; an input's `key`,
- * the strings of its `keys`, the `key` of each of its `tasks`. A key may come more than once.
+ * the strings of its `keys`, the `key` of each object in its `tasks`, `received` and `data`;
+ * and the same fields of each op in its `ops` (a client's `reports`, a scheduler's client
+ * envelope). A key may come more than once.
  */
 export function forEachNamedKey(record: LogRecord, each: (key: string) => void): void {
   if (record.kind === "transition") {
@@ -11,14 +13,24 @@ export function forEachNamedKey(record: LogRecord, each: (key: string) => void):
     return;
   }
   if (record.kind !== "input") return;
-  const event = record.event;
-  if (typeof event.key === "string") each(event.key);
-  if (Array.isArray(event.keys)) for (const key of event.keys) if (typeof key === "string") each(key);
-  if (Array.isArray(event.tasks)) {
-    for (const task of event.tasks) {
-      const key = typeof task === "object" && task !== null ? (task as { key?: unknown }).key : undefined;
-      if (typeof key === "string") each(key);
-    }
+  const event = record.event as Record<string, unknown>;
+  eachKeyOf(event, each);
+  if (Array.isArray(event.ops)) for (const op of event.ops) if (typeof op === "object" && op !== null) eachKeyOf(op as Record<string, unknown>, each);
+}
+
+function eachKeyOf(fields: Record<string, unknown>, each: (key: string) => void): void {
+  if (typeof fields.key === "string") each(fields.key);
+  if (Array.isArray(fields.keys)) for (const key of fields.keys) if (typeof key === "string") each(key);
+  eachObjectKey(fields.tasks, each);
+  eachObjectKey(fields.received, each);
+  eachObjectKey(fields.data, each);
+}
+
+function eachObjectKey(list: unknown, each: (key: string) => void): void {
+  if (!Array.isArray(list)) return;
+  for (const item of list) {
+    const key = typeof item === "object" && item !== null ? (item as { key?: unknown }).key : undefined;
+    if (typeof key === "string") each(key);
   }
 }
 

@@ -87,6 +87,13 @@ describe("story causes on the embedded cluster", () => {
     expect(causes(lines, "worker.a", /input compute-task/)).toEqual([`sent by scheduler for: worker c was lost (killed)  [scheduler:${lost.seq}]`]);
   });
 
+  it("the client's side: the report that brought the result and the error to the client that waited for it", async () => {
+    const reported = (await story("y")).filter((l) => l.actor.startsWith("client.") && l.text.startsWith("input reports"));
+    expect(reported.map((l) => l.text)).toEqual([expect.stringMatching(/^input reports: key-in-memory/)]);
+    const erred = (await story("bad")).filter((l) => l.actor.startsWith("client.") && l.text.startsWith("input reports"));
+    expect(erred.map((l) => l.text)).toEqual([expect.stringMatching(/^input reports: key-erred.*boom/)]);
+  });
+
   it("a failing task: erred on the worker and on the scheduler, with the error and the worker", async () => {
     const lines = await story("bad");
     expect(causes(lines, "scheduler", /-> erred/)).toEqual([expect.stringMatching(/^erred: it failed on worker [ab]: Error: boom  \[scheduler:\d+\]$/)]);

@@ -72,6 +72,13 @@ function describeInput(event: { op: string; [k: string]: unknown }, key: string)
     if (spec) return `input ${event.op}${typeof e.client === "string" ? ` from ${e.client}` : ""}: ${spec.func}(${(spec.deps ?? []).length} deps${spec.deps?.length ? `: ${spec.deps.join(", ")}` : ""})`;
   }
   if (Array.isArray(e.data) && e.data.some((d) => (d as { key?: unknown }).key === key)) return `input ${event.op} (scattered)`;
+  if (Array.isArray(e.ops)) {
+    const inner = e.ops
+      .filter((op): op is { op: string } => typeof op === "object" && op !== null && typeof (op as { op?: unknown }).op === "string")
+      .map((op) => describeInput(op, key))
+      .filter((text): text is string => text !== undefined);
+    if (inner.length > 0) return `input ${event.op}: ${inner.map((text) => text.replace(/^input /, "")).join("; ")}`;
+  }
   return undefined;
 }
 
