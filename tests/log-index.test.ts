@@ -21,6 +21,7 @@ import { inspectView } from "../tools/inspect-view.js";
 import { keyInstances } from "../tools/key-instances.js";
 import { formatStory, storyLines } from "../tools/story.js";
 import { addCauses, recordsSource } from "../tools/story-causes.js";
+import { IndexInputFinder } from "../tools/index-inputs.js";
 import { Timeline } from "../tools/timeline.js";
 import { recordRun } from "./replay-fixtures.js";
 
@@ -153,6 +154,22 @@ describe.each(Object.keys(logs))("the index of a %s log", (name) => {
       const json = await cli(...args.slice(0, -2), "--json", "--index");
       expect(JSON.parse(json.out)).toEqual(JSON.parse((await cli(...args.slice(0, -2), "--json", "--full")).out));
     }
+  });
+
+  it("finds every key's causes through the index as the pass over the log's inputs does", async () => {
+    const { records } = readLogSync(path());
+    const index = await LogIndex.open(path());
+    let caused = 0;
+    for (const key of keysOf(records)) {
+      const keyRecords = records.filter((r) => concernsKey(r, key));
+      const found = await index.keyRecords(key);
+      const seekRecords = found.map((r) => r.record);
+      const seek = await addCauses(storyLines(seekRecords, key), seekRecords, key, new IndexInputFinder(index, found));
+      expect(seek, key).toEqual(await addCauses(storyLines(keyRecords, key), keyRecords, key, recordsSource(records)));
+      caused += seek.filter((l) => l.cause !== undefined).length;
+    }
+    expect(caused).toBeGreaterThan(keysOf(records).length);
+    await index.close();
   });
 
   it("natsched story prints what it prints from a full scan", async () => {
