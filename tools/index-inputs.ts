@@ -18,10 +18,15 @@ const CACHED_BLOCKS = 64;
 export class IndexInputFinder implements InputFinder {
   private readonly positions = new Map<LogRecord, number>();
   private readonly cache = new Map<number, LogRecord[]>();
+  /** The inputs found so far, by stimulus id: a cause is often a transition's stimulus found already. */
+  private readonly inputs = new Map<string, InputRecord>();
 
   /** `known`: records of the log with their positions (the key's, from `index.keyRecords`). */
   constructor(private readonly index: LogIndex, known: readonly { record: LogRecord; position: number }[]) {
-    for (const { record, position } of known) this.positions.set(record, position);
+    for (const { record, position } of known) {
+      if (record.kind === "input") this.remember(record, position);
+      else this.positions.set(record, position);
+    }
   }
 
   async find(transitions: readonly TransitionRecord[], ids: ReadonlySet<string>): Promise<Found> {
@@ -45,7 +50,7 @@ export class IndexInputFinder implements InputFinder {
       const actor = id.slice(0, at);
       const seq = Number(id.slice(at + 1));
       if (at <= 0 || !Number.isSafeInteger(seq)) continue;
-      const input = (await this.near(actor, seq, naming.get(id) ?? [])) ?? (await this.exact(actor, seq));
+      const input = this.inputs.get(id) ?? (await this.near(actor, seq, naming.get(id) ?? [])) ?? (await this.exact(actor, seq));
       if (input !== undefined) found.byId.set(id, input);
     }
     return found;
@@ -86,6 +91,7 @@ export class IndexInputFinder implements InputFinder {
 
   private remember(record: InputRecord, position: number): InputRecord {
     this.positions.set(record, position);
+    this.inputs.set(stimulusId(record.actor, record.seq), record);
     return record;
   }
 
