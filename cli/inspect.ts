@@ -1,10 +1,10 @@
 import { BadOptionError } from "../machines/errors.js";
 import { stat } from "node:fs/promises";
 import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
-import { indexOnDemand } from "../log/index-on-demand.js";
-import { inspectFromIndex, LARGE_LOG_BYTES } from "./inspect-index.js";
+import { LARGE_LOG_BYTES, withIndexSource } from "./inspect-index.js";
+import type { InspectSource } from "./inspect-source.js";
 import { LogCut, parseCut } from "../replay/log-cut.js";
-import { ClusterFold } from "../tools/cluster-fold.js";
+import { ClusterFold } from "../log/cluster-fold.js";
 import { formatInspect, inspectView } from "../tools/inspect-view.js";
 import { NoSuchKeyError, resolveKey } from "../tools/keys.js";
 import { keyInstances, type KeyInstance } from "../tools/key-instances.js";
@@ -14,7 +14,7 @@ import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
-export const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--at <cut>] [--key <key>] [--actor <name>] [--json]
+export const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--at <cut>] [--key <key>] [--actor <name>] [--json] [--full | --index]
   the cluster at one point of a log: each worker running or stopped (and why), what it
   executes, its occupancy and queued work; the scheduler's tasks and queue; steals in flight.
   Times are seconds from the run's start. --at is the same cut as natsched replay --until:
@@ -27,9 +27,10 @@ export const USAGE = `usage: natsched inspect <log|nats://host:port/cluster> [--
                     (or of the one key starting so)
   --actor <name>    only this actor's workers and --key instances ("scheduler", "worker.<name>" or "<name>")
   --json            print the view as JSON
-  --full            on a log file over 256 MB, read it up to the cut for the per-worker view
-                    (without it such a log is inspected through its index, built on first
-                    use: per-machine counts from the nearest snapshot and the key's instances)
+  --full            on a log file over 256 MB, read it whole (without it such a log is
+                    inspected through its index, built on first use: the nearest snapshot
+                    before the cut and the records from there; the same view)
+  --index           through the log file's index whatever its size
 ${LOG_NATS_USAGE}`;
 
 /** `natsched inspect`: the cluster at one point of a log, from the log alone. */
@@ -37,8 +38,9 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
   let parsed;
   let cut: LogCut;
   try {
-    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, at: { type: "string" }, key: { type: "string" }, actor: { type: "string" }, json: { type: "boolean" }, full: { type: "boolean" } }, true);
+    parsed = parseFlags(args, { ...NATS_AUTH_FLAGS, at: { type: "string" }, key: { type: "string" }, actor: { type: "string" }, json: { type: "boolean" }, full: { type: "boolean" }, index: { type: "boolean" } }, true);
     if (parsed.positionals.length !== 1) throw new BadOptionError("log", "give exactly one log");
+    if (parsed.values.full && parsed.values.index) throw new BadOptionError("--index", "--full reads the log whole, --index through its index: give one");
     cut = new LogCut(parsed.values.at === undefined ? undefined : parseCut(parsed.values.at, "--at"));
   } catch (error) {
     if (!(error instanceof BadOptionError)) throw error;
@@ -47,18 +49,31 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
   }
   const { values, positionals } = parsed;
   const location = positionals[0]!;
-  if (!values.full && !values.json && !isJetStreamLocation(location) && (await stat(location)).size > LARGE_LOG_BYTES) {
-    const index = await indexOnDemand(location, (note) => io.err(note));
-    if (index !== undefined) {
-      try {
-        const time = TimeBase.of(index.firstT ?? undefined);
-        io.out((await inspectFromIndex(index, values.at, values.key, values.actor, (t) => time.at(t), io)).join("\n"));
-        return 0;
-      } finally {
-        await index.close();
-      }
-    }
+  const print = async (source: InspectSource): Promise<void> => io.out(await inspectLines(source, cut, values, location));
+  const large = !isJetStreamLocation(location) && (values.index || (!values.full && (await stat(location)).size > LARGE_LOG_BYTES));
+  if (large && (await withIndexSource(location, cut.spec, io, print))) return 0;
+  await print(await readWhole(location, cut, values, io));
+  return 0;
+}
+
+/** What inspect prints: the view at the cut (JSON or words) and the key's instances. */
+async function inspectLines(source: InspectSource, cut: LogCut, values: { key?: string | undefined; actor?: string | undefined; json?: boolean | undefined }, location: string): Promise<string> {
+  const { fold, time } = source;
+  const view = inspectView(fold, cut.describe());
+  const worker = values.actor?.replace(/^worker\./, "");
+  if (worker !== undefined && worker !== "scheduler") view.workers = view.workers.filter((w) => w.name === worker);
+  if (values.json) return JSON.stringify({ ...view, start: time.start, ...(time.iso ? { startIso: time.iso } : {}) }, null, 2);
+  const lines = formatInspect(view, time, source.total);
+  if (values.key !== undefined) {
+    // A key prefix will do, as for story: the keys known at the cut decide.
+    const key = fold.tasks.has(values.key) ? values.key : keyAtCut(fold, values.key, location);
+    lines.push(...keyLines(keyInstances(await source.keyRecords(key), key), fold, key, time, values.actor));
   }
+  return lines.join("\n");
+}
+
+/** The log read whole up to the cut. */
+async function readWhole(location: string, cut: LogCut, values: Parameters<typeof natsOptions>[0], io: Io): Promise<InspectSource> {
   const reader = await openLogAt(location, natsOptions(values));
   const log = await reader.readAll();
   for (const problem of log.problems) io.err(`log problem: ${problem.message}`);
@@ -72,25 +87,10 @@ export async function inspectCommand(args: string[], io: Io): Promise<number> {
     fold.add(record);
   }
   const spec = cut.spec;
-  if (spec?.kind === "seq" && !log.records.some((r) => r.actor === (spec.actor ?? "scheduler") && r.seq === spec.value)) {
-    throw new BadOptionError("--at", `the log has no record ${spec.value} of ${spec.actor ?? "scheduler"}`);
+  if (spec?.kind === "seq" && !log.records.some((r) => r.actor === cut.actor && r.seq === spec.value)) {
+    throw new BadOptionError("--at", `the log has no record ${spec.value} of ${cut.actor}`);
   }
-  const time = TimeBase.of(log.records[0]?.t, reader.header.created);
-  const view = inspectView(fold, cut.describe());
-  const worker = values.actor?.replace(/^worker\./, "");
-  if (worker !== undefined && worker !== "scheduler") view.workers = view.workers.filter((w) => w.name === worker);
-  if (values.json) {
-    io.out(JSON.stringify({ ...view, start: time.start, ...(time.iso ? { startIso: time.iso } : {}) }, null, 2));
-    return 0;
-  }
-  const lines = formatInspect(view, time, log.records.length);
-  if (values.key !== undefined) {
-    // A key prefix will do, as for story: the keys known at the cut decide.
-    const key = fold.tasks.has(values.key) ? values.key : keyAtCut(fold, values.key, positionals[0]!);
-    lines.push(...keyLines(keyInstances(taken, key), fold, key, time, values.actor));
-  }
-  io.out(lines.join("\n"));
-  return 0;
+  return { fold, total: log.records.length, time: TimeBase.of(log.records[0]?.t, reader.header.created), keyRecords: async () => taken };
 }
 
 /** The one key starting with `prefix` among the scheduler's at the cut; `prefix` itself when none does (it has no instance there). */

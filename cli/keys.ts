@@ -1,7 +1,7 @@
 import { BadOptionError } from "../machines/errors.js";
 import { openLogAt } from "../log/jetstream-open.js";
 import { LogCut, parseCut } from "../replay/log-cut.js";
-import { ClusterFold } from "../tools/cluster-fold.js";
+import { ClusterFold } from "../log/cluster-fold.js";
 import { checkTaskState, listKeys } from "../tools/keys.js";
 import { TimeBase } from "../log/time-base.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";

@@ -8,7 +8,9 @@ import { taskKeys } from "../tools/task-keys.js";
 import { formatStory, storyLines, type StoryLine } from "../tools/story.js";
 import { readTimeBase } from "../log/time-base.js";
 import type { LogProblem, LogRecord } from "../log/types.js";
-import { addCauses } from "../tools/story-causes.js";
+import { addCauses, type InputFinder, type RecordSource } from "../tools/story-causes.js";
+import { IndexInputFinder } from "../tools/index-inputs.js";
+import type { LogIndex } from "../log/log-index.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
@@ -34,15 +36,20 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
   const reader = await openLogAt(path, natsOptions(parsed.values));
   const time = await readTimeBase(reader);
   const ctx = await reasonContext(reader);
+  const index = isJetStreamLocation(path) ? undefined : await indexOnDemand(path, (note) => io.err(note));
+  let lines;
   let key = given;
-  let found = await keyRecords(path, reader, key, io);
-  if (found.records.length === 0) {
-    // Not a key of the log as given: the one key it starts, if there is one (else a typed error).
-    key = resolveKey(await taskKeys(reader), given, path);
-    found = await keyRecords(path, reader, key, io);
+  try {
+    let found = await keyRecords(index, reader, key);
+    if (found.records.length === 0) {
+      key = resolveKey(await taskKeys(reader), given, path);
+      found = await keyRecords(index, reader, key);
+    }
+    for (const problem of found.problems) io.err(`warning: ${problem.kind}: ${problem.message}`);
+    lines = await addCauses(storyLines(found.records, key, ctx), found.records, key, found.inputs);
+  } finally {
+    await index?.close();
   }
-  for (const problem of found.problems) io.err(`warning: ${problem.kind}: ${problem.message}`);
-  const lines = await addCauses(storyLines(found.records, key, ctx), found.records, key, reader);
   if (lines.length === 0) {
     io.err(`no record of ${key} in ${path}`);
     return 1;
@@ -58,19 +65,15 @@ export async function storyCommand(args: string[], io: Io): Promise<number> {
   return 0;
 }
 
-/** The records naming `key`, in log order: from the log file's index (built on first use), or by reading the whole log. */
-async function keyRecords(path: string, reader: LogReader, key: string, io: Io): Promise<{ records: LogRecord[]; problems: readonly LogProblem[] }> {
-  const index = isJetStreamLocation(path) ? undefined : await indexOnDemand(path, (note) => io.err(note));
+/** The records naming `key`, in log order, and where their causes' inputs are found: through the log file's index (built on first use), or by reading the whole log. */
+async function keyRecords(index: LogIndex | undefined, reader: LogReader, key: string): Promise<{ records: LogRecord[]; problems: readonly LogProblem[]; inputs: RecordSource | InputFinder }> {
   if (index !== undefined) {
-    try {
-      return { records: (await index.keyRecords(key)).map((r) => r.record), problems: index.problems };
-    } finally {
-      await index.close();
-    }
+    const found = await index.keyRecords(key);
+    return { records: found.map((r) => r.record), problems: index.problems, inputs: new IndexInputFinder(index, found) };
   }
   const records: LogRecord[] = [];
   for await (const record of reader.records({ key })) records.push(record);
-  return { records, problems: reader.problems };
+  return { records, problems: reader.problems, inputs: reader };
 }
 
 /** The scheduler's bandwidth estimate, from its start record (near the top of a log: the read stops there). */

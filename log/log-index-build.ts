@@ -1,10 +1,11 @@
 /**
  * Builds a log's index (log/log-index.ts reads it) in two passes over the log:
  *   1. blocks (where each starts, its first record's position, its record count and
- *      earliest `t`), the keys each block names, the reader's problems, and, per machine
- *      instance, the position of its last transition;
- *   2. snapshots of the instance counts every SNAPSHOT_RECORDS records, at a block start,
- *      holding the state of only the instances that still move after them (pass 1 says which).
+ *      earliest `t`), the keys each block names, the reader's problems, each actor's last
+ *      record and each scheduler task's last transition;
+ *   2. snapshots of the cluster fold (log/cluster-fold.ts: what `inspect` shows) every
+ *      SNAPSHOT_RECORDS records, at a block start, its forgotten tasks that never move again
+ *      let go (pass 1 says which), so a snapshot's size follows the work in play.
  * Written to a temporary file and renamed, so a reader sees a whole index or none.
  */
 import { open, rename, unlink, writeFile } from "node:fs/promises";
@@ -14,7 +15,7 @@ import { scanBlocks } from "./block-scan.js";
 import { readFirstLine } from "./first-line.js";
 import { sequenceStarts } from "./slice-header.js";
 import { openLog } from "./reader.js";
-import { InstanceCounts, instanceKey } from "./instance-counts.js";
+import { ClusterFold } from "./cluster-fold.js";
 import { encodeIndexHeader, fingerprintLog, INDEX_FORMAT, INDEX_VERSION, sameLog, sectionRef, type IndexHeader, type SnapshotRef } from "./log-index-file.js";
 import { forEachNamedKey, keyHash } from "./record-keys.js";
 import type { LogProblem } from "./types.js";
@@ -50,6 +51,7 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
   const blocks = new Growing();
   const keys = new Growing();
   const lastTransition = new Map<number, number>();
+  const actorsLast: Record<string, number> = {};
   const problems: LogProblem[] = [];
   let blockKeys = new Set<number>();
   let block = -1;
@@ -75,7 +77,8 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
       blocks.set(at + 2, blocks.get(at + 2) + 1);
       if (record.t < blocks.get(at + 3)) blocks.set(at + 3, record.t);
       forEachNamedKey(record, (key) => blockKeys.add(keyHash(key)));
-      if (record.kind === "transition") lastTransition.set(keyHash(instanceKey(record.actor, record.machine, record.id)), position);
+      actorsLast[record.actor] = position;
+      if (record.kind === "transition" && record.machine === "task") lastTransition.set(keyHash(record.id), position);
     },
     problem(problem) {
       problems.push(problem);
@@ -88,8 +91,9 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
 
   // Pass 2.
   const snapshots: { ref: Omit<SnapshotRef, "offset" | "bytes" | "crc">; bytes: Buffer }[] = [];
-  const counts = new InstanceCounts();
+  const fold = new ClusterFold();
   const lastSeq: Record<string, number> = {};
+  let maxT: number | null = null;
   let nextSnapshot = every;
   let current = -1;
   await scanBlocks(path, reader.header.v, recordsOffset, {
@@ -97,14 +101,14 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
       current++;
       if (position < nextSnapshot) return;
       nextSnapshot = position + every;
-      snapshots.push({ ref: { position, block: current, lastSeq: { ...lastSeq } }, bytes: deflateRawSync(JSON.stringify(counts.data())) });
+      snapshots.push({ ref: { position, block: current, lastSeq: { ...lastSeq }, maxT }, bytes: deflateRawSync(JSON.stringify(fold.data())) });
     },
     record(record, position) {
       lastSeq[record.actor] = record.seq;
-      if (record.kind !== "transition") return;
-      const instance = counts.apply(record);
-      // A hash shared by two instances keeps the later of their last transitions: the state is kept longer, never dropped early.
-      if (lastTransition.get(keyHash(instance)) === position) counts.retire(instance);
+      if (maxT === null || record.t > maxT) maxT = record.t;
+      fold.add(record);
+      // A hash two keys share keeps the later of their last transitions: a task is kept longer, never let go early.
+      if (record.kind === "transition" && record.machine === "task" && lastTransition.get(keyHash(record.id)) === position) fold.retire(record.id);
     },
     problem() {},
   }, sequenceStarts(reader.header), options.blockLines);
@@ -132,6 +136,7 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
     firstT,
     problems,
     snapshots: snapshotRefs,
+    actorsLast,
     sections: { blocks: blocksRef, keys: keysRef },
   };
   const headerLine = encodeIndexHeader(header);

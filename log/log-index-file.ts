@@ -11,7 +11,8 @@ import { LogIndexError } from "../machines/errors.js";
 import type { LogProblem } from "./types.js";
 
 export const INDEX_FORMAT = "natsched-log-index";
-export const INDEX_VERSION = 1;
+/** 2: snapshots of the cluster fold (log/cluster-fold.ts) with each one's latest `t`, each actor's last record. */
+export const INDEX_VERSION = 2;
 const FINGERPRINT_BYTES = 64 * 1024;
 
 /** What identifies the log an index was built from. */
@@ -33,6 +34,8 @@ export interface SnapshotRef extends SectionRef {
   position: number;
   block: number;
   lastSeq: Record<string, number>;
+  /** The latest `t` of the records before it (null: none), so a time cut knows no actor passed it before the snapshot. */
+  maxT: number | null;
 }
 
 export interface IndexHeader {
@@ -44,6 +47,8 @@ export interface IndexHeader {
   firstT: number | null;
   problems: LogProblem[];
   snapshots: SnapshotRef[];
+  /** Each actor's last record's position: past it, the actor has nothing more in the log. */
+  actorsLast: Record<string, number>;
   sections: { blocks: SectionRef; keys: SectionRef };
 }
 

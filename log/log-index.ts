@@ -1,8 +1,8 @@
 /**
  * A log's index (built by log/log-index-build.ts), opened and checked against its log: it
  * answers "which records name this key", "where is record n", "which record was at time t",
- * and "how many instances were in each state at record n" by reading a few blocks of the
- * log instead of all of it. Every block read is checked against the index (its record
+ * and "what did the cluster look like at snapshot s" (log/cluster-fold.ts) by reading a few
+ * blocks of the log instead of all of it. Every block read is checked against the index (its record
  * count), and the index against the log (size and CRC-32 of its ends): a mismatch is a
  * LogIndexError, never a wrong answer.
  */
@@ -11,9 +11,9 @@ import { inflateRawSync } from "node:zlib";
 import { LogIndexError } from "../machines/errors.js";
 import { decodeRecordLine } from "./codec.js";
 import { FrameScanner } from "./frame-scanner.js";
-import { InstanceCounts, type InstanceCountsData } from "./instance-counts.js";
+import { ClusterFold, type ClusterFoldData } from "./cluster-fold.js";
 import { BLOCK_COLUMNS, indexPathOf } from "./log-index-build.js";
-import { fingerprintLog, readIndexHeader, readSection, sameLog, type IndexHeader } from "./log-index-file.js";
+import { fingerprintLog, readIndexHeader, readSection, sameLog, type IndexHeader, type SnapshotRef } from "./log-index-file.js";
 import { concernsKey } from "./record-filter.js";
 import { keyHash } from "./record-keys.js";
 import { LOG_FORMAT_FRAMES, type LogProblem, type LogRecord } from "./types.js";
@@ -63,6 +63,23 @@ export class LogIndex {
   /** Where the snapshots stand (records before each), in order. */
   get snapshotPositions(): number[] {
     return this.header.snapshots.map((s) => s.position);
+  }
+
+  /** The snapshots: where each stands, each actor's last seq and the latest `t` before it. */
+  get snapshots(): readonly SnapshotRef[] {
+    return this.header.snapshots;
+  }
+
+  /** Each actor's last record's position. */
+  get actorsLast(): Readonly<Record<string, number>> {
+    return this.header.actorsLast;
+  }
+
+  /** The first position from which every record has `t > time` (the records' count if none does). */
+  settledAfter(time: number): number {
+    let b = this.header.blocks;
+    while (b > 0 && this.blocks[(b - 1) * BLOCK_COLUMNS + 3]! > time) b--;
+    return b < this.header.blocks ? this.firstPositionOf(b) : this.header.records;
   }
 
   get blockCount(): number {
@@ -156,14 +173,19 @@ export class LogIndex {
     return out;
   }
 
-  /** The latest snapshot at or before `position`: the instance counts after the records before it. */
-  async snapshotBefore(position: number): Promise<{ position: number; counts: InstanceCounts }> {
-    let best = -1;
-    for (let i = 0; i < this.header.snapshots.length && this.header.snapshots[i]!.position <= position; i++) best = i;
-    if (best < 0) return { position: 0, counts: new InstanceCounts() };
-    const ref = this.header.snapshots[best]!;
-    const bytes = await readSection(this.indexPath, this.dataOffset, ref, `snapshot at record ${ref.position}`);
-    return { position: ref.position, counts: InstanceCounts.from(JSON.parse(inflateRawSync(bytes).toString("utf8")) as InstanceCountsData) };
+  /** The cluster fold of the records before snapshot `i` (checked: its CRC-32, and that it folded as many records as it stands after). */
+  async foldAt(i: number): Promise<ClusterFold> {
+    const ref = this.header.snapshots[i]!;
+    const what = `snapshot at record ${ref.position}`;
+    const bytes = await readSection(this.indexPath, this.dataOffset, ref, what);
+    let data: ClusterFoldData;
+    try {
+      data = JSON.parse(inflateRawSync(bytes).toString("utf8")) as ClusterFoldData;
+    } catch (error) {
+      throw new LogIndexError("corrupt", `${this.indexPath}: ${what}: ${(error as Error).message}: rebuild it (natsched log index)`);
+    }
+    if (data?.records !== ref.position) throw new LogIndexError("corrupt", `${this.indexPath}: ${what} holds the fold of ${data?.records} records: rebuild it (natsched log index)`);
+    return ClusterFold.from(data);
   }
 
   /** The position just after the last record with `t <= time` (0 if none), as Timeline.positionAtTime. */

@@ -57,8 +57,15 @@ export class LogCut {
   private runStart: number | undefined;
   private readonly seqActor: string;
 
-  constructor(readonly spec: CutSpec | undefined, defaultActor = "scheduler") {
+  /** `runStart`: the `t` of the log's first record, for a reader that starts past it (from a log index's snapshot). */
+  constructor(readonly spec: CutSpec | undefined, defaultActor = "scheduler", runStart?: number) {
     this.seqActor = spec?.actor ?? defaultActor;
+    this.runStart = runStart;
+  }
+
+  /** The actor a seq cut counts the records of. */
+  get actor(): string {
+    return this.seqActor;
   }
 
   admit(record: { actor: string; seq: number; t: number; kind: string }): CutVerdict {

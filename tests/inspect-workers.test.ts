@@ -16,7 +16,7 @@ import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { simulate } from "../sim/simulator.js";
 import { LogCut, parseCut } from "../replay/log-cut.js";
 import { replay } from "../replay/replay.js";
-import { ClusterFold } from "../tools/cluster-fold.js";
+import { ClusterFold } from "../log/cluster-fold.js";
 import { AmbiguousKeyError, NoSuchKeyError, resolveKey } from "../tools/keys.js";
 import { TimeBase } from "../log/time-base.js";
 import { until } from "./support/until.js";

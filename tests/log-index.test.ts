@@ -6,17 +6,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run.js";
 import { LogIndexError } from "../machines/errors.js";
 import { indexOnDemand } from "../log/index-on-demand.js";
-import { InstanceCounts } from "../log/instance-counts.js";
-import { instanceCountsAt } from "../log/instances-at.js";
+import { ClusterFold } from "../log/cluster-fold.js";
 import { buildLogIndex, indexPathOf } from "../log/log-index-build.js";
+import { encodeIndexHeader, readIndexHeader } from "../log/log-index-file.js";
 import { LogIndex } from "../log/log-index.js";
 import { TimeBase } from "../log/time-base.js";
 import { readLogSync } from "../log/reader.js";
 import { concernsKey } from "../log/record-filter.js";
 import { forEachNamedKey } from "../log/record-keys.js";
 import type { LogRecord } from "../log/types.js";
+import { LogCut, type CutSpec } from "../replay/log-cut.js";
+import { foldAtCut, keyRecordsAtCut } from "../tools/fold-at-cut.js";
+import { inspectView } from "../tools/inspect-view.js";
+import { keyInstances } from "../tools/key-instances.js";
 import { formatStory, storyLines } from "../tools/story.js";
 import { addCauses, recordsSource } from "../tools/story-causes.js";
+import { IndexInputFinder } from "../tools/index-inputs.js";
 import { Timeline } from "../tools/timeline.js";
 import { recordRun } from "./replay-fixtures.js";
 
@@ -52,17 +57,36 @@ function keysOf(records: LogRecord[]): string[] {
   return [...keys];
 }
 
-/** Counts by "actor machine" and state, states with no instance left out: what a Timeline (the full replay of the records) says. */
-function timelineCounts(timeline: Timeline): Record<string, Record<string, number>> {
-  const out: Record<string, Record<string, number>> = {};
-  for (const v of timeline.list()) (out[`${v.actor} ${v.machine}`] ??= {})[v.state] = (out[`${v.actor} ${v.machine}`]?.[v.state] ?? 0) + 1;
-  return out;
+/** The cut read from the log's start, as inspect reads a log whole: the fold and the records taken. */
+function foldFromStart(records: LogRecord[], spec: CutSpec | undefined): { fold: ClusterFold; taken: LogRecord[] } {
+  const cut = new LogCut(spec);
+  const fold = new ClusterFold();
+  const taken: LogRecord[] = [];
+  for (const record of records) {
+    const verdict = cut.admit(record);
+    if (verdict === "end") break;
+    if (verdict === "skip") continue;
+    fold.add(record);
+    taken.push(record);
+  }
+  return { fold, taken };
 }
 
-function indexCounts(counts: InstanceCounts): Record<string, Record<string, number>> {
-  const out: Record<string, Record<string, number>> = {};
-  for (const g of counts.list()) for (const [state, n] of g.counts) if (n > 0) (out[`${g.actor} ${g.machine}`] ??= {})[state] = n;
-  return out;
+/** Cuts of every kind, spread over the log: scheduler seqs, workers' seqs, times between records and on them, seconds from the start. */
+function cutsOf(records: LogRecord[]): CutSpec[] {
+  const cuts: (CutSpec | undefined)[] = [];
+  const step = Math.max(1, Math.floor(records.length / 40));
+  const start = records[0]!.t;
+  for (let i = 0; i < records.length; i += step) {
+    const r = records[i]!;
+    const next = records[Math.min(records.length - 1, i + 1)]!;
+    cuts.push({ kind: "seq", value: r.seq, actor: r.actor });
+    if (r.actor === "scheduler") cuts.push({ kind: "seq", value: r.seq });
+    cuts.push({ kind: "time", value: r.t }, { kind: "time", value: (r.t + next.t) / 2 });
+    cuts.push({ kind: "elapsed", value: r.t - start });
+  }
+  cuts.push({ kind: "time", value: start - 1 }, { kind: "time", value: records[records.length - 1]!.t + 1 });
+  return cuts.filter((c): c is CutSpec => c !== undefined);
 }
 
 describe.each(Object.keys(logs))("the index of a %s log", (name) => {
@@ -83,25 +107,68 @@ describe.each(Object.keys(logs))("the index of a %s log", (name) => {
     await index.close();
   });
 
-  it("gives the same instance counts and key views from a snapshot as the whole log replayed, at every cut", async () => {
+  it("gives the same per-worker view and key instances from a snapshot as the whole log folded, at many cuts of every kind", async () => {
     const { records } = readLogSync(path());
     const index = await LogIndex.open(path());
-    const keys = keysOf(records).slice(0, 8);
-    const timeline = Timeline.fromRecords(records);
-    for (let position = 0; position <= records.length; position += Math.max(1, Math.floor(records.length / 23))) {
-      timeline.seek(position);
-      expect(indexCounts(await instanceCountsAt(index, position)), `at ${position}`).toEqual(timelineCounts(timeline));
-      for (const key of keys) {
-        const views = Timeline.fromRecords((await index.keyRecords(key, position)).map((r) => r.record)).list({ id: key });
-        expect(views).toEqual(timeline.list({ id: key }));
-      }
-      expect(await index.recordAt(position)).toEqual(records[position]);
+    expect(index.snapshots.length).toBeGreaterThan(1);
+    const keys = keysOf(records).filter((_, i) => i % 3 === 0).slice(0, 6);
+    const cuts = [undefined, ...cutsOf(records)];
+    let fromSnapshot = 0;
+    for (const spec of cuts) {
+      const whole = foldFromStart(records, spec);
+      const seek = await foldAtCut(index, spec);
+      if (seek.from > 0) fromSnapshot++;
+      const what = JSON.stringify(spec ?? "end");
+      expect(inspectView(seek.fold, "cut"), what).toEqual(inspectView(whole.fold, "cut"));
+      expect(seek.fold.records, what).toBe(whole.taken.length);
+      for (const key of keys) expect(keyInstances(await keyRecordsAtCut(index, seek, key), key), `${what} ${key}`).toEqual(keyInstances(whole.taken, key));
     }
+    // Most cuts started from a snapshot, not from the log's start.
+    expect(fromSnapshot).toBeGreaterThan(cuts.length / 2);
+    await expect(foldAtCut(index, { kind: "seq", value: 1e9 })).rejects.toThrow(/no record 1000000000 of scheduler/);
+    await index.close();
+  });
+
+  it("answers where records are as the whole log does", async () => {
+    const { records } = readLogSync(path());
+    const index = await LogIndex.open(path());
+    const timeline = Timeline.fromRecords(records);
+    for (let position = 0; position <= records.length; position += Math.max(1, Math.floor(records.length / 23))) expect(await index.recordAt(position)).toEqual(records[position]);
     for (const r of records.filter((_, i) => i % 17 === 0)) {
       expect(await index.positionAtTime(r.t)).toBe(timeline.positionAtTime(r.t));
       expect(await index.positionOf(r.actor, r.seq)).toBe(timeline.positionOf(r.actor, r.seq));
     }
     expect(await index.positionOf("scheduler", 1e9)).toBe(-1);
+    await index.close();
+  });
+
+  it("natsched inspect through the index prints what it prints reading the log whole", async () => {
+    const { records } = readLogSync(path());
+    const key = keysOf(records)[3]!;
+    for (const at of [undefined, String(records.slice(records.length / 2).find((r) => r.actor === "scheduler")!.seq), `+${((records[records.length - 1]!.t - records[0]!.t) / 3).toFixed(4)}`]) {
+      const args = ["inspect", path(), ...(at === undefined ? [] : ["--at", at]), "--key", key];
+      const whole = await cli(...args, "--full");
+      const seek = await cli(...args, "--index");
+      expect(whole.code, whole.err).toBe(0);
+      expect(seek.out, `--at ${at}`).toBe(whole.out);
+      const json = await cli(...args.slice(0, -2), "--json", "--index");
+      expect(JSON.parse(json.out)).toEqual(JSON.parse((await cli(...args.slice(0, -2), "--json", "--full")).out));
+    }
+  });
+
+  it("finds every key's causes through the index as the pass over the log's inputs does", async () => {
+    const { records } = readLogSync(path());
+    const index = await LogIndex.open(path());
+    let caused = 0;
+    for (const key of keysOf(records)) {
+      const keyRecords = records.filter((r) => concernsKey(r, key));
+      const found = await index.keyRecords(key);
+      const seekRecords = found.map((r) => r.record);
+      const seek = await addCauses(storyLines(seekRecords, key), seekRecords, key, new IndexInputFinder(index, found));
+      expect(seek, key).toEqual(await addCauses(storyLines(keyRecords, key), keyRecords, key, recordsSource(records)));
+      caused += seek.filter((l) => l.cause !== undefined).length;
+    }
+    expect(caused).toBeGreaterThan(keysOf(records).length);
     await index.close();
   });
 
@@ -146,6 +213,41 @@ describe("an index that does not match its log", () => {
     bytes[bytes.length - 9] ^= 0x40;
     writeFileSync(path, bytes);
     await expect(LogIndex.open(path)).rejects.toBeInstanceOf(LogIndexError);
+  });
+
+  it("a damaged snapshot is caught when inspect seeks from it, which rebuilds the index and prints what the whole log gives", async () => {
+    const path = join(dir, "bad-snapshot.natlog");
+    copyFileSync(logs.jsonl!, path);
+    await buildLogIndex(path, indexPathOf(path), { snapshotRecords: 37, blockLines: 16 });
+    const { header, dataOffset } = await readIndexHeader(indexPathOf(path));
+    const last = header.snapshots[header.snapshots.length - 1]!;
+    const bytes = readFileSync(indexPathOf(path));
+    bytes[dataOffset + last.offset + Math.floor(last.bytes / 2)] ^= 0x10;
+    writeFileSync(indexPathOf(path), bytes);
+    // Opening checks the header and the block table only: the snapshot is read, and checked, when a cut needs it.
+    const index = await LogIndex.open(path);
+    await expect(foldAtCut(index, undefined)).rejects.toMatchObject({ name: "LogIndexError", reason: "corrupt", message: expect.stringMatching(new RegExp(`snapshot at record ${last.position}: checksum mismatch`)) });
+    await index.close();
+    const seek = await cli("inspect", path, "--index");
+    expect(seek.code).toBe(0);
+    expect(seek.err).toMatch(/index corrupt: .*snapshot at record \d+: checksum mismatch.*rebuilding it/);
+    expect(seek.out).toBe((await cli("inspect", path, "--full")).out);
+    await (await LogIndex.open(path)).verify();
+  });
+
+  it("an index of an older format is refused as stale, and rebuilt by inspect and story", async () => {
+    const path = join(dir, "old-index.natlog");
+    copyFileSync(logs.binary!, path);
+    await buildLogIndex(path);
+    const good = readFileSync(indexPathOf(path));
+    const { header, dataOffset } = await readIndexHeader(indexPathOf(path));
+    writeFileSync(indexPathOf(path), Buffer.concat([encodeIndexHeader({ ...header, v: 1 }), good.subarray(dataOffset)]));
+    await expect(LogIndex.open(path)).rejects.toMatchObject({ reason: "stale", message: expect.stringMatching(/index version 1, this build reads 2: rebuild it/) });
+    const seek = await cli("inspect", path, "--index");
+    expect(seek.code).toBe(0);
+    expect(seek.err).toMatch(/index stale: .*index version 1.*rebuilding it/);
+    expect(seek.out).toBe((await cli("inspect", path, "--full")).out);
+    await LogIndex.open(path);
   });
 
   it("is corrupt when any part of it is damaged, and a rebuilt one works", async () => {

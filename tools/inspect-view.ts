@@ -3,7 +3,7 @@
  * executes, its occupancy and queued work; the scheduler's tasks and queue; the steals in
  * flight. Built from a ClusterFold (the log alone); times from the run's start.
  */
-import type { ClusterFold, WorkerTaskFacts } from "./cluster-fold.js";
+import type { ClusterFold, WorkerTaskFacts } from "../log/cluster-fold.js";
 import type { TimeBase } from "../log/time-base.js";
 
 /** Worker-task states whose compute-task estimate counts as work the worker holds. */
@@ -50,10 +50,9 @@ export interface InspectView {
 }
 
 export function inspectView(fold: ClusterFold, cut: string): InspectView {
-  const tasks: Record<string, number> = {};
+  const tasks = fold.taskStates();
   const processing = new Map<string, number>();
   for (const task of fold.tasks.values()) {
-    tasks[task.state] = (tasks[task.state] ?? 0) + 1;
     if (task.state.startsWith("processing") && task.worker !== undefined) processing.set(task.worker, (processing.get(task.worker) ?? 0) + 1);
   }
   const schedulerActor = fold.actors.get("scheduler");

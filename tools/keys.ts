@@ -5,7 +5,7 @@
  */
 import { BadOptionError, NatschedError } from "../machines/errors.js";
 import { taskMachine } from "../machines/definitions/task.js";
-import type { ClusterFold, TaskFacts } from "./cluster-fold.js";
+import type { ClusterFold, TaskFacts } from "../log/cluster-fold.js";
 
 /** How many candidates an ambiguous prefix lists. */
 export const CANDIDATES_SHOWN = 10;

@@ -16,6 +16,12 @@ export interface RecordSource {
   records(filter?: RecordFilter): AsyncIterable<LogRecord>;
 }
 
+/** Finds the inputs `addCauses` needs without a pass over the log (through its index: tools/index-inputs.ts). */
+export interface InputFinder {
+  /** Each transition's stimulus (its actor's latest input before it) and the inputs whose stimulus ids are `ids`, as one pass over the log's inputs finds them. */
+  find(transitions: readonly TransitionRecord[], ids: ReadonlySet<string>): Promise<Found>;
+}
+
 /** A story line with its cause: the stimulus's id (`actor:seq`) and the cause in words. */
 export interface CausedStoryLine extends StoryLine {
   stimulus?: string;
@@ -42,13 +48,14 @@ export function recordsSource(records: readonly LogRecord[]): RecordSource {
  * also put first among the line's reasons so the story shows it. `keyRecords` are the records
  * the lines were made from (in each actor's order); `source` the whole log's.
  */
-export async function addCauses(lines: StoryLine[], keyRecords: readonly LogRecord[], key: string, source: RecordSource): Promise<CausedStoryLine[]> {
+export async function addCauses(lines: StoryLine[], keyRecords: readonly LogRecord[], key: string, source: RecordSource | InputFinder): Promise<CausedStoryLine[]> {
+  const findInputs = (transitions: readonly TransitionRecord[], ids: ReadonlySet<string>): Promise<Found> => ("find" in source ? source.find(transitions, ids) : scanInputs(source, transitions, ids));
   const bySeq = new Map<string, LogRecord>();
   for (const r of keyRecords) bySeq.set(stimulusId(r.actor, r.seq), r);
   const transitions = keyRecords.filter((r): r is TransitionRecord => r.kind === "transition" && r.id === key);
   const wanted = new Set<string>();
   for (const r of keyRecords) if (r.kind === "input") addCause(wanted, r);
-  const found = await findInputs(source, transitions, wanted);
+  const found = await findInputs(transitions, wanted);
   // The second pass is for what fromScheduler follows and the first did not find: rare, as
   // a worker's stimulus from the scheduler usually names the key, so it was asked for above.
   const next = new Set<string>();
@@ -56,7 +63,7 @@ export async function addCauses(lines: StoryLine[], keyRecords: readonly LogReco
     const id = causeOf(input);
     if (id !== undefined && id.startsWith("scheduler:") && !found.byId.has(id)) next.add(id);
   }
-  if (next.size > 0) for (const [id, input] of (await findInputs(source, [], next)).byId) found.byId.set(id, input);
+  if (next.size > 0) for (const [id, input] of (await findInputs([], next)).byId) found.byId.set(id, input);
 
   const history: KeyHistory = { computed: false };
   const out = lines as CausedStoryLine[];
@@ -100,7 +107,7 @@ function chain(stimulus: InputRecord, upstream: InputRecord | undefined): string
   return upstream === undefined ? own : `${own} <- ${stimulusId(upstream.actor, upstream.seq)}`;
 }
 
-interface Found {
+export interface Found {
   /** Inputs by stimulus id. */
   byId: Map<string, InputRecord>;
   /** A transition's id -> its stimulus's id. */
@@ -111,7 +118,7 @@ interface Found {
  * One pass over the log's inputs: for each transition, its actor's latest input before it;
  * and the inputs named in `ids`. Each actor's records come in its sequence order.
  */
-async function findInputs(source: RecordSource, transitions: readonly TransitionRecord[], ids: ReadonlySet<string>): Promise<Found> {
+async function scanInputs(source: RecordSource, transitions: readonly TransitionRecord[], ids: ReadonlySet<string>): Promise<Found> {
   const pending = new Map<string, number[]>();
   for (const t of transitions) {
     let seqs = pending.get(t.actor);

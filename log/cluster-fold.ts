@@ -2,9 +2,11 @@
  * The cluster as the log shows it at a point, folded from records in log order, without
  * re-running any core (so it also works on a log that does not replay): each actor running
  * or stopped and why, the scheduler's tasks with their worker and function, each worker's
- * tasks, and the steals in flight. What `inspect` and `keys` print.
+ * tasks, and the steals in flight. What `inspect` and `keys` print, and what the log index
+ * snapshots (`data`, `from`), so inspect can start from a snapshot and fold only the rest.
+ * In log/ (not tools/) for that: the index builder folds the log.
  */
-import type { InputRecord, LogRecord, TransitionRecord } from "../log/types.js";
+import type { InputRecord, LogRecord, TransitionRecord } from "./types.js";
 
 export interface ActorFacts {
   actor: string;
@@ -62,16 +64,22 @@ export class ClusterFold {
   readonly steals = new Map<string, StealFacts>();
   /** The scheduler's lifecycle state (its "scheduler" machine), once it has one. */
   schedulerState: string | undefined;
-  /** Records folded, and the last one. */
+  /** Records folded, and the last one's actor, seq and time. */
   records = 0;
-  last: LogRecord | undefined;
+  last: RecordPlace | undefined;
+  /**
+   * Forgotten tasks let go of (`retire`): counted, no longer in `tasks`. Only the log index
+   * retires, at a task's last transition, so its snapshots hold the tasks still in play.
+   */
+  retiredForgotten = 0;
   private readonly funcs = new Map<string, string>();
   private readonly durations = new Map<string, number>();
-  private lastSchedulerInput: InputRecord | undefined;
+  /** What task transitions read of the scheduler's latest input: its key and worker. */
+  private schedulerInput: { key: unknown; worker: unknown } | undefined;
 
   add(record: LogRecord): void {
     this.records++;
-    this.last = record;
+    this.last = { actor: record.actor, seq: record.seq, t: record.t };
     switch (record.kind) {
       case "start": {
         const nthreads = record.init.nthreads;
@@ -101,7 +109,7 @@ export class ClusterFold {
   private input(record: InputRecord): void {
     const event = record.event;
     if (record.actor === "scheduler") {
-      this.lastSchedulerInput = record;
+      this.schedulerInput = { key: event.key, worker: event.worker };
       if (event.op === "update-graph" && Array.isArray(event.tasks)) {
         for (const spec of event.tasks as { key?: unknown; func?: unknown }[]) {
           if (typeof spec?.key === "string" && typeof spec.func === "string") this.funcs.set(spec.key, spec.func);
@@ -145,7 +153,7 @@ export class ClusterFold {
     const facts: TaskFacts = { key: record.id, state: record.to, t: record.t };
     const func = this.funcs.get(record.id);
     if (func !== undefined) facts.func = func;
-    const input = this.lastSchedulerInput?.event;
+    const input = this.schedulerInput;
     if (typeof why?.worker === "string" && (record.event === "ASSIGN" || record.event === "STEAL_CONFIRM" || record.to === "erred")) facts.worker = why.worker;
     else if (input !== undefined && input.key === record.id && typeof input.worker === "string") facts.worker = input.worker;
     else if (before?.worker !== undefined) facts.worker = before.worker;
@@ -160,4 +168,85 @@ export class ClusterFold {
     } else this.steals.delete(record.id);
     if (record.to === "forgotten") this.funcs.delete(record.id);
   }
+
+  /** The scheduler's task `key`, forgotten, makes no more transitions: keep it counted, let it go. */
+  retire(key: string): void {
+    if (this.tasks.get(key)?.state !== "forgotten") return;
+    this.tasks.delete(key);
+    this.retiredForgotten++;
+  }
+
+  /** The scheduler's tasks by state, the retired ones counted as forgotten. */
+  taskStates(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const task of this.tasks.values()) counts[task.state] = (counts[task.state] ?? 0) + 1;
+    if (this.retiredForgotten > 0) counts.forgotten = (counts.forgotten ?? 0) + this.retiredForgotten;
+    return counts;
+  }
+
+  /** Everything the fold holds, as JSON-ready data (`from` restores it). */
+  data(): ClusterFoldData {
+    return {
+      records: this.records,
+      last: this.last ?? null,
+      retiredForgotten: this.retiredForgotten,
+      schedulerState: this.schedulerState ?? null,
+      schedulerInput: this.schedulerInput ?? null,
+      actors: [...this.actors.values()],
+      workers: [...this.workers.values()],
+      tasks: [...this.tasks.values()].map((t) => [t.key, t.state, t.t, t.worker ?? null, t.func ?? null]),
+      workerTasks: [...this.workerTasks].map(([actor, tasks]) => [actor, [...tasks].map(([key, f]) => [key, f.state, f.t, f.duration ?? null])]),
+      steals: [...this.steals.values()],
+      funcs: [...this.funcs],
+      durations: [...this.durations],
+    };
+  }
+
+  static from(data: ClusterFoldData): ClusterFold {
+    const fold = new ClusterFold();
+    fold.records = data.records;
+    if (data.last !== null) fold.last = data.last;
+    fold.retiredForgotten = data.retiredForgotten;
+    if (data.schedulerState !== null) fold.schedulerState = data.schedulerState;
+    if (data.schedulerInput !== null) fold.schedulerInput = data.schedulerInput;
+    for (const a of data.actors) fold.actors.set(a.actor, a);
+    for (const w of data.workers) fold.workers.set(w.name, w);
+    for (const [key, state, t, worker, func] of data.tasks) {
+      const facts: TaskFacts = { key, state, t };
+      if (worker !== null) facts.worker = worker;
+      if (func !== null) facts.func = func;
+      fold.tasks.set(key, facts);
+    }
+    for (const [actor, tasks] of data.workerTasks) {
+      const map = new Map<string, WorkerTaskFacts>();
+      for (const [key, state, t, duration] of tasks) map.set(key, duration === null ? { state, t } : { state, t, duration });
+      fold.workerTasks.set(actor, map);
+    }
+    for (const s of data.steals) fold.steals.set(s.key, s);
+    for (const [key, func] of data.funcs) fold.funcs.set(key, func);
+    for (const [key, duration] of data.durations) fold.durations.set(key, duration);
+    return fold;
+  }
+}
+
+export interface RecordPlace {
+  actor: string;
+  seq: number;
+  t: number;
+}
+
+/** A ClusterFold as data: what a log index snapshot holds (compressed JSON). */
+export interface ClusterFoldData {
+  records: number;
+  last: RecordPlace | null;
+  retiredForgotten: number;
+  schedulerState: string | null;
+  schedulerInput: { key: unknown; worker: unknown } | null;
+  actors: ActorFacts[];
+  workers: SchedulerWorkerFacts[];
+  tasks: [key: string, state: string, t: number, worker: string | null, func: string | null][];
+  workerTasks: [actor: string, tasks: [key: string, state: string, t: number, duration: number | null][]][];
+  steals: StealFacts[];
+  funcs: [key: string, func: string][];
+  durations: [actorAndKey: string, duration: number][];
 }
