@@ -225,10 +225,10 @@ describe("adaptive saturation in the simulator", () => {
   it("replays exactly: the round trips ride on the logged task-finished inputs", () => {
     const result = run(
       {
-      config: { workerSaturation: "adaptive" },
-      network: { latency: 0.002 },
-      workers: [{ name: "a", nthreads: 2 }, { name: "b", delay: 0.003 }],
-      tasks: [...roots(300, (i) => ({ duration: i < 150 ? 0.0005 : 0.004 })), { key: "total-0", deps: Array.from({ length: 300 }, (_, i) => rootKey(i)), duration: 0.001 }],
+        config: { workerSaturation: "adaptive" },
+        network: { latency: 0.002 },
+        workers: [{ name: "a", nthreads: 2 }, { name: "b", delay: 0.003 }],
+        tasks: [...roots(300, (i) => ({ duration: i < 150 ? 0.0005 : 0.004 })), { key: "total-0", deps: Array.from({ length: 300 }, (_, i) => rootKey(i)), duration: 0.001 }],
       },
       "total-0",
     );
