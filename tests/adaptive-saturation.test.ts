@@ -41,6 +41,7 @@ describe("the adaptive rule", () => {
     expect(adaptiveSlots(config, worker(config, 2, 0.003), group(0.001, 8))).toEqual({ slots: 9, limit: "round-trip", rtt: 0.003, duration: 0.001, nbytes: 8 });
     // A round trip of nothing adds nothing.
     expect(adaptiveSlots(config, worker(config, 4, 0), group(0.5, 8)).slots).toBe(5);
+    expect(adaptiveSlots(config, worker(config, 4, 0), group(0, 8))).toMatchObject({ slots: 5, limit: "round-trip" });
   });
 
   it.each([

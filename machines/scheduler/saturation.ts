@@ -52,7 +52,8 @@ export function adaptiveSlots(config: Config, ws: WorkerRec, group: GroupRec): S
   const nbytes = groupOutputSize(group);
   const why = { rtt: micro(rtt), duration: micro(duration), nbytes: Math.round(nbytes) };
   if (rtt < 0 || duration < 0 || nbytes < 0) return { slots: base, limit: "dask", ...why };
-  const wanted = base + Math.ceil((ws.nthreads * rtt) / duration); // duration 0: Infinity, the cap holds
+  // A zero round trip wants nothing more (0 / 0 included); a zero duration, infinitely many: the cap holds.
+  const wanted = base + (rtt === 0 ? 0 : Math.ceil((ws.nthreads * rtt) / duration));
   const cap = Math.floor(config.adaptiveSaturationCap * ws.nthreads);
   const byMemory = nbytes > 0 ? Math.floor(config.adaptiveSaturationMemory / nbytes) : Infinity;
   let slots = wanted;
