@@ -280,30 +280,35 @@ export function taskSlotsAvailable(ws: WorkerRec, saturation: number): number {
  * and the reasons add the winner's `saturation`.
  */
 export function decideRootishQueuing(ctx: PlacementContext, ts: TaskRec): Decision {
-  const adaptive = ctx.config.workerSaturation === "adaptive";
   let pool: Iterable<WorkerRec> = ctx.idleTaskCount;
-  let saturation: Map<WorkerRec, SaturationWhy> | null = null;
-  if (adaptive) {
-    saturation = new Map();
-    for (const ws of ctx.running) {
-      const why = adaptiveSlots(ctx.config, ws, ts.group);
-      if (why.slots > ws.processing.size) saturation.set(ws, why);
-    }
-    pool = saturation.keys();
-  }
+  let saturation: SaturationWhy | null = null;
   let best: WorkerRec | null = null;
   let bestLoad = Infinity;
-  for (const ws of pool) {
-    const load = ws.processing.size / ws.nthreads;
-    if (load < bestLoad || (load === bestLoad && best !== null && ws.order < best.order)) {
-      best = ws;
-      bestLoad = load;
+  if (ctx.config.workerSaturation === "adaptive") {
+    const open: WorkerRec[] = [];
+    for (const ws of ctx.running) {
+      const why = adaptiveSlots(ctx.config, ws, ts.group);
+      if (why.slots <= ws.processing.size) continue;
+      open.push(ws);
+      const load = ws.processing.size / ws.nthreads;
+      if (load < bestLoad || (load === bestLoad && best !== null && ws.order < best.order)) {
+        best = ws;
+        bestLoad = load;
+        saturation = why;
+      }
+    }
+    pool = open;
+  } else {
+    for (const ws of pool) {
+      const load = ws.processing.size / ws.nthreads;
+      if (load < bestLoad || (load === bestLoad && best !== null && ws.order < best.order)) {
+        best = ws;
+        bestLoad = load;
+      }
     }
   }
   if (best === null) return { worker: null, why: NO_CANDIDATE };
-  const candidates = saturation === null ? ctx.idleTaskCount : saturation.keys();
-  const extra = saturation === null ? undefined : { saturation: saturation.get(best)! };
-  return { worker: best, why: leastOccupiedWhy("rootish-queuing", candidates, best, (ws) => ws.processing.size / ws.nthreads, extra) };
+  return { worker: best, why: leastOccupiedWhy("rootish-queuing", pool, best, (ws) => ws.processing.size / ws.nthreads, saturation === null ? undefined : { saturation }) };
 }
 
 /**
