@@ -11,6 +11,8 @@ export interface PlannedWorker {
   nthreads: number;
   host: string;
   resources: Record<string, number>;
+  /** Seconds each message to it waits in its host on top of the network's latency and hostCosts.workerDelay. */
+  delay: number;
 }
 
 export interface PlannedTask {

@@ -20,6 +20,11 @@ export interface SimWorkerSpec {
   resources?: Record<string, number>;
   /** When the scheduler registers it (virtual seconds); default 0. */
   joinAt?: number;
+  /**
+   * Seconds each message to it waits in its host, on top of the network's latency and
+   * hostCosts.workerDelay (a busy or distant worker: its round trip is longer); default 0.
+   */
+  delay?: number;
 }
 
 /** Data already on workers at t=0, as if scattered by the client. */

@@ -14,7 +14,7 @@ import type { Plan, PlannedData, PlannedEvent, PlannedSubmission, PlannedTask, P
 import { Prng } from "./prng.js";
 import { SIM_CLIENT, SIM_FUNCTION, type Scenario, type SimObserver, type SimOptions, type SimResult, type SimTaskResult, type SimView } from "./scenario.js";
 import { readNumber } from "./scenario-fields.js";
-import { SCHEDULER_ADDRESS, SimScheduler } from "./sim-scheduler.js";
+import { SCHEDULER_ADDRESS, SimScheduler, workerAddress } from "./sim-scheduler.js";
 import { SimWorker, type SimWorkerContext } from "./sim-worker.js";
 import { planScenario, withEarlierDeps } from "./validate-scenario.js";
 
@@ -66,7 +66,7 @@ class Simulation {
     private readonly plan: Plan,
     private readonly log: LogSink,
   ) {
-    this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed), hostDelays(plan.hostCosts));
+    this.kernel = new SimKernel(plan.latency, plan.faults === null ? null : new NetworkFaults(plan.faults, plan.seed), hostDelays(plan.hostCosts, workerDelays(plan.timeline)));
     this.prng = new Prng(plan.seed);
     this.scheduler = new SimScheduler(this.kernel, plan.config, this.log, (name, id) => this.workers.get(name)?.id === id, plan.hostCosts);
     this.clients = new SimClients(this.kernel);
@@ -372,9 +372,18 @@ class Simulation {
 }
 
 /** The wait of mail in its receiver's host, by address; null when there is none (the kernel's fast path). */
-function hostDelays({ schedulerDelay, workerDelay }: HostCosts): ((to: string) => number) | null {
-  if (schedulerDelay === 0 && workerDelay === 0) return null;
-  return (to) => (to === SCHEDULER_ADDRESS ? schedulerDelay : to.startsWith("worker.") ? workerDelay : 0);
+function hostDelays({ schedulerDelay, workerDelay }: HostCosts, ownDelays: ReadonlyMap<string, number>): ((to: string) => number) | null {
+  if (schedulerDelay === 0 && workerDelay === 0 && ownDelays.size === 0) return null;
+  return (to) => (to === SCHEDULER_ADDRESS ? schedulerDelay : to.startsWith("worker.") ? workerDelay + (ownDelays.get(to) ?? 0) : 0);
+}
+
+/** Each worker's own message delay (SimWorkerSpec.delay), by address: one per name, from its last join in the scenario. */
+function workerDelays(timeline: readonly PlannedEvent[]): Map<string, number> {
+  const delays = new Map<string, number>();
+  for (const event of [...timeline].sort((a, b) => a.at - b.at)) {
+    if (event.kind === "join" && event.worker.delay > 0) delays.set(workerAddress(event.worker.name), event.worker.delay);
+  }
+  return delays;
 }
 
 function taskSpec(task: PlannedTask): TaskSpec {

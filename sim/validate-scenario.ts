@@ -25,7 +25,7 @@ import {
 
 const SCENARIO_FIELDS = ["seed", "config", "network", "hostCosts", "workers", "data", "tasks", "actions", "faults"];
 const NETWORK_FIELDS = ["bandwidth", "latency"];
-const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "joinAt"];
+const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "delay", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
 const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error", "failures", "retries", "wanted"];
 const ACTIONS = [
@@ -84,6 +84,7 @@ function readWorker(value: unknown, path: string, fields: readonly string[]): { 
     nthreads: readOptionalNumber(raw.nthreads, `${path}.nthreads`, 1, { integer: true, min: 1 }),
     host: raw.host === undefined ? "localhost" : readName(raw.host, `${path}.host`),
     resources: raw.resources === undefined ? {} : readResources(raw.resources, `${path}.resources`),
+    delay: readOptionalNumber(raw.delay, `${path}.delay`, 0, { min: 0 }),
   };
   return { spec, raw };
 }

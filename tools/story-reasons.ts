@@ -5,6 +5,7 @@
  */
 import type { TransitionRecord } from "../log/types.js";
 import { isPlacement, readReason, type AbortedBy, type PlacementReason, type Reason, type StealRequestWhy } from "../machines/reasons.js";
+import type { SaturationWhy } from "../machines/scheduler/saturation.js";
 
 export interface ReasonContext {
   /** The scheduler's bandwidth estimate (bytes/s), from its start record: turns missing bytes into seconds. */
@@ -65,6 +66,7 @@ function placement(record: TransitionRecord, reason: PlacementReason, ctx: Reaso
   if (kept !== undefined) {
     head += `; its group is root-ish, but copying its inputs (${seconds(kept.copy)}) costs more than the work a copy would let another worker take (${seconds(kept.share)}), so it stays with them`;
   }
+  if (reason.kind === "rootish-queuing" && reason.why.saturation !== undefined) head += `; ${saturationText(worker, reason.why.saturation)}`;
   const listed = candidateLines(reason, ctx);
   if (listed.length === 0) {
     if (reason.kind === "rootish-queuing") head += ` (${worker} was the only worker with a free slot)`;
@@ -78,6 +80,20 @@ function placement(record: TransitionRecord, reason: PlacementReason, ctx: Reaso
   const width = Math.max(...listed.map(([name]) => name.length));
   for (const [name, text] of listed) lines.push(`  ${name.padEnd(width)}  ${text}${name === worker ? "  <- chosen" : ""}`);
   return lines;
+}
+
+/** Adaptive saturation's slots for the chosen worker, and what set them (machines/scheduler/saturation.ts). */
+function saturationText(worker: string, s: SaturationWhy): string {
+  const measured = `round trip ${s.rtt < 0 ? "not measured yet" : seconds(s.rtt)}, group's task ${s.duration < 0 ? "not measured yet" : seconds(s.duration)}, output ${s.nbytes < 0 ? "not measured yet" : bytes(s.nbytes)}`;
+  const bound =
+    s.limit === "dask"
+      ? "Dask's ceil(1.1 x nthreads), something being unmeasured"
+      : s.limit === "round-trip"
+        ? "Dask's count plus enough to cover the round trip"
+        : s.limit === "cap"
+          ? "capped by adaptiveSaturationCap"
+          : "bounded by adaptiveSaturationMemory over the output size";
+  return `adaptive saturation: ${worker} may process ${s.slots} (${bound}; ${measured})`;
 }
 
 /** Each candidate listed, as [name, its figures in words]. */

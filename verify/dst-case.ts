@@ -4,6 +4,7 @@
  * seed. Everything a case does is in its JSON: a saved case replays the same run.
  */
 import fc from "fast-check";
+import type { Config } from "../machines/config.js";
 import type { NetworkFaultSpec, Scenario, SimAction, SimDataSpec, SimTaskSpec, SimWorkerSpec } from "../sim.js";
 
 export interface DstCase {
@@ -123,6 +124,7 @@ interface WorkerDraw {
   host: string;
   gpu: boolean;
   joinAt: number;
+  delay: number;
 }
 
 const workerDraw: fc.Arbitrary<WorkerDraw> = fc.record({
@@ -130,6 +132,8 @@ const workerDraw: fc.Arbitrary<WorkerDraw> = fc.record({
   host: fc.constantFrom("h0", "h1"),
   gpu: oneIn(3),
   joinAt: fc.constantFrom(0, 0, 0, 0, 0.5, 2),
+  // A slow worker's messages wait in its host: its round trip is longer (adaptive saturation gives it more).
+  delay: fc.constantFrom(0, 0, 0, 0.002),
 });
 
 interface KillDraw {
@@ -235,7 +239,7 @@ interface CaseDraw {
   leaves: LeaveDraw[] | null;
   scatters: ScatterDraw[] | null;
   stealing: boolean;
-  workerSaturation: number | "inf";
+  workerSaturation: number | "inf" | "adaptive";
   allowedFailures: number;
   latency: number;
   bandwidth: number;
@@ -261,7 +265,7 @@ export function dstCaseArb(options: CaseOptions = DEFAULT_CASE_OPTIONS): fc.Arbi
     leaves: sometimes(fc.array(leaveDraw, { minLength: 1, maxLength: 2 }), 2),
     scatters: sometimes(fc.array(scatterDraw, { minLength: 1, maxLength: 2 }), 3),
     stealing: fc.boolean(),
-    workerSaturation: fc.constantFrom<number | "inf">(1, 1.1, 2, "inf"),
+    workerSaturation: fc.constantFrom<number | "inf" | "adaptive">(1, 1.1, 2, "inf", "adaptive"),
     allowedFailures: fc.constantFrom(100, 100, 100, 1, 0),
     latency: fc.constantFrom(0, 0.001, 0.01, 0.05),
     bandwidth: fc.constantFrom(1e6, 1e8, 1e9),
@@ -279,6 +283,7 @@ function buildCase(d: CaseDraw): DstCase {
     host: w.host,
     ...(w.gpu ? { resources: { GPU: 1 } } : {}),
     ...(w.joinAt > 0 ? { joinAt: w.joinAt } : {}),
+    ...(w.delay > 0 ? { delay: w.delay } : {}),
   }));
   const atStart = new Set(workers.filter((w) => (w.joinAt ?? 0) === 0).map((w) => w.name));
   const data: SimDataSpec[] = [];
@@ -291,7 +296,7 @@ function buildCase(d: CaseDraw): DstCase {
     seed: d.seed,
     config: {
       workStealing: d.stealing,
-      workerSaturation: d.workerSaturation as number,
+      workerSaturation: d.workerSaturation as Config["workerSaturation"],
       allowedFailures: d.allowedFailures,
     },
     network: { latency: d.latency, bandwidth: d.bandwidth },
