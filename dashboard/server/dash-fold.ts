@@ -6,7 +6,7 @@
 import type { LogRecord } from "../../log/types.js";
 import { ClusterFold } from "../../tools/cluster-fold.js";
 import { inspectView } from "../../tools/inspect-view.js";
-import { keyPrefix } from "./key-prefix.js";
+import { keySplit } from "../../machines/graph/keys.js";
 
 export interface WorkerRow {
   name: string;
@@ -133,7 +133,7 @@ export class DashFold {
   private progress(): ProgressRow[] {
     const rows = new Map<string, ProgressRow>();
     for (const task of this.cluster.tasks.values()) {
-      const prefix = keyPrefix(task.key);
+      const prefix = keySplit(task.key);
       let row = rows.get(prefix);
       if (row === undefined) rows.set(prefix, (row = { prefix, total: 0, waiting: 0, queued: 0, processing: 0, memory: 0, released: 0, erred: 0 }));
       row.total++;
