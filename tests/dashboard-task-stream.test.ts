@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+// The functions given to page.evaluate run in the page: they use its DOM.
 /**
  * The task-stream widget (dashboard/page/task-stream-view.ts) in headless Chromium, fed the
  * stream of a real run (a failure, stealing, a worker killed) through the wire form: a bar
