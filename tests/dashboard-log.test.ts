@@ -116,6 +116,7 @@ describe("the dashboard over a recorded log, in Chromium", () => {
   });
 
   it("takes the README's screenshot", async () => {
+    await page.setViewportSize({ width: 1700, height: 950 });
     await moveScrubberTo(Math.floor(records.length * 0.6));
     const key = (records.find((r) => r.kind === "transition" && r.machine === "task" && r.to === "erred") as { id: string }).id;
     await page.fill(".key-box input", key);
