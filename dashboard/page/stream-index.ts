@@ -35,6 +35,7 @@ export class StreamIndex {
     this.steals = [];
     this.deaths = [];
     this.longestTransfer = 0;
+    this.end = 0;
     this.apply(stream);
   }
 
