@@ -157,5 +157,14 @@ describe("taskStreamOf on the simulator's log", () => {
     const partial = taskStreamOf(cut);
     expect(partial.bars).toHaveLength(1);
     expect(partial.bars[0]).toMatchObject({ outcome: "running", end: partial.end });
+    // Live, it is in each drain's running list until it ends, and then a bar.
+    const builder = new TaskStreamBuilder();
+    for (const record of cut) builder.add(record);
+    expect(builder.drain()).toMatchObject({ bars: [], running: [partial.bars[0]] });
+    const done = records.findIndex((r, i) => i >= cut.length && r.kind === "input" && r.event.op === "execute-done" && r.event.key === partial.bars[0]!.key);
+    for (const record of records.slice(cut.length, done + 1)) builder.add(record);
+    const next = builder.drain();
+    expect(next.bars.map((b) => [b.key, b.outcome])).toContainEqual([partial.bars[0]!.key, "ok"]);
+    expect(next.running!.map((b) => b.key)).not.toContain(partial.bars[0]!.key);
   });
 });

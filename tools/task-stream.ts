@@ -92,10 +92,7 @@ export class TaskStreamBuilder {
    * failures as a mark when the scheduler heard (their reports carry no times).
    */
   snapshot(): TaskStream {
-    const bars = this.workerRecords === 0 ? this.reportedBars() : [...this.bars];
-    for (const state of this.workers.values()) {
-      for (const run of state.open.values()) bars.push(this.bar(state, run, this.last, "running"));
-    }
+    const bars = this.workerRecords === 0 ? this.reportedBars() : [...this.bars, ...this.running()];
     bars.sort((a, b) => a.start - b.start);
     return {
       runStart: this.runStart ?? 0,
@@ -108,7 +105,7 @@ export class TaskStreamBuilder {
     };
   }
 
-  /** What completed since the last drain (bars that ended, transfers, steals answered, deaths), and every worker as it is now. */
+  /** What completed since the last drain (bars that ended, transfers, steals answered, deaths), and every worker and execution running as it is now. */
   drain(): TaskStreamDelta {
     const delta: TaskStreamDelta = {
       runStart: this.runStart ?? 0,
@@ -118,6 +115,7 @@ export class TaskStreamBuilder {
       transfers: this.transfers.slice(this.drained.transfers),
       steals: this.steals.slice(this.drained.steals),
       deaths: this.deaths.slice(this.drained.deaths),
+      running: this.running(),
     };
     this.drained = { bars: this.bars.length, transfers: this.transfers.length, steals: this.steals.length, deaths: this.deaths.length };
     return delta;
@@ -138,6 +136,15 @@ export class TaskStreamBuilder {
         bars.push({ key: run.key, prefix: this.prefix(run.key), worker: name, lane: lanes[i]!, start: run.start, end: run.end, outcome: run.ok ? "ok" : "erred" });
         if (lanes[i]! >= state.info.lanes) state.info.lanes = lanes[i]! + 1;
       });
+    }
+    return bars;
+  }
+
+  /** The executions open now, as bars up to the last record. */
+  private running(): StreamBar[] {
+    const bars: StreamBar[] = [];
+    for (const state of this.workers.values()) {
+      for (const run of state.open.values()) bars.push(this.bar(state, run, this.last, "running"));
     }
     return bars;
   }

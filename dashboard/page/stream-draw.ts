@@ -29,6 +29,7 @@ export function drawStream(ctx: CanvasRenderingContext2D, index: StreamIndex, g:
   ctx.rect(LABEL_WIDTH, 0, g.plotWidth, g.axisY);
   ctx.clip();
   for (let row = 0; row < index.rows.length; row++) drawRow(ctx, index, g, row, stats);
+  drawRunning(ctx, index, g);
   for (const i of index.marked) {
     const bar = index.bars[i]!;
     if (bar.end >= g.t0 && bar.start <= g.t1) drawMarked(ctx, index, g, bar);
@@ -121,6 +122,21 @@ function drawRow(ctx: CanvasRenderingContext2D, index: StreamIndex, g: Geometry,
     i = next;
   }
   flush();
+}
+
+/** What runs now on a live cluster: to the latest time, half-filled. */
+function drawRunning(ctx: CanvasRenderingContext2D, index: StreamIndex, g: Geometry): void {
+  for (const bar of index.running) {
+    const rows = index.rowsOf(bar.worker);
+    if (rows === undefined || bar.start > g.t1 || bar.lane >= rows.count) continue;
+    const y = g.y(rows.first + bar.lane) + 1;
+    const left = g.x(bar.start);
+    const width = Math.max(g.x(index.end) - left, 2);
+    ctx.globalAlpha = 0.5;
+    ctx.fillStyle = prefixColour(bar.prefix);
+    ctx.fillRect(left, y, width, Math.max(g.rowHeight - 2, 1));
+    ctx.globalAlpha = 1;
+  }
 }
 
 /** Failures, lost and cancelled work, drawn over the merged pixels so a short one is never hidden. */

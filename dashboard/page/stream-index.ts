@@ -21,6 +21,8 @@ export class StreamIndex {
   transfers: StreamTransfer[] = [];
   steals: StreamSteal[] = [];
   deaths: StreamDeath[] = [];
+  /** Executions running at the last live delta (drawn to `end`; not counted as bars until they end). */
+  running: StreamBar[] = [];
   /** The longest transfer: how far before the view a transfer in view can start. */
   longestTransfer = 0;
   /** Bar indices per "worker/lane", in start order. */
@@ -35,6 +37,7 @@ export class StreamIndex {
     this.transfers = [];
     this.steals = [];
     this.deaths = [];
+    this.running = [];
     this.longestTransfer = 0;
     this.end = 0;
     this.apply(stream);
@@ -42,6 +45,7 @@ export class StreamIndex {
 
   append(delta: TaskStreamDelta): void {
     this.apply(delta);
+    this.running = delta.running ?? [];
   }
 
   /** The rows of `worker` (first row, count), or undefined if it has none. */
