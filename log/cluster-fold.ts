@@ -73,7 +73,8 @@ export class ClusterFold {
    */
   retiredForgotten = 0;
   private readonly funcs = new Map<string, string>();
-  private readonly durations = new Map<string, number>();
+  /** The scheduler's estimate of each worker task's compute time, by worker actor then key (no joined keys to hash). */
+  private readonly durations = new Map<string, Map<string, number>>();
   /** What task transitions read of the scheduler's latest input: its key and worker. */
   private schedulerInput: { key: unknown; worker: unknown } | undefined;
 
@@ -118,7 +119,9 @@ export class ClusterFold {
         this.workers.set(event.name, { name: event.name, state: this.workers.get(event.name)?.state ?? "starting", t: record.t, nthreads: event.nthreads });
       }
     } else if (event.op === "compute-task" && typeof event.key === "string" && typeof event.duration === "number") {
-      this.durations.set(`${record.actor}\u0000${event.key}`, event.duration);
+      let own = this.durations.get(record.actor);
+      if (own === undefined) this.durations.set(record.actor, (own = new Map()));
+      own.set(event.key, event.duration);
     }
   }
 
@@ -131,11 +134,11 @@ export class ClusterFold {
       if (tasks === undefined) this.workerTasks.set(record.actor, (tasks = new Map()));
       if (record.to === "released" || record.to === "forgotten") {
         tasks.delete(record.id);
-        this.durations.delete(`${record.actor}\u0000${record.id}`);
+        this.durations.get(record.actor)?.delete(record.id);
         return;
       }
       const facts: WorkerTaskFacts = { state: record.to, t: record.t };
-      const duration = this.durations.get(`${record.actor}\u0000${record.id}`);
+      const duration = this.durations.get(record.actor)?.get(record.id);
       if (duration !== undefined) facts.duration = duration;
       tasks.set(record.id, facts);
     } else if (record.machine === "worker" && record.actor === "scheduler") {
@@ -198,7 +201,7 @@ export class ClusterFold {
       workerTasks: [...this.workerTasks].map(([actor, tasks]) => [actor, [...tasks].map(([key, f]) => [key, f.state, f.t, f.duration ?? null])]),
       steals: [...this.steals.values()],
       funcs: [...this.funcs],
-      durations: [...this.durations],
+      durations: [...this.durations].flatMap(([actor, own]) => [...own].map(([key, duration]): [string, number] => [`${actor}\u0000${key}`, duration])),
     };
   }
 
@@ -224,7 +227,13 @@ export class ClusterFold {
     }
     for (const s of data.steals) fold.steals.set(s.key, s);
     for (const [key, func] of data.funcs) fold.funcs.set(key, func);
-    for (const [key, duration] of data.durations) fold.durations.set(key, duration);
+    for (const [actorAndKey, duration] of data.durations) {
+      const split = actorAndKey.indexOf("\u0000");
+      const actor = actorAndKey.slice(0, split);
+      let own = fold.durations.get(actor);
+      if (own === undefined) fold.durations.set(actor, (own = new Map()));
+      own.set(actorAndKey.slice(split + 1), duration);
+    }
     return fold;
   }
 }
