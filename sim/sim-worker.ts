@@ -33,6 +33,8 @@ export interface SimWorkerContext {
   whoHas(key: string): string[];
   /** Runs of each task that ended failing so far, over every worker (SimTaskSpec.failures). */
   failedRuns: Map<string, number>;
+  /** Runs of each task started so far, over every worker (SimTaskSpec.runs). */
+  startedRuns: Map<string, number>;
 }
 
 /**
@@ -226,7 +228,9 @@ export class SimWorker {
     // The thread is taken now; the function starts once the host has started it.
     const taken = kernel.now;
     const start = taken + this.ctx.taskStart;
-    const stop = start + task.duration;
+    const run = this.ctx.startedRuns.get(key) ?? 0;
+    this.ctx.startedRuns.set(key, run + 1);
+    const stop = start + (task.runs?.[run] ?? task.duration);
     observations.executionStarted(key);
     kernel.at(stop, () => {
       if (!this.live) return;

@@ -86,6 +86,7 @@ class Simulation {
       scatterLease: plan.config.scatterLease,
       whoHas: (key) => [...(this.scheduler.core.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.name),
       failedRuns: new Map(),
+      startedRuns: new Map(),
     };
   }
 
