@@ -20,6 +20,8 @@ export interface SimWorkerContext {
   heartbeatInterval: number;
   /** Seconds a thread is held per execution before the task's duration starts (hostCosts.taskStart). */
   taskStart: number;
+  /** Seconds the worker's mail is held after it takes steal requests (hostCosts.stealAnswer). */
+  stealAnswer: number;
   tasks: ReadonlyMap<string, PlannedTask>;
   observations: SimObservations;
   /** The live incarnation of a worker, by name. */
@@ -92,7 +94,10 @@ export class SimWorker {
   start(): RegisterWorkerOp {
     const { kernel } = this.ctx;
     this.recorder.startWorker(kernel.now, this.core.init);
-    kernel.open(workerAddress(this.name), (_from, ops) => {
+    const address = workerAddress(this.name);
+    kernel.open(address, (_from, ops) => {
+      // A victim's answers leave once its host gets to them (hostCosts.stealAnswer).
+      if (this.ctx.stealAnswer > 0 && ops.some((op) => (op as { op: string }).op === "steal-request")) kernel.holdUntil(address, kernel.now + this.ctx.stealAnswer);
       for (const op of ops) {
         this.feed(withTime(op as object, kernel.now) as WorkerInput);
         // The scheduler ended this worker's retirement (WorkerActor.receive): it closes, and

@@ -76,6 +76,7 @@ class Simulation {
       assumedBandwidth: plan.config.bandwidth,
       heartbeatInterval: plan.config.heartbeatInterval,
       taskStart: plan.hostCosts.taskStart,
+      stealAnswer: plan.hostCosts.stealAnswer,
       tasks: plan.tasks,
       observations: this.observations,
       peer: (name) => this.workers.get(name),

@@ -157,7 +157,7 @@ describe("what-if on a run with a slow prefix pinned on one worker", () => {
     const measured = await cli("what-if", path, "--json");
     const report = JSON.parse(measured.out);
     expect(report.workload.hostCosts.samples.taskStart).toBe(SLOW + 1);
-    expect(Object.keys(report.workload.hostCosts.hostCosts).sort()).toEqual(["graphIntake", "schedulerDelay", "schedulerOp", "taskStart", "warmUp", "workerDelay"]);
+    expect(Object.keys(report.workload.hostCosts.hostCosts).sort()).toEqual(["graphIntake", "schedulerDelay", "schedulerOp", "stealAnswer", "taskStart", "warmUp", "workerDelay"]);
     const text = await cli("what-if", path);
     expect(text.out).toMatch(/^ {2}host costs: to worker \+\d+\.\d{3} ms, to scheduler \+\d+\.\d{3} ms, function start \d+\.\d{3} ms/m);
     const plain = await cli("what-if", path, "--host", "taskStart=0.5", "--json");
