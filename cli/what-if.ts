@@ -14,7 +14,8 @@ const USAGE = `usage: natsched what-if <log> [--set key=value ...] [--host name=
   --set key=value   a config setting to change, read like NATSCHED_SCHEDULER__* values
                     (e.g. workStealing=false, workerSaturation=inf, bandwidth=1GB)
   --host name=seconds  a host cost to use instead of the one measured on the log (schedulerDelay,
-                    workerDelay, taskStart, schedulerOp, graphIntake, warmUp; docs/simulator.md)
+                    workerDelay, taskStart, schedulerOp, graphIntake, warmUp, stealAnswer;
+                    docs/simulator.md)
   --scenario <path> also write the extracted workload as a scenario (natsched simulate runs it)
   --json            print the comparison as JSON`;
 

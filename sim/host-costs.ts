@@ -26,13 +26,18 @@ export interface HostCostSpec {
   schedulerOp?: number;
   /** Seconds the scheduler's first graph takes on top of graphIntake (a fresh process compiling its code); default 0. */
   warmUp?: number;
+  /**
+   * Seconds a victim's host holds its mail after it takes steal requests: its answers, and
+   * whatever else it sends meanwhile, leave then, in order; default 0.
+   */
+  stealAnswer?: number;
 }
 
 export type HostCosts = Required<HostCostSpec>;
 
-export const NO_HOST_COSTS: HostCosts = Object.freeze({ schedulerDelay: 0, workerDelay: 0, taskStart: 0, schedulerOp: 0, graphIntake: 0, warmUp: 0 });
+export const NO_HOST_COSTS: HostCosts = Object.freeze({ schedulerDelay: 0, workerDelay: 0, taskStart: 0, schedulerOp: 0, graphIntake: 0, warmUp: 0, stealAnswer: 0 });
 
-const FIELDS = ["schedulerDelay", "workerDelay", "taskStart", "schedulerOp", "graphIntake", "warmUp"] as const;
+const FIELDS = ["schedulerDelay", "workerDelay", "taskStart", "schedulerOp", "graphIntake", "warmUp", "stealAnswer"] as const;
 
 /** Checks a scenario's `hostCosts` field; undefined means no host costs. */
 export function readHostCosts(value: unknown, path = "hostCosts"): HostCosts {

@@ -19,6 +19,8 @@ export interface PlannedTask {
   key: string;
   deps: string[];
   duration: number;
+  /** Seconds of the first runs in turn (SimTaskSpec.runs); later runs take `duration`. */
+  runs: number[] | undefined;
   nbytes: number;
   priority: number | undefined;
   workers: string[] | undefined;

@@ -39,6 +39,12 @@ export interface SimTaskSpec {
   deps?: string[];
   /** Actual run time in seconds. The scheduler never sees it: it estimates. */
   duration: number;
+  /**
+   * Seconds of its first runs, in the order they start (over the whole simulation, whichever
+   * worker runs them); later runs take `duration`. What-if gives the runs a recorded log
+   * measured, so that a run the recording did not make (a recomputation) takes a typical time.
+   */
+  runs?: number[];
   /** Actual output size in bytes; default DEFAULT_TASK_NBYTES. */
   nbytes?: number;
   /** User priority: higher runs first. */

@@ -20,6 +20,8 @@ export interface SimWorkerContext {
   heartbeatInterval: number;
   /** Seconds a thread is held per execution before the task's duration starts (hostCosts.taskStart). */
   taskStart: number;
+  /** Seconds the worker's mail is held after it takes steal requests (hostCosts.stealAnswer). */
+  stealAnswer: number;
   tasks: ReadonlyMap<string, PlannedTask>;
   observations: SimObservations;
   /** The live incarnation of a worker, by name. */
@@ -33,6 +35,8 @@ export interface SimWorkerContext {
   whoHas(key: string): string[];
   /** Runs of each task that ended failing so far, over every worker (SimTaskSpec.failures). */
   failedRuns: Map<string, number>;
+  /** Runs of each task started so far, over every worker (SimTaskSpec.runs). */
+  startedRuns: Map<string, number>;
 }
 
 /**
@@ -90,7 +94,10 @@ export class SimWorker {
   start(): RegisterWorkerOp {
     const { kernel } = this.ctx;
     this.recorder.startWorker(kernel.now, this.core.init);
-    kernel.open(workerAddress(this.name), (_from, ops) => {
+    const address = workerAddress(this.name);
+    kernel.open(address, (_from, ops) => {
+      // A victim's answers leave once its host gets to them (hostCosts.stealAnswer).
+      if (this.ctx.stealAnswer > 0 && ops.some((op) => (op as { op: string }).op === "steal-request")) kernel.holdUntil(address, kernel.now + this.ctx.stealAnswer);
       for (const op of ops) {
         this.feed(withTime(op as object, kernel.now) as WorkerInput);
         // The scheduler ended this worker's retirement (WorkerActor.receive): it closes, and
@@ -226,7 +233,9 @@ export class SimWorker {
     // The thread is taken now; the function starts once the host has started it.
     const taken = kernel.now;
     const start = taken + this.ctx.taskStart;
-    const stop = start + task.duration;
+    const run = this.ctx.startedRuns.get(key) ?? 0;
+    this.ctx.startedRuns.set(key, run + 1);
+    const stop = start + (task.runs?.[run] ?? task.duration);
     observations.executionStarted(key);
     kernel.at(stop, () => {
       if (!this.live) return;

@@ -76,6 +76,7 @@ class Simulation {
       assumedBandwidth: plan.config.bandwidth,
       heartbeatInterval: plan.config.heartbeatInterval,
       taskStart: plan.hostCosts.taskStart,
+      stealAnswer: plan.hostCosts.stealAnswer,
       tasks: plan.tasks,
       observations: this.observations,
       peer: (name) => this.workers.get(name),
@@ -86,6 +87,7 @@ class Simulation {
       scatterLease: plan.config.scatterLease,
       whoHas: (key) => [...(this.scheduler.core.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.name),
       failedRuns: new Map(),
+      startedRuns: new Map(),
     };
   }
 

@@ -27,7 +27,7 @@ const SCENARIO_FIELDS = ["seed", "config", "network", "hostCosts", "workers", "d
 const NETWORK_FIELDS = ["bandwidth", "latency"];
 const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "delay", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
-const TASK_FIELDS = ["key", "deps", "duration", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error", "failures", "retries", "wanted"];
+const TASK_FIELDS = ["key", "deps", "duration", "runs", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error", "failures", "retries", "wanted"];
 const ACTIONS = [
   "balance",
   "kill-worker",
@@ -114,6 +114,7 @@ function readTasks(list: unknown[]): Map<string, PlannedTask> {
       key,
       deps: raw.deps === undefined ? [] : [...new Set(readNames(raw.deps, `${path}.deps`))],
       duration: readNumber(raw.duration, `${path}.duration`, { min: 0 }),
+      runs: raw.runs === undefined ? undefined : readArray(raw.runs, `${path}.runs`).map((d, j) => readNumber(d, `${path}.runs[${j}]`, { min: 0 })),
       nbytes: readOptionalNumber(raw.nbytes, `${path}.nbytes`, DEFAULT_TASK_NBYTES, { integer: true, min: 0 }),
       priority: raw.priority === undefined ? undefined : readNumber(raw.priority, `${path}.priority`),
       workers: raw.workers === undefined ? undefined : readNames(raw.workers, `${path}.workers`),

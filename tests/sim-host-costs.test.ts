@@ -65,6 +65,26 @@ describe("simulator host costs", () => {
     expect(d.t).toBeLessThan(graph.t + 0.2);
   });
 
+  it("stealAnswer holds a victim's mail after it takes steal requests: its answers leave that much later", () => {
+    // Eight tasks pinned (loosely) to a, b idle: a stealing pass sends steal requests to a.
+    const scenario: Scenario = {
+      network: { latency: LATENCY },
+      workers: [{ name: "a" }, { name: "b" }],
+      tasks: Array.from({ length: 8 }, (_, i) => ({ key: `t-${i}`, duration: 0.5, workers: ["a"], allowOtherWorkers: true })),
+    };
+    const answerDelays = (hostCosts: Scenario["hostCosts"]) => {
+      const log = simulate({ ...structuredClone(scenario), hostCosts }).log;
+      const asked = new Map(inputs(log, "worker.a", "steal-request").map((i) => [i.event.key, i.t]));
+      return inputs(log, "scheduler", "steal-response").map((i) => i.t - asked.get(i.event.key)!);
+    };
+    const plain = answerDelays({});
+    const held = answerDelays({ stealAnswer: 0.05 });
+    expect(plain.length).toBeGreaterThan(0);
+    expect(held).toHaveLength(plain.length);
+    expect(Math.min(...plain)).toBeCloseTo(LATENCY, 9);
+    expect(Math.min(...held)).toBeCloseTo(0.05 + LATENCY, 9);
+  });
+
   it("rejects a negative or unknown cost with the field's path", () => {
     expect(() => simulate(withCosts({ taskStart: -1 }))).toThrow(/hostCosts\.taskStart/);
     expect(() => simulate(withCosts({ gc: 1 } as never))).toThrow(/hostCosts\.gc: unknown field/);

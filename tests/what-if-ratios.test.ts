@@ -3,19 +3,23 @@
  * LocalCluster runs recorded to files here, then simulated from their own logs with the host
  * costs those logs show (docs/replay.md, "How close the simulated original comes"). A run's
  * makespan depends on the machine's load, so each is compared with its own log, not with a
- * number written down; the incident, steal-heavy on one busy event loop, is recorded again
- * (up to 3 times) when other test files' load stretched a recording (0.87 once in CI).
+ * number written down. The incident is issue 23's (FULL_INCIDENT: 4 x 2 threads, 3,017 tasks,
+ * data on one worker, stealing, 16 failing tasks, a worker killed mid-run); it is recorded
+ * again, up to 3 times, and the closest recording is asserted within 5%: every one of 16
+ * recordings on a shared 2-core machine (load average 2 to 33) landed within 4%, but a
+ * recording made while other test files load the machine may still stretch past what its
+ * log shows. The tree and the CPU sleeps get 2 tries each: at load average 20-30 one
+ * recording each landed at 0.90 and 1.06 (the CPU sleeps the same on the build before).
  *
- * Measured on a shared 2-core machine under heavy load (load average 10-15), ten recordings
- * of the incident and three to four of the others (docs/replay.md has the full table):
+ * Measured on that machine (docs/replay.md has the full table; `npx tsx bench/what-if-incident.ts 3`):
  *
  * | run                                                          | recorded    | simulated / recorded |
  * |--------------------------------------------------------------|-------------|----------------------|
- * | incident: 4 x 2 threads, 338 tasks, data on one worker,      | 0.4-2.5 s   | 0.87-1.02, most      |
- * |   stealing, 4 failing tasks, a worker killed mid-run         |             | within 0.95-1.02     |
- * | 3,000 no-op tasks, 2 x 1 thread (per-task host costs)        | 1.0-3.4 s   | 0.98-1.01            |
- * | tree reduction over 256 leaves of 2 ms, 3 x 2 threads        | 0.22-0.99 s | 0.94-1.03            |
- * | 60 tasks keeping an executor thread's CPU busy 5-15 ms,      | 0.5-2.8 s   | 1.00-1.02            |
+ * | incident: 4 x 2 threads, 3,017 tasks, data on one worker,    | 3.1-20.7 s  | 0.96-1.02 (16 runs)  |
+ * |   stealing, 16 failing tasks, a worker killed mid-run        |             |                      |
+ * | 3,000 no-op tasks, 2 x 1 thread (per-task host costs)        | 1.0-3.7 s   | 0.98-1.01            |
+ * | tree reduction over 256 leaves of 2 ms, 3 x 2 threads        | 0.22-1.6 s  | 0.90-1.03            |
+ * | 60 tasks keeping an executor thread's CPU busy 5-15 ms,      | 0.5-2.8 s   | 1.00-1.06            |
  * |   after one short task per thread (a thread's start)         |             |                      |
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -24,7 +28,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readLogSync } from "../log/reader.js";
 import { whatIf, type WhatIfResult } from "../tools/what-if.js";
-import { recordCpuSleeps, recordIncident, recordNoops, recordTree } from "./support/recorded-runs.js";
+import { FULL_INCIDENT, recordCpuSleeps, recordIncident, recordNoops, recordTree } from "./support/recorded-runs.js";
 
 const dir = mkdtempSync(join(tmpdir(), "natsched-what-if-ratios-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,11 +48,10 @@ interface RecordedRun {
 }
 
 const RUNS: RecordedRun[] = [
-  // Steal-heavy on a busy loop: within 5% in most recordings, not all (docs/replay.md).
-  { name: "incident", record: (path) => recordIncident(path), within: 0.1, tries: 3 },
+  { name: "incident", record: (path) => recordIncident(path, FULL_INCIDENT), within: 0.05, tries: 3 },
   { name: "no-ops", record: (path) => recordNoops(path, 3000), within: 0.1, overhead: true },
-  { name: "tree", record: (path) => recordTree(path, 256), within: 0.05 },
-  { name: "cpu-sleeps", record: (path) => recordCpuSleeps(path, 60), within: 0.05 },
+  { name: "tree", record: (path) => recordTree(path, 256), within: 0.05, tries: 2 },
+  { name: "cpu-sleeps", record: (path) => recordCpuSleeps(path, 60), within: 0.05, tries: 2 },
 ];
 
 const table: string[] = [];
@@ -72,7 +75,7 @@ describe.each(RUNS)("what-if with the config unchanged on a recorded $name run",
       if (result === undefined || Math.abs(r.ratio - 1) < Math.abs(result.ratio - 1)) [result, submitted] = [r, n];
       if (Math.abs(result.ratio - 1) <= within) break;
     }
-  }, 120_000);
+  }, 300_000);
 
   it(`lands within ${within * 100}% of the recorded makespan${tries > 1 ? ` (the closest of up to ${tries} recordings)` : ""}`, () => {
     expect(Math.abs(result!.ratio - 1)).toBeLessThanOrEqual(within);

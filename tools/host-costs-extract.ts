@@ -25,7 +25,7 @@ export interface MeasuredHostCosts {
   latency?: number;
   hostCosts: Required<HostCostSpec>;
   /** How many samples each figure came from. */
-  samples: { toWorker: number; toScheduler: number; taskStart: number; schedulerOp: number; graphs: number };
+  samples: { toWorker: number; toScheduler: number; taskStart: number; schedulerOp: number; graphs: number; stealAnswer: number };
 }
 
 const MICRO = 1e6;
@@ -51,6 +51,11 @@ export class HostCostCollector {
   private readonly known = new Set<string>();
   private readonly executing = new Map<string, number>();
   private readonly stops = new Map<string, number>();
+  /** Per worker, when the steal requests it is taking (consecutive inputs: one message) began. */
+  private readonly stealBatch = new Map<string, number>();
+  /** Per worker and key asked for: its batch. Per batch (worker, start): the first answer's arrival. */
+  private readonly stealAsked = new Map<string, string>();
+  private readonly stealAnswered = new Map<string, number>();
   private taskStartSum = 0;
   private taskStarts = 0;
   private toSchedulerSum = 0;
@@ -75,6 +80,10 @@ export class HostCostCollector {
       if (graph !== undefined) graph.next = record.t - this.current!.t;
       this.current = { op, t: record.t, tasks: op === "update-graph" ? this.newTasks(e.tasks) : 0, worker: e.worker };
       if (this.current.tasks > 0 && !this.graphs.has(record.t)) this.graphs.set(record.t, { tasks: this.current.tasks, arrived: Infinity, next: Infinity });
+      if (op === "steal-response") {
+        const batch = this.stealAsked.get(`${String(e.worker)}${SEP}${String(e.key)}`);
+        if (batch !== undefined) this.stealAnswered.set(batch, Math.min(this.stealAnswered.get(batch) ?? Infinity, record.t - Number(batch.split(SEP)[1])));
+      }
       if (op === "task-finished" || op === "task-erred") {
         const id = `${String(e.worker)}${SEP}${String(e.key)}`;
         const stop = this.stops.get(id);
@@ -120,6 +129,14 @@ export class HostCostCollector {
     if (record.kind !== "input") return;
     const e = record.event as { op?: unknown; key?: unknown; start?: unknown; stop?: unknown };
     const id = `${name}${SEP}${String(e.key)}`;
+    if (e.op === "steal-request") {
+      // Requests taken one after the other came in one message: its answers leave together.
+      let start = this.stealBatch.get(name);
+      if (start === undefined) this.stealBatch.set(name, (start = record.t));
+      this.stealAsked.set(id, `${name}${SEP}${start}`);
+      return;
+    }
+    this.stealBatch.delete(name);
     if (e.op === "compute-task") {
       const sent = this.sent.get(id);
       this.sent.delete(id);
@@ -164,6 +181,10 @@ export class HostCostCollector {
       intake += took;
       tasks += g.tasks;
     }
+    // From a victim taking a message of steal requests to its first answer reaching the
+    // scheduler, less what any message to the scheduler takes: the mean over messages.
+    const answers = [...this.stealAnswered.values()];
+    const stealAnswer = answers.length > 0 ? Math.max(mean(answers) - wire - schedulerDelay, 0) : 0;
     return {
       ...(latency !== undefined ? { latency: round(latency) } : {}),
       hostCosts: {
@@ -173,8 +194,9 @@ export class HostCostCollector {
         schedulerOp: round(median(this.opGaps) ?? 0),
         graphIntake: tasks > 0 ? Math.round((intake / tasks) * 1e9) / 1e9 : 0,
         warmUp: 0,
+        stealAnswer: round(stealAnswer),
       },
-      samples: { toWorker: delays.length, toScheduler: this.toSchedulerCount, taskStart: this.taskStarts, schedulerOp: this.opGaps.length, graphs },
+      samples: { toWorker: delays.length, toScheduler: this.toSchedulerCount, taskStart: this.taskStarts, schedulerOp: this.opGaps.length, graphs, stealAnswer: answers.length },
     };
   }
 }

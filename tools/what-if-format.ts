@@ -67,6 +67,7 @@ function hostCosts(result: WhatIfResult): string {
     `function start ${ms(c.taskStart)}`,
     `scheduler ${us(c.schedulerOp)}/op`,
     `graph intake ${us(c.graphIntake)}/task (first graph +${ms(c.warmUp)})`,
+    `steal answers +${ms(c.stealAnswer)}`,
   ].join(", ");
 }
 

@@ -67,7 +67,10 @@ interface Incarnation {
 }
 
 interface Execution {
+  /** The last run's seconds. */
   duration: number;
+  /** Seconds of every run, in the order they ended. */
+  runs: number[];
   nbytes?: number;
   error?: string;
 }
@@ -91,6 +94,8 @@ export class WorkloadExtractor {
   /** The scheduler's last input, and when the run of update-graphs it is part of began. */
   private previous: { op: string; t: number } | null = null;
   private burst = 0;
+  /** The client and cause of the burst's latest graph (undefined: the graph named none). */
+  private burstCause: string | undefined;
   /** Keys a client asked for (an update-graph's wants): it holds futures for them. */
   private readonly wanted = new Set<string>();
   private readonly data = new Map<string, { nbytes: number; on: string[] }>();
@@ -153,9 +158,15 @@ export class WorkloadExtractor {
       case "update-graph": {
         this.origin = Math.min(this.origin, t);
         this.graphCount += 1;
-        // Graphs taken one right after the other came in one message (a client's submits of
-        // one turn): one graph at the first one's time, as one message makes one stealing pass.
-        if (previous?.op !== "update-graph" || t - previous.t > BURST_GAP) this.burst = t;
+        // Graphs a client sent in one turn (the same cause: the client's stimulus that flushed
+        // them) came in one message, however long the scheduler took to take them in (a loaded
+        // machine pauses it midway): one graph at the first one's time, as one message makes one
+        // stealing pass, and the scheduler's mail waits for the whole intake. Without causes,
+        // graphs taken one right after the other count as one message.
+        const cause = typeof e.cause === "number" ? `${String(e.client)}\u0000${e.cause}` : undefined;
+        const together = previous?.op === "update-graph" && (cause !== undefined && this.burstCause !== undefined ? cause === this.burstCause : t - previous.t <= BURST_GAP);
+        if (!together) this.burst = t;
+        this.burstCause = cause;
         for (const key of (e.wants as string[] | undefined) ?? []) this.wanted.add(key);
         for (const spec of (e.tasks as TaskSpec[] | undefined) ?? []) {
           if (!this.specs.has(spec.key)) this.specs.set(spec.key, { spec, t: this.burst, graph: this.graphCount });
@@ -173,7 +184,7 @@ export class WorkloadExtractor {
         break;
       }
       case "task-finished":
-        this.fromScheduler.set(String(e.key), { duration: Number(e.stop) - Number(e.start), nbytes: Number(e.nbytes) });
+        this.fromScheduler.set(String(e.key), ran(this.fromScheduler.get(String(e.key)), Number(e.stop) - Number(e.start), { nbytes: Number(e.nbytes) }));
         break;
     }
   }
@@ -239,12 +250,12 @@ export class WorkloadExtractor {
     switch (e.op) {
       // The function's own time: the host's time to start it is hostCosts.taskStart.
       case "execute-done":
-        this.fromWorkers.set(String(e.key), { duration: Number(e.stop) - Number(e.start), nbytes: Number(e.nbytes) });
+        this.fromWorkers.set(String(e.key), ran(this.fromWorkers.get(String(e.key)), Number(e.stop) - Number(e.start), { nbytes: Number(e.nbytes) }));
         break;
       case "execute-failed": {
         const error = e.error as { name?: string; message?: string } | undefined;
         const text = `${error?.name ?? "Error"}: ${error?.message ?? ""}`.trim();
-        this.fromWorkers.set(String(e.key), { duration: Number(e.stop) - Number(e.start), error: text });
+        this.fromWorkers.set(String(e.key), ran(this.fromWorkers.get(String(e.key)), Number(e.stop) - Number(e.start), { error: text }));
         break;
       }
       case "gather-done": {
@@ -391,6 +402,8 @@ export class WorkloadExtractor {
     for (const [key, run] of this.fromWorkers) runs.set(key, run);
     const guess = new Guesses();
     for (const [key, run] of runs) if (keep.has(key) && run.error === undefined) guess.add(keySplit(key), run);
+    const typical = new TypicalRuns();
+    for (const [key, run] of runs) if (keep.has(key)) typical.add(keySplit(key), run.runs);
 
     const dependedOn = new Set<string>();
     for (const { spec } of keep.values()) for (const dep of spec.deps) dependedOn.add(dep);
@@ -406,7 +419,12 @@ export class WorkloadExtractor {
       if (spec.deps.length > 0) task.deps = [...new Set(spec.deps)];
       if (run !== undefined) {
         measured += 1;
-        task.duration = round(Math.max(run.duration, 0));
+        // Each recorded run as measured, in turn: a run stretched by a stall of the machine
+        // (a loaded host, a GC pause) happened at that moment. A run the recording did not
+        // make (the simulation recomputes a key it did not) takes the typical run of its
+        // prefix, not a stall that belonged to another moment.
+        task.duration = round(typical.of(keySplit(key)));
+        task.runs = run.runs.map((d) => round(Math.max(d, 0)));
         if (run.nbytes !== undefined && Number.isFinite(run.nbytes)) task.nbytes = Math.max(Math.round(run.nbytes), 0);
         if (run.error !== undefined) {
           task.error = run.error || "failed";
@@ -443,6 +461,29 @@ export class WorkloadExtractor {
     }
     if (bytes < BANDWIDTH_SAMPLE_BYTES || seconds <= 0) return undefined;
     return Math.round(bytes / seconds);
+  }
+}
+
+/** The last run's result (size or error) with this run's seconds added to the runs before. */
+function ran(before: Execution | undefined, seconds: number, result: { nbytes?: number; error?: string }): Execution {
+  return { duration: seconds, runs: [...(before?.runs ?? []), seconds], ...result };
+}
+
+/** The median run of each key prefix: what a run the recording did not make takes. */
+class TypicalRuns {
+  private readonly byPrefix = new Map<string, number[]>();
+
+  add(prefix: string, runs: readonly number[]): void {
+    let list = this.byPrefix.get(prefix);
+    if (list === undefined) this.byPrefix.set(prefix, (list = []));
+    for (const d of runs) list.push(Math.max(d, 0));
+  }
+
+  of(prefix: string): number {
+    const list = this.byPrefix.get(prefix);
+    if (list === undefined || list.length === 0) return 0;
+    list.sort((a, b) => a - b);
+    return list[Math.floor(list.length / 2)]!;
   }
 }
 
