@@ -13,6 +13,8 @@ import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { graphOf, MACHINE_DEFINITIONS } from "../dashboard/server/machine-graph.js";
 import { handleMachines, machinesView } from "../dashboard/server/machines-handler.js";
 import { layoutGraph, type LayoutBox } from "../dashboard/page/graph-layout.js";
+import type { MachinesView } from "../dashboard/server/machines-wire.js";
+import type { ErrorBody } from "../dashboard/server/views-http.js";
 import { machineEdges } from "../verify/machine-edges.js";
 
 const LOG = "tests/fixtures/logs/old-98e2957.natlog";
@@ -117,11 +119,11 @@ describe("GET /api/machines", () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it("answers the machines of the whole log, and at a time cut fewer transitions", async () => {
-    const whole = await (await fetch(`${base}/api/machines`)).json();
-    expect(whole.machines.map((m: { id: string }) => m.id)).toEqual(["task", "wtask", "worker", "scheduler", "future"]);
-    const taken = (view: typeof whole) => view.machines.flatMap((m: { edges: { taken: number }[] }) => m.edges).reduce((n: number, e: { taken: number }) => n + e.taken, 0);
+    const whole = (await (await fetch(`${base}/api/machines`)).json()) as MachinesView;
+    expect(whole.machines.map((m) => m.id)).toEqual(["task", "wtask", "worker", "scheduler", "future"]);
+    const taken = (view: MachinesView) => view.machines.flatMap((m) => m.edges).reduce((n, e) => n + e.taken, 0);
     expect(taken(whole)).toBe(transitions.length);
-    const early = await (await fetch(`${base}/api/machines?t=0.05`)).json();
+    const early = (await (await fetch(`${base}/api/machines?t=0.05`)).json()) as MachinesView;
     expect(early.cut).toBe("at +0.05 s");
     expect(taken(early)).toBeGreaterThan(0);
     expect(taken(early)).toBeLessThan(transitions.length);
@@ -131,7 +133,7 @@ describe("GET /api/machines", () => {
     for (const query of ["seq=abc", "t=-1", "t=", "seq=1&t=2"]) {
       const res = await fetch(`${base}/api/machines?${query}`);
       expect(res.status, query).toBe(400);
-      const body = await res.json();
+      const body = (await res.json()) as ErrorBody;
       expect(body.error.code).toBe("BAD_OPTION");
       expect(body.error.message).toMatch(/^option (seq|t):/);
     }
