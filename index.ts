@@ -3,6 +3,10 @@
  * an event-sourced log. This is the public API; see README.md.
  */
 import "./log/runtime-check.js";
+import { provideDashboard } from "./actors/dashboard-hook.js";
+
+// LocalCluster.start({ dashboard }) loads the dashboard's server only when a cluster asks for it.
+provideDashboard(async (tap, opts) => (await import("./dashboard/server/embedded.js")).startEmbeddedDashboard(tap, opts));
 export { LocalCluster, type LocalClusterOptions, type WorkerSpec } from "./actors/local-cluster.js";
 export { Client, Future, type ClientOptions, type SubmitOptions, type WorkerSummary } from "./actors/client.js";
 export { AsCompleted, type AsCompletedOptions, type ReturnWhen, type WaitOptions, type WaitResult } from "./actors/client-waits.js";

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import type { Config } from "../machines/config.js";
 import { BadOptionError, ClosedError } from "../machines/errors.js";
 import { FileLogSink, type LogFileFormat } from "../log/file-log.js";
+import { LogTap } from "../log/log-tap.js";
+import { dashboardStarter, type EmbeddedDashboard } from "./dashboard-hook.js";
 import { functionsHeaderMeta } from "./function-hashes.js";
 import type { LogSink } from "../log/types.js";
 import { MemoryBus } from "../transport/memory.js";
@@ -53,6 +55,11 @@ export interface LocalClusterOptions {
   /** Config file to read (false: none). Default: natsched.config.json/.yaml in the cwd. */
   configFile?: string | false;
   clock?: Clock;
+  /**
+   * A dashboard in the browser over this cluster as it runs (true, or where to listen:
+   * default 127.0.0.1 and a free port); its URL is `cluster.dashboardUrl`. Read-only.
+   */
+  dashboard?: boolean | { port?: number; host?: string };
   /** Called with errors actors survived (malformed messages, task bookkeeping faults). */
   onError?: (error: unknown) => void;
 }
@@ -68,6 +75,7 @@ export class LocalCluster {
   private readonly clients = new Set<Client>();
   private readonly transports: Transport[] = [];
   private closedFlag = false;
+  private dashboard: EmbeddedDashboard | undefined;
 
   private constructor(
     readonly name: string,
@@ -89,7 +97,11 @@ export class LocalCluster {
     const name = opts.name ?? `local-${Math.random().toString(16).slice(2, 8)}`;
     if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new BadOptionError("name", "cluster names use letters, digits, '-' and '_'");
     const clock = opts.clock ?? realClock;
-    const log = await openLogSink(opts.log, name, functionsHeaderMeta(resolved));
+    const start = opts.dashboard ? dashboardStart() : undefined;
+    const file = await openLogSink(opts.log, name, functionsHeaderMeta(resolved));
+    // The dashboard reads what the actors write as they write it.
+    const tap = start ? new LogTap(file) : undefined;
+    const log = tap ?? file;
     const bus = new MemoryBus({ ...(opts.onError ? { onError: opts.onError } : {}) });
     const schedulerTransport = bus.connect("scheduler");
     const scheduler = new SchedulerActor({ cluster: name, transport: schedulerTransport, config, clock, log, ...(opts.onError ? { onError: opts.onError } : {}) });
@@ -97,6 +109,7 @@ export class LocalCluster {
     const cluster = new LocalCluster(name, config, bus, scheduler, log, opts, resolved, clock);
     cluster.transports.push(schedulerTransport);
     try {
+      if (start && tap) cluster.dashboard = await start(tap, { cluster: name, ...dashboardPlace(opts.dashboard) });
       for (const spec of specs) await cluster.addWorker(spec);
     } catch (error) {
       await cluster.close();
@@ -107,7 +120,13 @@ export class LocalCluster {
 
   /** Where the event log is written, if it is a file. */
   get logPath(): string | undefined {
-    return this.log instanceof FileLogSink ? this.log.location : undefined;
+    const sink = this.log instanceof LogTap ? this.log.inner : this.log;
+    return sink instanceof FileLogSink ? sink.location : undefined;
+  }
+
+  /** The dashboard's URL, when started with `dashboard`. */
+  get dashboardUrl(): string | undefined {
+    return this.dashboard?.url;
   }
 
   get closed(): boolean {
@@ -205,6 +224,7 @@ export class LocalCluster {
     try {
       await this.stopAll();
     } finally {
+      await this.dashboard?.close();
       await this.disposeTempLog();
     }
   }
@@ -229,6 +249,18 @@ export class LocalCluster {
     await Promise.all(this.transports.map((t) => t.close()));
     await this.log?.close();
   }
+}
+
+function dashboardStart() {
+  const start = dashboardStarter();
+  if (start === undefined) throw new BadOptionError("dashboard", 'the dashboard comes with the package\'s entry point: import { LocalCluster } from "natsched"');
+  return start;
+}
+
+function dashboardPlace(option: LocalClusterOptions["dashboard"]): { port?: number; host?: string } {
+  if (option === true) return {};
+  if (typeof option !== "object" || option === null) throw new BadOptionError("dashboard", "true, or { port, host }");
+  return { ...(option.port !== undefined ? { port: option.port } : {}), ...(option.host !== undefined ? { host: option.host } : {}) };
 }
 
 function workerSpecs(opts: LocalClusterOptions): WorkerSpec[] {

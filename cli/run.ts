@@ -1,6 +1,7 @@
 import { packageVersion } from "../log/package-version.js";
 import { BadOptionError, NatschedError } from "../machines/errors.js";
 import { redactUrls } from "../transport/nats-connect.js";
+import { dashboardCommand, DASHBOARD_USAGE } from "./dashboard.js";
 import { exportCommand, USAGE as EXPORT_USAGE } from "./export.js";
 import { storyCommand, USAGE as STORY_USAGE } from "./story.js";
 import { inspectCommand, USAGE as INSPECT_USAGE } from "./inspect.js";
@@ -38,6 +39,8 @@ commands:
                            the cluster at one point of a log: workers running or stopped (and
                            why), executing keys, occupancy, queues, steals in flight
   a <cut> is seq | actor:seq | time | +seconds from the run's start, the same for every command
+  dashboard <log>          the run in the browser: task stream, progress, workers, a time
+                           scrubber and each task's story (--help for live clusters)
   simulate <scenario>      run a scenario on the simulator (virtual clock; --help for options)
   what-if <log> [--set key=value ...] [--scenario out.json]
                            re-run a log's workload on the simulator, recorded vs changed config
@@ -53,6 +56,7 @@ const COMMANDS: Record<string, Command> = {
   story: storyCommand,
   log: (args, io) => (args[0] === "export" ? logExportCommand(args.slice(1), io) : args[0] === "index" ? logIndexCommand(args.slice(1), io) : logInfoCommand(args, io)),
   export: exportCommand,
+  dashboard: (args, io) => dashboardCommand(args, io),
   replay: replayCommand,
   inspect: inspectCommand,
   keys: keysCommand,
@@ -70,6 +74,7 @@ const COMMANDS: Record<string, Command> = {
 const USAGES: Record<string, (args: string[]) => string | undefined> = {
   story: () => STORY_USAGE,
   export: () => EXPORT_USAGE,
+  dashboard: () => DASHBOARD_USAGE,
   inspect: () => INSPECT_USAGE,
   keys: () => KEYS_USAGE,
   replay: () => REPLAY_USAGE,

@@ -26,6 +26,9 @@ const ROOMS: ReadonlyArray<{ room: string; floor: number }> = [
   { room: "actors", floor: 4 },
   { room: "sim", floor: 4 },
   { room: "tools", floor: 5 },
+  // The dashboard's server reads logs with the tools; its page (browser code) may take the server's types.
+  { room: "dashboard/server", floor: 5.5 },
+  { room: "dashboard/page", floor: 5.6 },
   { room: "cli", floor: 6 },
   { room: "index.ts", floor: 7 },
   { room: "sim.ts", floor: 7 },

@@ -48,6 +48,13 @@ export const OUTSIDE_PROGRAMS: readonly OutsideProgram[] = [
     find: () => (pretendMissing.has("python3") ? undefined : firstRunnable([process.env.NATSCHED_PYTHON, "python3"], ["--version"])),
     neededBy: /from "\.\/(support\/)?python\.js"/,
   },
+  {
+    // The dashboard's browser tests drive it with playwright-core (tests/support/browser.ts).
+    name: "chromium",
+    install: "apt-get install -y chromium",
+    find: () => (pretendMissing.has("chromium") ? undefined : firstRunnable([process.env.NATSCHED_CHROMIUM, "/usr/bin/chromium", "chromium"], ["--version"])),
+    neededBy: /from "\.\/(support\/)?browser\.js"/,
+  },
 ];
 
 /** Test files (relative to the repository root) that need `program`, following imports through tests/support. */

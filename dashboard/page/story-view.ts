@@ -1,0 +1,39 @@
+/** The story panel: a key's life across the scheduler and workers, with the reasons and causes of each step. */
+import { el, getJson, type Story } from "./api.js";
+
+export function mountStory(parent: HTMLElement): { open(key: string): Promise<void> } {
+  const close = el("button", "close", "×");
+  close.title = "close";
+  close.addEventListener("click", () => {
+    parent.hidden = true;
+  });
+  const title = el("h2");
+  const body = el("ol", "story-lines");
+  parent.append(close, title, body);
+  return {
+    async open(key) {
+      parent.hidden = false;
+      parent.dataset.key = key;
+      title.textContent = key;
+      body.replaceChildren(el("li", "loading", "loading..."));
+      try {
+        const story = await getJson<Story>(`/api/story?key=${encodeURIComponent(key)}`);
+        title.textContent = `story of ${story.key}`;
+        parent.dataset.key = story.key;
+        body.replaceChildren(
+          ...story.lines.map((line) => {
+            const li = el("li", "story-line");
+            li.append(el("span", "t", `+${line.t.toFixed(6)}s`), el("span", "actor", line.actor), el("span", "text", line.text));
+            if (line.cause) li.append(el("div", "cause", `cause: ${line.cause}`));
+            for (const reason of line.reasons ?? []) if (reason !== line.cause) li.append(el("div", "reason", reason));
+            if (line.stack) li.append(el("pre", "stack", line.stack.join("\n")));
+            return li;
+          }),
+        );
+        parent.dataset.lines = String(story.lines.length);
+      } catch (error) {
+        body.replaceChildren(el("li", "error", (error as Error).message));
+      }
+    },
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * What the dashboard knows of one log: its records in log order (all of a recorded log, or
+ * those written so far by a live cluster), the cluster now, the cluster at any cut, a key's
+ * story and the task stream. Every time it hands out is seconds from the run's start.
+ */
+import { concernsKey } from "../../log/record-filter.js";
+import { TimeBase } from "../../log/time-base.js";
+import type { LogRecord } from "../../log/types.js";
+import { LogCut, type CutSpec } from "../../replay/log-cut.js";
+import { resolveKey } from "../../tools/keys.js";
+import { addCauses, recordsSource } from "../../tools/story-causes.js";
+import { storyLines } from "../../tools/story.js";
+import { encodeTaskStream, taskStreamOf, TaskStreamBuilder } from "../../tools/task-stream.js";
+import { DashFold, type ClusterAt } from "./dash-fold.js";
+
+export interface SourceInfo {
+  /** "log" (a recorded log file or JetStream log), "embedded" (a LocalCluster in this process), "nats" (a live cluster on NATS). */
+  kind: "log" | "embedded" | "nats";
+  /** The log file, JetStream location or cluster name shown in the header. */
+  location: string;
+  cluster?: string;
+  live: boolean;
+}
+
+export interface Summary {
+  source: SourceInfo;
+  start: number;
+  startIso?: string;
+  /** Seconds from the start to the last record. */
+  end: number;
+  records: number;
+  now: ClusterAt;
+}
+
+/** The cluster at a cut, with where the cut fell: `index` records of the log in log order, the last at `t` (from the start). */
+export interface AtAnswer extends ClusterAt {
+  cut: string;
+  index: number;
+  t: number;
+}
+
+/** A way to name a cut: the first `index` records in log order, or a cut as replay --until takes it. */
+export type DashCut = { index: number } | { spec: CutSpec };
+
+export class DashboardModel {
+  readonly records: LogRecord[] = [];
+  private readonly fold = new DashFold();
+  private builder = new TaskStreamBuilder();
+  private time: TimeBase;
+  /** The fold of the last `at` by index, to step forward from without starting over. */
+  private stepFold: { index: number; fold: DashFold } | undefined;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    readonly source: SourceInfo,
+    /** The log header's `created` (ms), which says whether `t` is wall-clock time. */
+    private readonly createdMs?: number,
+  ) {
+    this.time = TimeBase.of(undefined, createdMs);
+  }
+
+  add(record: LogRecord): void {
+    if (this.records.length === 0) this.time = TimeBase.of(record.t, this.createdMs);
+    this.records.push(record);
+    this.fold.add(record);
+    if (this.source.live) this.builder.add(record);
+  }
+
+  /** Tell the listeners (the SSE clients) that records came; they read what they need. */
+  changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  get start(): number {
+    return this.time.start;
+  }
+
+  summary(): Summary {
+    const last = this.records[this.records.length - 1];
+    const summary: Summary = { source: this.source, start: this.time.start, end: last ? this.time.since(last.t) : 0, records: this.records.length, now: this.since(this.fold.view()) };
+    if (this.time.iso !== undefined) summary.startIso = this.time.iso;
+    return summary;
+  }
+
+  /** The whole task stream so far, in its wire form. */
+  stream(): unknown {
+    return encodeTaskStream(taskStreamOf(this.records));
+  }
+
+  /** The bars, transfers and steals completed since the last call (live only). */
+  drainStream(): ReturnType<TaskStreamBuilder["drain"]> {
+    return this.builder.drain();
+  }
+
+  at(cut: DashCut): AtAnswer {
+    if ("index" in cut) return this.atIndex(cut.index);
+    const logCut = new LogCut(cut.spec);
+    const fold = new DashFold();
+    let index = 0;
+    let taken = 0;
+    for (const record of this.records) {
+      const verdict = logCut.admit(record);
+      if (verdict === "end") break;
+      index++;
+      if (verdict === "skip") continue;
+      taken = index;
+      fold.add(record);
+    }
+    return this.answer(fold, logCut.describe(), taken);
+  }
+
+  private atIndex(wanted: number): AtAnswer {
+    const index = Math.max(0, Math.min(this.records.length, Math.floor(wanted)));
+    let step = this.stepFold;
+    if (step === undefined || step.index > index) step = { index: 0, fold: new DashFold() };
+    for (let i = step.index; i < index; i++) step.fold.add(this.records[i]!);
+    step.index = index;
+    this.stepFold = step;
+    return this.answer(step.fold, `after record ${index} of ${this.records.length}`, index);
+  }
+
+  private answer(fold: DashFold, cut: string, index: number): AtAnswer {
+    const last = index > 0 ? this.records[index - 1] : undefined;
+    return { ...this.since(fold.view()), cut, index, t: last ? this.time.since(last.t) : 0 };
+  }
+
+  /** A key's story (or that of the one key starting with `given`), with reasons and causes; times from the start. */
+  async story(given: string): Promise<{ key: string; lines: unknown[] }> {
+    let key = given;
+    let own = this.records.filter((r) => concernsKey(r, key));
+    if (own.length === 0) {
+      key = resolveKey(this.fold.cluster.tasks.keys(), given, this.source.location);
+      own = this.records.filter((r) => concernsKey(r, key));
+    }
+    const lines = await addCauses(storyLines(own, key), own, key, recordsSource(this.records));
+    return { key, lines: lines.map((line) => ({ ...line, t: this.time.since(line.t) })) };
+  }
+
+  /** A view's times from the run's start. */
+  private since(view: ClusterAt): ClusterAt {
+    if (view.last) view.last = { ...view.last, t: this.time.since(view.last.t) };
+    return view;
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * The dashboard of an embedded cluster as it runs (LocalCluster.start({ dashboard: true })),
+ * in headless Chromium: the page follows the run through server-sent events, with no reload.
+ */
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LocalCluster } from "../index.js";
+import { launchBrowser, openPage } from "./support/browser.js";
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const TASKS = 60;
+
+let cluster: LocalCluster;
+let browser: Browser;
+let page: Page;
+let errors: string[];
+
+beforeAll(async () => {
+  cluster = await LocalCluster.start({ workers: 2, functions: { nap: async (i: number) => (await sleep(25), i) }, dashboard: true, configFile: false, log: false });
+  browser = await launchBrowser();
+  ({ page, errors } = await openPage(browser, cluster.dashboardUrl!));
+  await page.waitForSelector("body[data-ready=true]", { timeout: 60_000 });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await cluster?.close();
+});
+
+/** The "nap" progress row's tasks done (in memory or computed and released), or -1 before the row shows. */
+const napDone = (): Promise<number> =>
+  page.evaluate(() => {
+    const row = document.querySelector<HTMLElement>("[data-prefix=nap]");
+    return row ? Number(row.dataset.memory) + Number(row.dataset.released) : -1;
+  });
+
+describe("the dashboard of a live embedded cluster, in Chromium", () => {
+  it("serves on 127.0.0.1 and shows the workers by name", async () => {
+    expect(new URL(cluster.dashboardUrl!).hostname).toBe("127.0.0.1");
+    await page.waitForSelector("tr[data-worker=worker-1]", { timeout: 30_000 });
+    const names = await page.$$eval("tr[data-worker]", (rows) => rows.map((r) => (r as HTMLElement).dataset.worker));
+    expect(names).toEqual(["worker-0", "worker-1"]);
+    expect(await page.isVisible("#live")).toBe(true);
+  });
+
+  it("moves the progress and draws the bars as tasks finish", async () => {
+    const client = cluster.client();
+    const futures = Array.from({ length: TASKS }, (_, i) => client.submit<number>("nap", [i]));
+    // Seen between the start and the end: the page moved while the run went on.
+    const seen = new Set<number>();
+    const watching = (async () => {
+      for (let done = -1; done < TASKS; await sleep(20)) {
+        done = await napDone();
+        seen.add(done);
+      }
+    })();
+    expect(await client.gather(futures)).toEqual(Array.from({ length: TASKS }, (_, i) => i));
+    await Promise.race([watching, page.waitForFunction((n) => Number(document.querySelector<HTMLElement>("[data-prefix=nap]")?.dataset.memory) === n, TASKS, { timeout: 60_000 })]);
+    await watching;
+    const between = [...seen].filter((n) => n > 0 && n < TASKS);
+    expect(between.length).toBeGreaterThan(0);
+    await page.waitForFunction((n) => Number(document.querySelector<HTMLElement>("#stream-slot [data-bars]")?.dataset.bars) === n, TASKS, { timeout: 30_000 });
+    const done = await page.$$eval("tr[data-worker]", (rows) => rows.reduce((sum, r) => sum + Number((r as HTMLElement).dataset.done), 0));
+    expect(done).toBe(TASKS);
+    await client.close();
+  }, 120_000);
+
+  it("logged no error in the page's console", () => {
+    expect(errors).toEqual([]);
+  });
+});
