@@ -3,18 +3,18 @@
  * against XState's own answers), the counts over a real recorded log (checked by counting
  * another way), the cut, the HTTP handler, and the layered layout.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileMachine } from "../machines/compile.js";
 import { readLogSync } from "../log/reader.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { graphOf, MACHINE_DEFINITIONS } from "../dashboard/server/machine-graph.js";
-import { handleMachines, machinesView } from "../dashboard/server/machines-handler.js";
+import { machinesView } from "../dashboard/server/machines-handler.js";
+import { recordedLogModel } from "../dashboard/server/recorded-log.js";
+import { startDashboard, type Dashboard } from "../dashboard/server/server.js";
 import { layoutGraph, type LayoutBox } from "../dashboard/page/graph-layout.js";
 import type { MachinesView } from "../dashboard/server/machines-wire.js";
-import type { ErrorBody } from "../dashboard/server/views-http.js";
+import type { ErrorBody } from "../dashboard/server/views-reply.js";
 import { machineEdges } from "../verify/machine-edges.js";
 
 const LOG = "tests/fixtures/logs/old-98e2957.natlog";
@@ -97,7 +97,7 @@ describe("machinesView over a real recorded log", () => {
 
   it("up to a scheduler seq, counts the scheduler's transitions up to its next input after it", async () => {
     const seq = 150;
-    const view = await machinesView(records, { kind: "seq", value: seq });
+    const view = await machinesView(records, { spec: { kind: "seq", value: seq } });
     const mine = records.filter((r) => r.actor === "scheduler");
     const end = mine.findIndex((r) => r.seq > seq && r.kind !== "transition");
     const expected = mine.slice(0, end).filter((r): r is TransitionRecord => r.kind === "transition" && r.machine === "task").length;
@@ -109,14 +109,13 @@ describe("machinesView over a real recorded log", () => {
 });
 
 describe("GET /api/machines", () => {
-  let server: Server;
+  let dashboard: Dashboard;
   let base: string;
   beforeAll(async () => {
-    server = createServer((req, res) => void handleMachines(req, res, () => records));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    dashboard = await startDashboard((await recordedLogModel(LOG)).model);
+    base = dashboard.url.replace(/\/$/, "");
+  }, 60_000);
+  afterAll(() => dashboard?.close());
 
   it("answers the machines of the whole log, and at a time cut fewer transitions", async () => {
     const whole = (await (await fetch(`${base}/api/machines`)).json()) as MachinesView;
@@ -129,13 +128,21 @@ describe("GET /api/machines", () => {
     expect(taken(early)).toBeLessThan(transitions.length);
   });
 
+  it("at the first N records in log order (the scrubber's cut), the transitions among them", async () => {
+    const index = 200;
+    const view = (await (await fetch(`${base}/api/machines?index=${index}`)).json()) as MachinesView;
+    const among = records.slice(0, index).filter((r) => r.kind === "transition").length;
+    expect(view.machines.flatMap((m) => m.edges).reduce((n, e) => n + e.taken, 0)).toBe(among);
+    expect(view.records).toBe(index);
+  });
+
   it("refuses a bad cut with a 400 naming it", async () => {
-    for (const query of ["seq=abc", "t=-1", "t=", "seq=1&t=2"]) {
+    for (const query of ["seq=abc", "t=-1", "t=", "seq=1&t=2", "index=x"]) {
       const res = await fetch(`${base}/api/machines?${query}`);
       expect(res.status, query).toBe(400);
       const body = (await res.json()) as ErrorBody;
-      expect(body.error.code).toBe("BAD_OPTION");
-      expect(body.error.message).toMatch(/^option (seq|t):/);
+      expect(body.code).toBe("BAD_OPTION");
+      expect(body.error).toMatch(/^option (seq|t|index):/);
     }
   });
 });

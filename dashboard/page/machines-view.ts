@@ -13,12 +13,14 @@ export interface MachinesOptions {
   url?: string;
 }
 
-/** A cut of the log: a scheduler record number or seconds from the run's start. */
-export type MachinesCut = { seq: number } | { t: number } | null;
+/** A cut of the log, as GET /api/at takes it: records in log order, a scheduler record number, or seconds from the run's start. */
+export type MachinesCut = { index: number } | { seq: number } | { t: number } | null;
 
 export interface MachinesHandle {
   /** Fetches the view at `cut` (null: the whole log) and draws it. */
   load(cut?: MachinesCut): Promise<void>;
+  /** Loads the whole log again, at most one load at a time (a live cluster's updates call it often). */
+  refresh(): void;
   set(view: MachinesView): void;
   destroy(): void;
 }
@@ -49,6 +51,8 @@ export function mountMachines(parent: HTMLElement, options: MachinesOptions = {}
   root.append(status, body);
   parent.appendChild(root);
   let request = 0;
+  let refreshing = false;
+  let again = false;
 
   const set = (view: MachinesView): void => {
     body.replaceChildren(...view.machines.map(drawMachine));
@@ -56,18 +60,40 @@ export function mountMachines(parent: HTMLElement, options: MachinesOptions = {}
     status.textContent = `${view.records} records read, ${view.cut}`;
   };
 
+  const load = async (cut: MachinesCut = null): Promise<void> => {
+    const mine = ++request;
+    const query = cut === null ? "" : "index" in cut ? `?index=${cut.index}` : "seq" in cut ? `?seq=${cut.seq}` : `?t=${cut.t}`;
+    const res = await fetch(url + query);
+    const json = (await res.json()) as MachinesView | { error: string };
+    // A later load may have answered first: only the newest one draws.
+    if (mine !== request) return;
+    if ("error" in json) status.textContent = json.error;
+    else set(json);
+  };
+
+  const refresh = (): void => {
+    if (refreshing) {
+      again = true;
+      return;
+    }
+    refreshing = true;
+    void load()
+      .catch((error: unknown) => {
+        status.textContent = `machines: ${(error as Error).message}`;
+      })
+      .finally(() => {
+        refreshing = false;
+        if (again) {
+          again = false;
+          refresh();
+        }
+      });
+  };
+
   return {
     set,
-    async load(cut = null) {
-      const mine = ++request;
-      const query = cut === null ? "" : "seq" in cut ? `?seq=${cut.seq}` : `?t=${cut.t}`;
-      const res = await fetch(url + query);
-      const json = (await res.json()) as MachinesView | { error: { message: string } };
-      // A later load may have answered first: only the newest one draws.
-      if (mine !== request) return;
-      if ("error" in json) status.textContent = json.error.message;
-      else set(json);
-    },
+    load,
+    refresh,
     destroy() {
       request++;
       root.remove();

@@ -117,10 +117,10 @@ export function mountWhatIf(parent: HTMLElement, options: WhatIfOptions): WhatIf
     try {
       const body = given ?? requestOf(form);
       const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-      const json = (await res.json()) as WhatIfAnswer | { error: { code: string; message: string } };
+      const json = (await res.json()) as WhatIfAnswer | { error: string; code: string };
       if (mine !== request) return;
       if ("error" in json) {
-        error.textContent = json.error.message;
+        error.textContent = json.error;
         root.dataset.state = "error";
         return;
       }

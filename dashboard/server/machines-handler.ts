@@ -1,30 +1,37 @@
 /**
- * `GET /api/machines[?seq=N | ?t=S]`: every machine definition as a graph (machine-graph.ts),
- * with the instances in each state and the times each edge was taken, over the log up to
- * the cut (the cut `replay --until` makes: a scheduler seq, or seconds from the run's start).
+ * `GET /api/machines[?index=N | ?seq=N | ?t=S]`: every machine definition as a graph
+ * (machine-graph.ts), with the instances in each state and the times each edge was taken,
+ * over the log up to the cut (the cuts GET /api/at takes: records in log order, or the cut
+ * `replay --until` makes at a seq or at seconds from the run's start).
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { BadOptionError } from "../../machines/errors.js";
 import type { LogRecord } from "../../log/types.js";
-import { LogCut, type CutSpec } from "../../replay/log-cut.js";
+import { LogCut, parseCut } from "../../replay/log-cut.js";
 import { graphOf, MACHINE_DEFINITIONS } from "./machine-graph.js";
 import { edgeKey, MachineTally } from "./machine-tally.js";
 import type { MachinesView, MachineView } from "./machines-wire.js";
-import { sendBadRequest, sendJson, type RecordSource } from "./views-http.js";
+import type { DashCut } from "./model.js";
+import type { Handler } from "./route-types.js";
+import { safeJson, typedProblem } from "./views-reply.js";
 
 /** The machines over `records`, up to `cut` (the whole log without one). */
-export async function machinesView(records: AsyncIterable<LogRecord> | Iterable<LogRecord>, cut?: CutSpec): Promise<MachinesView> {
-  const logCut = new LogCut(cut);
+export async function machinesView(records: AsyncIterable<LogRecord> | Iterable<LogRecord>, cut?: DashCut): Promise<MachinesView> {
+  const byIndex = cut !== undefined && "index" in cut ? cut.index : undefined;
+  const logCut = new LogCut(cut !== undefined && "spec" in cut ? cut.spec : undefined);
   const tally = new MachineTally();
   let read = 0;
+  let seen = 0;
   for await (const record of records) {
+    if (byIndex !== undefined && seen >= byIndex) break;
+    seen += 1;
     const verdict = logCut.admit(record);
     if (verdict === "end") break;
     if (verdict === "skip") continue;
     read += 1;
     if (record.kind === "transition") tally.add(record);
   }
-  return { machines: MACHINE_DEFINITIONS.map(({ machine, title }) => viewOf(graphOf(machine), title, tally)), records: read, cut: logCut.describe() };
+  const described = byIndex !== undefined ? `after record ${seen} in log order` : logCut.describe();
+  return { machines: MACHINE_DEFINITIONS.map(({ machine, title }) => viewOf(graphOf(machine), title, tally)), records: read, cut: described };
 }
 
 function viewOf(graph: ReturnType<typeof graphOf>, title: string, tally: MachineTally): MachineView {
@@ -52,30 +59,39 @@ function viewOf(graph: ReturnType<typeof graphOf>, title: string, tally: Machine
   };
 }
 
-/** The cut a request names: `seq` (the scheduler's record number) or `t` (seconds from the run's start); none: the whole log. */
-export function cutOfQuery(query: URLSearchParams): CutSpec | undefined {
+/**
+ * The cut a request names, as GET /api/at takes it: `index` (the first N records in log
+ * order), `seq` (the scheduler's record N, or actor:N) or `t` (seconds from the run's
+ * start); none: the whole log.
+ */
+export function cutOfQuery(query: URLSearchParams): DashCut | undefined {
+  const given = ["index", "seq", "t"].filter((name) => query.has(name));
+  if (given.length > 1) throw new BadOptionError(given[1]!, `give one of index, seq and t, got ${given.join(" and ")}`);
+  const index = query.get("index");
   const seq = query.get("seq");
   const t = query.get("t");
-  if (seq !== null && t !== null) throw new BadOptionError("seq", "give seq or t, not both");
+  if (index !== null) {
+    if (!/^\d+$/.test(index)) throw new BadOptionError("index", `a number of records (0, 1, 2...), got ${JSON.stringify(index)}`);
+    return { index: Number(index) };
+  }
   if (seq !== null) {
-    if (!/^\d+$/.test(seq)) throw new BadOptionError("seq", `a record number (0, 1, 2...), got ${JSON.stringify(seq)}`);
-    return { kind: "seq", value: Number(seq) };
+    if (!/^(.+:)?\d+$/.test(seq)) throw new BadOptionError("seq", `a record number (1234) or an actor and record number (worker.a:40), got ${JSON.stringify(seq)}`);
+    return { spec: parseCut(seq, "seq") };
   }
   if (t !== null) {
     const value = Number(t);
     if (t.trim() === "" || !Number.isFinite(value) || value < 0) throw new BadOptionError("t", `seconds from the run's start (0 or more), got ${JSON.stringify(t)}`);
-    return { kind: "elapsed", value };
+    return { spec: { kind: "elapsed", value } };
   }
   return undefined;
 }
 
-export async function handleMachines(req: IncomingMessage, res: ServerResponse, records: RecordSource): Promise<void> {
-  let cut: CutSpec | undefined;
+export const machinesHandler: Handler = async ({ model, url }) => {
+  let cut: DashCut | undefined;
   try {
-    cut = cutOfQuery(new URL(req.url ?? "/", "http://localhost").searchParams);
+    cut = cutOfQuery(url.searchParams);
   } catch (error) {
-    sendBadRequest(res, error);
-    return;
+    return typedProblem(error);
   }
-  sendJson(res, 200, await machinesView(records(), cut));
-}
+  return safeJson(await machinesView(model.records, cut));
+};

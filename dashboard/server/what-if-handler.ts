@@ -3,7 +3,6 @@
  * (tools/what-if.ts's extraction and scenario), answered as the recorded and the simulated
  * task streams with their makespans. Bad settings are a 400 naming the setting.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { isConfigKey, resolveConfig, type Config } from "../../machines/config.js";
 import { parseEnvValue } from "../../machines/config-sources.js";
 import { BadOptionError, ConfigError } from "../../machines/errors.js";
@@ -15,7 +14,8 @@ import { simulate } from "../../sim/simulator.js";
 import { encodeTaskStream, TaskStreamBuilder, taskStreamOf, type TaskStream } from "../../tools/task-stream.js";
 import { withChanges, withHostCosts } from "../../tools/what-if.js";
 import { WorkloadExtractor } from "../../tools/workload-extract.js";
-import { readJsonBody, sendBadRequest, sendJson, type RecordSource } from "./views-http.js";
+import type { Handler } from "./route-types.js";
+import { safeJson, typedProblem } from "./views-reply.js";
 import type { WhatIfAnswer, WhatIfRequest } from "./what-if-wire.js";
 
 /** What a request asks for, checked: config changes resolved, host costs and threads in range. */
@@ -117,14 +117,19 @@ export async function whatIfStreams(records: AsyncIterable<LogRecord> | Iterable
   };
 }
 
-export async function handleWhatIf(req: IncomingMessage, res: ServerResponse, records: RecordSource): Promise<void> {
+export const whatIfHandler: Handler = async ({ model, body }) => {
   let settings: WhatIfSettings;
   try {
-    if (req.method !== "POST") throw new BadOptionError("method", `POST the settings to change as JSON, got ${req.method}`);
-    settings = readWhatIfRequest(await readJsonBody(req));
+    const text = (await body()).trim();
+    let parsed: unknown = {};
+    try {
+      if (text !== "") parsed = JSON.parse(text);
+    } catch (error) {
+      throw new BadOptionError("body", `not JSON: ${(error as Error).message}`);
+    }
+    settings = readWhatIfRequest(parsed);
   } catch (error) {
-    sendBadRequest(res, error);
-    return;
+    return typedProblem(error);
   }
-  sendJson(res, 200, await whatIfStreams(records(), settings));
-}
+  return safeJson(await whatIfStreams(model.records, settings));
+};
