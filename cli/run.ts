@@ -33,6 +33,8 @@ commands:
   log export <from> <to>   copy a log between a file and JetStream (either way)
   export <log> --around <key|time> [--out slice.natlog]
                            a slice of the log that replays on its own, for a bug report
+  export <log> --format trace [--out run.trace.json]
+                           the task stream as Chrome Trace Event JSON, for Perfetto
   replay <log> [--until <cut>] [--actor <name>] [--state]
                            re-run the log through the machines and check every transition
   inspect <log> [--at <cut>] [--key <key>]
