@@ -2,8 +2,8 @@
  * The machines view: each machine definition drawn as a state diagram (the server reads the
  * graph from the XState definition, GET /api/machines), with the instances in each state and
  * how often each edge was taken; edges never taken are faint. SVG: tens of nodes per machine.
- * Test hooks: the root's data-machines, each node's data-machine/data-state/data-count, each
- * edge's data-from/data-to/data-taken.
+ * Test hooks: the root's data-machines and data-records (read up to the cut), each node's
+ * data-machine/data-state/data-count, each edge's data-from/data-to/data-taken.
  */
 import type { MachinesView, MachineView } from "../server/machines-wire.js";
 import { layoutGraph, type LayoutBox } from "./graph-layout.js";
@@ -57,6 +57,7 @@ export function mountMachines(parent: HTMLElement, options: MachinesOptions = {}
   const set = (view: MachinesView): void => {
     body.replaceChildren(...view.machines.map(drawMachine));
     root.dataset.machines = String(view.machines.length);
+    root.dataset.records = String(view.records);
     status.textContent = `${view.records} records read, ${view.cut}`;
   };
 
