@@ -12,7 +12,7 @@ import { graphOf, MACHINE_DEFINITIONS } from "../dashboard/server/machine-graph.
 import { machinesView } from "../dashboard/server/machines-handler.js";
 import { recordedLogModel } from "../dashboard/server/recorded-log.js";
 import { startDashboard, type Dashboard } from "../dashboard/server/server.js";
-import { layoutGraph, type LayoutBox } from "../dashboard/page/graph-layout.js";
+import { layoutGraph, routeKey, type Layout, type LayoutBox } from "../dashboard/page/graph-layout.js";
 import type { MachinesView } from "../dashboard/server/machines-wire.js";
 import type { ErrorBody } from "../dashboard/server/views-reply.js";
 import { machineEdges } from "../verify/machine-edges.js";
@@ -155,6 +155,23 @@ function expectNoOverlap(boxes: LayoutBox[]): void {
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) expect(overlaps(boxes[i]!, boxes[j]!), `${boxes[i]!.id} and ${boxes[j]!.id}`).toBe(false);
 }
 
+/** Each edge (self-loops aside) routed from its source's side to its target's, its waypoints between the nodes, never in one. */
+function expectRoutes(layout: Layout, edges: readonly { from: string; to: string }[]): void {
+  const boxes = [...layout.boxes.values()];
+  for (const e of edges) {
+    if (e.from === e.to) continue;
+    const route = layout.routes.get(routeKey(e.from, e.to))!;
+    expect(route, `${e.from} -> ${e.to}`).toBeDefined();
+    const [from, to] = [layout.boxes.get(e.from)!, layout.boxes.get(e.to)!];
+    const onEdge = (p: { x: number; y: number }, b: LayoutBox) => p.x >= b.x && p.x <= b.x + b.width && (Math.abs(p.y - b.y) < 1e-9 || Math.abs(p.y - b.y - b.height) < 1e-9);
+    expect(onEdge(route[0]!, from), `${e.from} -> ${e.to} starts on ${e.from}`).toBe(true);
+    expect(onEdge(route[route.length - 1]!, to), `${e.from} -> ${e.to} ends on ${e.to}`).toBe(true);
+    for (const p of route.slice(1, -1)) {
+      for (const b of boxes) expect(p.x > b.x && p.x < b.x + b.width && p.y > b.y && p.y < b.y + b.height, `${e.from} -> ${e.to} passes through ${b.id}`).toBe(false);
+    }
+  }
+}
+
 describe("layoutGraph", () => {
   for (const { machine } of MACHINE_DEFINITIONS) {
     it(`${machine.id}: places every state, none overlapping, the initial one on top, inside the drawing`, () => {
@@ -165,6 +182,7 @@ describe("layoutGraph", () => {
       const boxes = [...layout.boxes.values()];
       expect(boxes.map((b) => b.id).sort()).toEqual(nodes.map((n) => n.id).sort());
       expectNoOverlap(boxes);
+      expectRoutes(layout, graph.edges);
       expect(layout.boxes.get(initial)!.layer).toBe(0);
       for (const b of boxes) {
         expect(b.x).toBeGreaterThanOrEqual(0);
@@ -181,7 +199,7 @@ describe("layoutGraph", () => {
     expect(["a", "b", "c"].map((id) => layout.boxes.get(id)!.layer)).toEqual([0, 1, 2]);
   });
 
-  it("never overlaps nodes on any graph, cycles and all", () => {
+  it("never overlaps nodes, nor routes an edge through one, on any graph, cycles and all", () => {
     const graphs = fc.integer({ min: 1, max: 14 }).chain((n) =>
       fc.record({
         sizes: fc.array(fc.record({ width: fc.integer({ min: 10, max: 160 }), height: fc.integer({ min: 10, max: 50 }) }), { minLength: n, maxLength: n }),
@@ -191,9 +209,11 @@ describe("layoutGraph", () => {
     fc.assert(
       fc.property(graphs, ({ sizes, edges }) => {
         const nodes = sizes.map((s, i) => ({ id: `n${i}`, ...s }));
-        const layout = layoutGraph(nodes, edges.map(([a, b]) => ({ from: `n${a}`, to: `n${b}` })), { root: "n0" });
+        const links = edges.map(([a, b]) => ({ from: `n${a}`, to: `n${b}` }));
+        const layout = layoutGraph(nodes, links, { root: "n0" });
         expect(layout.boxes.size).toBe(nodes.length);
         expectNoOverlap([...layout.boxes.values()]);
+        expectRoutes(layout, links);
       }),
       { numRuns: 300 },
     );

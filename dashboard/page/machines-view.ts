@@ -6,7 +6,7 @@
  * data-machine/data-state/data-count, each edge's data-from/data-to/data-taken.
  */
 import type { MachinesView, MachineView } from "../server/machines-wire.js";
-import { layoutGraph, type LayoutBox } from "./graph-layout.js";
+import { layoutGraph, routeKey, type Layout } from "./graph-layout.js";
 
 export interface MachinesOptions {
   /** Where the view is served; default "/api/machines". */
@@ -48,14 +48,24 @@ export function mountMachines(parent: HTMLElement, options: MachinesOptions = {}
   const status = document.createElement("p");
   status.className = "machines-status";
   const body = document.createElement("div");
-  root.append(status, body);
+  const toggle = document.createElement("label");
+  toggle.className = "machines-label-all";
+  const labelAll = document.createElement("input");
+  labelAll.type = "checkbox";
+  toggle.append(labelAll, " name the edges never taken");
+  root.append(status, toggle, body);
   parent.appendChild(root);
+  labelAll.addEventListener("change", () => {
+    if (shown !== undefined) set(shown);
+  });
   let request = 0;
   let refreshing = false;
   let again = false;
 
+  let shown: MachinesView | undefined;
   const set = (view: MachinesView): void => {
-    body.replaceChildren(...view.machines.map(drawMachine));
+    shown = view;
+    body.replaceChildren(...view.machines.map((m) => drawMachine(m, labelAll.checked)));
     root.dataset.machines = String(view.machines.length);
     root.dataset.records = String(view.records);
     status.textContent = `${view.records} records read, ${view.cut}`;
@@ -102,7 +112,7 @@ export function mountMachines(parent: HTMLElement, options: MachinesOptions = {}
   };
 }
 
-function drawMachine(machine: MachineView): HTMLElement {
+function drawMachine(machine: MachineView, labelAll: boolean): HTMLElement {
   const section = document.createElement("section");
   section.className = "machine";
   section.dataset.machine = machine.id;
@@ -112,7 +122,7 @@ function drawMachine(machine: MachineView): HTMLElement {
   note.className = "machine-note";
   const transitions = machine.edges.reduce((n, e) => n + e.taken, 0);
   note.textContent = `${machine.instances} instances, ${transitions} transitions` + (machine.offGraph.length > 0 ? `; not in the definition: ${machine.offGraph.map((e) => `${e.from} -${e.event}-> ${e.to} x${e.taken}`).join(", ")}` : "");
-  section.append(heading, note, diagram(machine));
+  section.append(heading, note, diagram(machine, labelAll));
   return section;
 }
 
@@ -140,23 +150,40 @@ function labelOf(state: { id: string; count: number }): string {
   return `${state.id}  ${state.count}`;
 }
 
-function diagram(machine: MachineView): SVGSVGElement {
+/** The extent of what is drawn, grown point by point. */
+class Bounds {
+  minX = Infinity;
+  minY = Infinity;
+  maxX = -Infinity;
+  maxY = -Infinity;
+  add(x: number, y: number): void {
+    this.minX = Math.min(this.minX, x);
+    this.minY = Math.min(this.minY, y);
+    this.maxX = Math.max(this.maxX, x);
+    this.maxY = Math.max(this.maxY, y);
+  }
+}
+
+function diagram(machine: MachineView, labelAll: boolean): SVGSVGElement {
   const nodes = machine.states.map((s) => ({ id: s.id, width: Math.ceil(labelOf(s).length * CHAR_WIDTH) + 28, height: NODE_HEIGHT }));
   const initial = machine.states.find((s) => s.initial)?.id;
   const links = linksOf(machine);
-  const layout = layoutGraph(nodes, links, { ...(initial !== undefined ? { root: initial } : {}), layerGap: 64, nodeGap: 36 });
-  const margin = { x: 150, y: 30 };
-  const width = layout.width + 2 * margin.x;
-  const height = layout.height + 2 * margin.y;
-  const el = svg("svg", { width, height, viewBox: `${-margin.x} ${-margin.y} ${width} ${height}`, class: "machine-diagram", "font-family": "system-ui, sans-serif", "font-size": 12 });
+  const layout = layoutGraph(nodes, links, { ...(initial !== undefined ? { root: initial } : {}), layerGap: 56, nodeGap: 40, waypointWidth: 26 });
+  const el = svg("svg", { class: "machine-diagram", "font-family": "system-ui, sans-serif", "font-size": 12 });
   const defs = svg("defs", {}, el);
   for (const [name, colour] of [["taken", TAKEN], ["never", NEVER]] as const) {
-    const marker = svg("marker", { id: `arrow-${machine.id}-${name}`, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto" }, defs);
+    const marker = svg("marker", { id: `arrow-${machine.id}-${name}`, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 9, markerHeight: 9, markerUnits: "userSpaceOnUse", orient: "auto" }, defs);
     svg("path", { d: "M0,0 L10,5 L0,10 z", fill: colour }, marker);
+  }
+  const bounds = new Bounds();
+  for (const box of layout.boxes.values()) {
+    bounds.add(box.x, box.y);
+    bounds.add(box.x + box.width, box.y + box.height);
   }
   const most = Math.max(1, ...links.map((l) => l.taken));
   const edgeLayer = svg("g", { class: "edges" }, el);
-  for (const link of links) drawLink(edgeLayer, link, layout.boxes, most, machine.id);
+  // Never-taken edges first, so the taken ones are drawn over them.
+  for (const link of [...links].sort((a, b) => Number(a.taken > 0) - Number(b.taken > 0))) drawLink(edgeLayer, link, layout, most, machine.id, labelAll, bounds);
   const nodeLayer = svg("g", { class: "nodes" }, el);
   for (const state of machine.states) {
     const box = layout.boxes.get(state.id)!;
@@ -170,46 +197,60 @@ function diagram(machine: MachineView): SVGSVGElement {
     const title = svg("title", {}, g);
     title.textContent = `${state.id}: ${state.count} instance(s)${state.initial ? " (initial)" : ""}${state.final ? " (final)" : ""}`;
   }
+  const pad = 12;
+  const x = bounds.minX - pad;
+  const y = bounds.minY - pad;
+  const width = bounds.maxX - bounds.minX + 2 * pad;
+  const height = bounds.maxY - bounds.minY + 2 * pad;
+  el.setAttribute("viewBox", `${x} ${y} ${width} ${height}`);
+  el.setAttribute("width", String(Math.ceil(width)));
+  el.setAttribute("height", String(Math.ceil(height)));
   return el;
 }
 
-function drawLink(parent: SVGGElement, link: Link, boxes: Map<string, LayoutBox>, most: number, machine: string): void {
-  const a = boxes.get(link.from)!;
-  const b = boxes.get(link.to)!;
+/** A smooth path through `points`, leaving and entering each vertically. */
+function pathThrough(points: readonly { x: number; y: number }[]): string {
+  let d = `M${points[0]!.x},${points[0]!.y}`;
+  for (let k = 1; k < points.length; k++) {
+    const a = points[k - 1]!;
+    const b = points[k]!;
+    const mid = (a.y + b.y) / 2;
+    d += ` C${a.x},${mid} ${b.x},${mid} ${b.x},${b.y}`;
+  }
+  return d;
+}
+
+function drawLink(parent: SVGGElement, link: Link, layout: Layout, most: number, machine: string, labelAll: boolean, bounds: Bounds): void {
   let d: string;
-  let label: { x: number; y: number; anchor: string };
+  let label: { x: number; y: number };
   if (link.from === link.to) {
     // A loop on the node's right side.
+    const a = layout.boxes.get(link.from)!;
     const x = a.x + a.width;
     const y = a.y + a.height / 2;
-    d = `M${x},${y - 8} C${x + 40},${y - 30} ${x + 40},${y + 30} ${x},${y + 8}`;
-    label = { x: x + 34, y: y + 4, anchor: "start" };
-  } else if (b.layer > a.layer) {
-    const x1 = a.x + a.width / 2;
-    const y1 = a.y + a.height;
-    const x2 = b.x + b.width / 2;
-    const y2 = b.y;
-    const bend = (y2 - y1) / 2;
-    d = `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
-    label = { x: (x1 + x2) / 2 + 4, y: (y1 + y2) / 2, anchor: "start" };
+    d = `M${x},${y - 8} C${x + 36},${y - 28} ${x + 36},${y + 28} ${x},${y + 8}`;
+    label = { x: x + 8, y: a.y - 5 };
+    bounds.add(x + 36, y);
   } else {
-    // Up or across: out of the side facing away from the middle, round, and back in.
-    const left = a.x + a.width / 2 < b.x + b.width / 2 ? false : true;
-    const x1 = left ? a.x : a.x + a.width;
-    const x2 = left ? b.x : b.x + b.width;
-    const y1 = a.y + a.height / 2 - 6;
-    const y2 = b.y + b.height / 2 + 6;
-    const reach = 40 + 24 * Math.abs(a.layer - b.layer);
-    const cx = left ? Math.min(x1, x2) - reach : Math.max(x1, x2) + reach;
-    d = `M${x1},${y1} C${cx},${y1} ${cx},${y2} ${x2},${y2}`;
-    label = { x: cx + (left ? -4 : 4) - (left ? 0 : 30), y: (y1 + y2) / 2, anchor: left ? "end" : "start" };
+    const points = layout.routes.get(routeKey(link.from, link.to))!;
+    d = pathThrough(points);
+    for (const p of points) bounds.add(p.x, p.y);
+    // On the middle of the route: the middle waypoint, or the middle of a one-layer edge.
+    const m = Math.floor((points.length - 1) / 2);
+    const a = points[m]!;
+    const b = points[m + 1]!;
+    label = points.length % 2 === 1 ? { x: a.x + 4, y: a.y + 4 } : { x: (a.x + b.x) / 2 + 4, y: (a.y + b.y) / 2 + 4 };
   }
-  const g = svg("g", { class: `edge${link.taken === 0 ? " never" : ""}`, "data-machine": machine, "data-from": link.from, "data-to": link.to, "data-taken": link.taken, "data-events": link.events.map((e) => e.event).join(" ") }, parent);
-  const width = link.taken === 0 ? 1 : 1.2 + 3 * (Math.log1p(link.taken) / Math.log1p(most));
   const never = link.taken === 0;
+  const g = svg("g", { class: `edge${never ? " never" : ""}`, "data-machine": machine, "data-from": link.from, "data-to": link.to, "data-taken": link.taken, "data-events": link.events.map((e) => e.event).join(" ") }, parent);
+  const width = never ? 1 : 1.2 + 2.5 * (Math.log1p(link.taken) / Math.log1p(most));
   svg("path", { d, fill: "none", stroke: never ? NEVER : TAKEN, "stroke-width": width.toFixed(2), ...(never ? { "stroke-dasharray": "4 3" } : {}), "marker-end": `url(#arrow-${machine}-${never ? "never" : "taken"})` }, g);
-  const text = svg("text", { x: label.x, y: label.y, "text-anchor": label.anchor, class: "edge-label", "font-size": 10, fill: never ? NEVER : TAKEN }, g);
-  text.textContent = link.events.map((e) => (e.taken > 0 ? `${e.event} ${e.taken}` : e.event)).join(", ");
   const title = svg("title", {}, g);
   title.textContent = `${link.from} -> ${link.to}: ${link.events.map((e) => `${e.event} taken ${e.taken} time(s)`).join("; ")}`;
+  // Never-taken edges are labelled on demand: their names would crowd out the ones that happened.
+  const shown = link.events.filter((e) => e.taken > 0 || labelAll);
+  if (shown.length === 0) return;
+  const text = svg("text", { x: label.x, y: label.y, class: "edge-label", "font-size": 10, fill: never ? "#8a949e" : TAKEN, stroke: "#fff", "stroke-width": 3, "paint-order": "stroke" }, g);
+  text.textContent = shown.map((e) => (e.taken > 0 ? `${e.event} ${e.taken}` : e.event)).join(", ");
+  bounds.add(label.x + text.textContent.length * 6, label.y);
 }
