@@ -18,7 +18,10 @@ export interface EmbeddedDashboard {
   close(): Promise<void>;
 }
 
-export type DashboardStarter = (tap: LogTap, opts: EmbeddedDashboardOptions) => Promise<EmbeddedDashboard>;
+/** Where the dashboard reads the records: the cluster's binary log file as it grows, or a tap on its log sink. */
+export type DashboardSource = { logFile: string } | { tap: LogTap };
+
+export type DashboardStarter = (source: DashboardSource, opts: EmbeddedDashboardOptions) => Promise<EmbeddedDashboard>;
 
 let starter: DashboardStarter | undefined;
 

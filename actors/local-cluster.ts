@@ -7,7 +7,7 @@ import { FileLogSink, type LogFileFormat } from "../log/file-log.js";
 import { LogTap } from "../log/log-tap.js";
 import { dashboardStarter, type EmbeddedDashboard } from "./dashboard-hook.js";
 import { functionsHeaderMeta } from "./function-hashes.js";
-import type { LogSink } from "../log/types.js";
+import { LOG_FORMAT_FRAMES, type LogSink } from "../log/types.js";
 import { MemoryBus } from "../transport/memory.js";
 import type { Transport } from "../transport/types.js";
 import { Client } from "./client.js";
@@ -99,8 +99,9 @@ export class LocalCluster {
     const clock = opts.clock ?? realClock;
     const start = opts.dashboard ? dashboardStart() : undefined;
     const file = await openLogSink(opts.log, name, functionsHeaderMeta(resolved));
-    // The dashboard reads what the actors write as they write it.
-    const tap = start ? new LogTap(file) : undefined;
+    // The dashboard follows a binary log file from a thread of its own; any other log it taps.
+    const followed = start && file instanceof FileLogSink && file.formatVersion === LOG_FORMAT_FRAMES ? file.location : undefined;
+    const tap = start && followed === undefined ? new LogTap(file) : undefined;
     const log = tap ?? file;
     const bus = new MemoryBus({ ...(opts.onError ? { onError: opts.onError } : {}) });
     const schedulerTransport = bus.connect("scheduler");
@@ -109,7 +110,7 @@ export class LocalCluster {
     const cluster = new LocalCluster(name, config, bus, scheduler, log, opts, resolved, clock);
     cluster.transports.push(schedulerTransport);
     try {
-      if (start && tap) cluster.dashboard = await start(tap, { cluster: name, ...dashboardPlace(opts.dashboard) });
+      if (start) cluster.dashboard = await start(followed !== undefined ? { logFile: followed } : { tap: tap! }, { cluster: name, ...dashboardPlace(opts.dashboard) });
       for (const spec of specs) await cluster.addWorker(spec);
     } catch (error) {
       await cluster.close();

@@ -30,7 +30,7 @@ export async function dashboardCommand(args: string[], io: Io, stopped: Promise<
   const { model, problems } = await recordedLogModel(location, natsOptions(parsed.values));
   for (const problem of problems) io.err(`log problem: ${problem.message}`);
   const dashboard: Dashboard = await startDashboard(model, { port, ...(parsed.values.host !== undefined ? { host: parsed.values.host } : {}) });
-  io.out(`natsched dashboard: ${dashboard.url} (${model.records.length} records of ${location}; Ctrl-C stops it)`);
+  io.out(`natsched dashboard: ${dashboard.url} (${model.size} records of ${location}; Ctrl-C stops it)`);
   await stopped;
   await dashboard.close();
   return 0;

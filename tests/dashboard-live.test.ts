@@ -16,7 +16,7 @@ let page: Page;
 let errors: string[];
 
 beforeAll(async () => {
-  cluster = await LocalCluster.start({ workers: 2, functions: { nap: async (i: number) => (await sleep(25), i) }, dashboard: true, configFile: false, log: false });
+  cluster = await LocalCluster.start({ workers: 2, functions: { nap: async (i: number) => (await sleep(25), i) }, dashboard: true, configFile: false });
   browser = await launchBrowser();
   ({ page, errors } = await openPage(browser, cluster.dashboardUrl!));
   await page.waitForSelector("body[data-ready=true]", { timeout: 60_000 });

@@ -66,7 +66,8 @@ export class ClusterFold {
   records = 0;
   last: LogRecord | undefined;
   private readonly funcs = new Map<string, string>();
-  private readonly durations = new Map<string, number>();
+  /** The scheduler's estimate of each worker task's compute time, by worker actor then key (no joined keys to hash). */
+  private readonly durations = new Map<string, Map<string, number>>();
   private lastSchedulerInput: InputRecord | undefined;
 
   add(record: LogRecord): void {
@@ -110,7 +111,9 @@ export class ClusterFold {
         this.workers.set(event.name, { name: event.name, state: this.workers.get(event.name)?.state ?? "starting", t: record.t, nthreads: event.nthreads });
       }
     } else if (event.op === "compute-task" && typeof event.key === "string" && typeof event.duration === "number") {
-      this.durations.set(`${record.actor}\u0000${event.key}`, event.duration);
+      let own = this.durations.get(record.actor);
+      if (own === undefined) this.durations.set(record.actor, (own = new Map()));
+      own.set(event.key, event.duration);
     }
   }
 
@@ -123,11 +126,11 @@ export class ClusterFold {
       if (tasks === undefined) this.workerTasks.set(record.actor, (tasks = new Map()));
       if (record.to === "released" || record.to === "forgotten") {
         tasks.delete(record.id);
-        this.durations.delete(`${record.actor}\u0000${record.id}`);
+        this.durations.get(record.actor)?.delete(record.id);
         return;
       }
       const facts: WorkerTaskFacts = { state: record.to, t: record.t };
-      const duration = this.durations.get(`${record.actor}\u0000${record.id}`);
+      const duration = this.durations.get(record.actor)?.get(record.id);
       if (duration !== undefined) facts.duration = duration;
       tasks.set(record.id, facts);
     } else if (record.machine === "worker" && record.actor === "scheduler") {

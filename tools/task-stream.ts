@@ -43,6 +43,7 @@ export class TaskStreamBuilder {
   private runStart: number | undefined;
   private last = 0;
   private readonly workers = new Map<string, WorkerState>();
+  private readonly byActor = new Map<string, WorkerState>();
   private readonly bars: StreamBar[] = [];
   private readonly transfers: StreamTransfer[] = [];
   private readonly steals: StreamSteal[] = [];
@@ -67,13 +68,13 @@ export class TaskStreamBuilder {
         this.workerStart(record.actor, record.init, t);
         break;
       case "stop":
-        this.workerGone(this.worker(record.actor.slice(WORKER_ACTOR.length)), t, record.reason, false);
+        this.workerGone(this.actorState(record.actor), t, record.reason, false);
         break;
       case "input":
-        this.workerInput(this.worker(record.actor.slice(WORKER_ACTOR.length)), record, t);
+        this.workerInput(this.actorState(record.actor), record, t);
         break;
       case "transition":
-        if (record.machine === "wtask") this.workerTask(this.worker(record.actor.slice(WORKER_ACTOR.length)), record, t);
+        if (record.machine === "wtask") this.workerTask(this.actorState(record.actor), record, t);
         break;
     }
   }
@@ -115,6 +116,13 @@ export class TaskStreamBuilder {
     return [...this.workers.values()].map((state) => ({ ...state.info }));
   }
 
+  /** The state of the worker whose actor is `actor` ("worker.<name>"). */
+  private actorState(actor: string): WorkerState {
+    let state = this.byActor.get(actor);
+    if (state === undefined) this.byActor.set(actor, (state = this.worker(actor.slice(WORKER_ACTOR.length))));
+    return state;
+  }
+
   private worker(name: string): WorkerState {
     let state = this.workers.get(name);
     if (state === undefined) {
@@ -129,6 +137,7 @@ export class TaskStreamBuilder {
     const name = typeof init.name === "string" ? init.name : actor.slice(WORKER_ACTOR.length);
     const fresh = !this.workers.has(name);
     const state = this.worker(name);
+    this.byActor.set(actor, state);
     // A start with executions open: the incarnation before ended without a stop record.
     this.loseOpen(state, t);
     const threads = typeof init.nthreads === "number" && init.nthreads > 0 ? init.nthreads : 1;

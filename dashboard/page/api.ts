@@ -64,6 +64,8 @@ export interface StoryLine {
 export interface Story {
   key: string;
   lines: StoryLine[];
+  /** Set when a live dashboard no longer keeps the key's first records. */
+  partial?: string;
 }
 
 export async function getJson<T>(path: string): Promise<T> {

@@ -30,6 +30,7 @@ export function mountStory(parent: HTMLElement): { open(key: string): Promise<vo
             return li;
           }),
         );
+        if (story.partial) body.prepend(el("li", "partial", story.partial));
         parent.dataset.lines = String(story.lines.length);
       } catch (error) {
         body.replaceChildren(el("li", "error", (error as Error).message));

@@ -81,7 +81,9 @@ export function mountTaskStream(parent: HTMLElement, opts: TaskStreamOptions = {
       canvas.style.height = `${geometry.height}px`;
     }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const started = performance.now();
     const stats = drawStream(ctx, index, geometry, cursor, selected);
+    root.dataset.drawMs = (performance.now() - started).toFixed(1);
     root.dataset.drawn = String(stats.bars);
     root.dataset.rects = String(stats.rects);
   }

@@ -5,7 +5,6 @@
  */
 import type { LogRecord } from "../../log/types.js";
 import { ClusterFold } from "../../tools/cluster-fold.js";
-import { inspectView } from "../../tools/inspect-view.js";
 import { keySplit } from "../../machines/graph/keys.js";
 
 export interface WorkerRow {
@@ -55,6 +54,15 @@ interface Tally {
   stealsOut: number;
 }
 
+type Column = "waiting" | "queued" | "processing" | "memory" | "released" | "erred";
+
+/** Worker-task states whose compute-task estimate counts as work the worker holds (as inspect's). */
+const COMPUTE_STATES = new Set(["waiting", "ready", "executing", "resumed", "cancelled"]);
+
+/**
+ * Counts kept as records come, not recounted over every task at each view: a live
+ * cluster's dashboard views its fold four times a second while the tasks pile up.
+ */
 export class DashFold {
   readonly cluster = new ClusterFold();
   private readonly tallies = new Map<string, Tally>();
@@ -62,8 +70,16 @@ export class DashFold {
   /** How each key last ended (in memory, or erred): what a released or forgotten key counts as. */
   private readonly outcome = new Map<string, "memory" | "erred">();
   private readonly stealing = new Map<string, string>();
+  private readonly progressRows = new Map<string, ProgressRow>();
+  /** Each key's progress row and column now. */
+  private readonly columns = new Map<string, { row: ProgressRow; column: Column }>();
+  /** Tasks the scheduler has processing on each worker. */
+  private readonly processing = new Map<string, number>();
 
   add(record: LogRecord): void {
+    const task = record.kind === "transition" && record.machine === "task" ? record.id : undefined;
+    const before = task === undefined ? undefined : this.cluster.tasks.get(task);
+    const beforeWorker = before?.state.startsWith("processing") ? before.worker : undefined;
     this.cluster.add(record);
     if (record.kind === "input") {
       const e = record.event as { key?: unknown; nbytes?: unknown; keys?: unknown };
@@ -75,18 +91,59 @@ export class DashFold {
     if (record.kind !== "transition") return;
     if (record.machine === "wtask" && record.from === "executing" && record.to === "memory") {
       this.tally(workerName(record.actor)).done++;
-    } else if (record.machine === "task") {
+    } else if (task !== undefined) {
       const why = record.why as { victim?: unknown; worker?: unknown } | undefined;
-      if (record.to === "memory" || record.to === "erred") this.outcome.set(record.id, record.to);
-      if (record.to === "processing.stealing" && typeof why?.victim === "string") this.stealing.set(record.id, why.victim);
+      if (record.to === "memory" || record.to === "erred") this.outcome.set(task, record.to);
+      if (record.to === "processing.stealing" && typeof why?.victim === "string") this.stealing.set(task, why.victim);
       if (record.event === "STEAL_CONFIRM" && typeof why?.worker === "string") {
-        const victim = this.stealing.get(record.id);
+        const victim = this.stealing.get(task);
         this.tally(why.worker).stealsIn++;
         if (victim !== undefined) this.tally(victim).stealsOut++;
       }
-      if (record.from === "processing.stealing") this.stealing.delete(record.id);
-      if (record.to === "forgotten") this.nbytes.delete(record.id);
+      if (record.from === "processing.stealing") this.stealing.delete(task);
+      if (record.to === "forgotten") this.nbytes.delete(task);
+      const after = this.cluster.tasks.get(task)!;
+      const afterWorker = after.state.startsWith("processing") ? after.worker : undefined;
+      if (beforeWorker !== afterWorker) {
+        if (beforeWorker !== undefined) this.processing.set(beforeWorker, (this.processing.get(beforeWorker) ?? 1) - 1);
+        if (afterWorker !== undefined) this.processing.set(afterWorker, (this.processing.get(afterWorker) ?? 0) + 1);
+      }
+      this.count(task, after.state);
+      // A forgotten task is done with: its progress column keeps it, the fold need not.
+      if (after.state === "forgotten") this.cluster.tasks.delete(task);
     }
+  }
+
+  /** Every task key seen, forgotten or not. */
+  keys(): IterableIterator<string> {
+    return this.columns.keys();
+  }
+
+  private count(key: string, state: string): void {
+    let place = this.columns.get(key);
+    if (place === undefined) {
+      const prefix = keySplit(key);
+      let row = this.progressRows.get(prefix);
+      if (row === undefined) this.progressRows.set(prefix, (row = { prefix, total: 0, waiting: 0, queued: 0, processing: 0, memory: 0, released: 0, erred: 0 }));
+      row.total++;
+      row.waiting++;
+      this.columns.set(key, (place = { row, column: "waiting" }));
+    }
+    const column = this.column(key, state);
+    if (column === place.column) return;
+    place.row[place.column]--;
+    place.row[column]++;
+    place.column = column;
+  }
+
+  private column(key: string, state: string): Column {
+    if (state.startsWith("processing")) return "processing";
+    if (state === "memory" || state === "erred" || state === "queued") return state;
+    if (state === "released" || state === "forgotten") {
+      const outcome = this.outcome.get(key);
+      return outcome === "memory" ? "released" : outcome === "erred" ? "erred" : "waiting";
+    }
+    return "waiting";
   }
 
   private tally(worker: string): Tally {
@@ -96,60 +153,55 @@ export class DashFold {
   }
 
   view(): ClusterAt {
-    const inspect = inspectView(this.cluster, "");
-    const workers = inspect.workers.map((w): WorkerRow => {
-      const tally = this.tallies.get(w.name);
-      let inMemory = 0;
-      let bytes = 0;
-      for (const [key, facts] of this.cluster.workerTasks.get(`worker.${w.name}`) ?? []) {
-        if (facts.state !== "memory") continue;
-        inMemory++;
-        bytes += this.nbytes.get(key) ?? 0;
-      }
-      const row: WorkerRow = {
-        name: w.name,
-        status: w.status,
-        executing: w.executing,
-        occupancy: w.occupancy,
-        processing: w.processing,
-        inMemory,
-        bytes,
-        done: tally?.done ?? 0,
-        stealsIn: tally?.stealsIn ?? 0,
-        stealsOut: tally?.stealsOut ?? 0,
-      };
-      if (w.scheduler) row.schedulerState = w.scheduler.state;
-      const reason = w.stopReason ?? w.scheduler?.reason;
-      if (reason !== undefined) row.reason = reason;
-      if (w.nthreads !== undefined) row.nthreads = w.nthreads;
-      return row;
-    });
-    const at: ClusterAt = { records: inspect.records, workers, progress: this.progress(), steals: inspect.steals.map(({ key, victim, thief }) => ({ key, victim, thief })) };
-    if (inspect.last) at.last = inspect.last;
-    if (inspect.scheduler.state !== undefined) at.schedulerState = inspect.scheduler.state;
+    const fold = this.cluster;
+    const names = new Set<string>(fold.workers.keys());
+    for (const facts of fold.actors.values()) if (facts.role === "worker") names.add(workerName(facts.actor));
+    const workers = [...names].sort().map((name) => this.worker(name));
+    const steals = [...fold.steals.values()].map(({ key, victim, thief }) => ({ key, ...(victim !== undefined ? { victim } : {}), ...(thief !== undefined ? { thief } : {}) }));
+    const progress = [...this.progressRows.values()].map((row) => ({ ...row })).sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0));
+    const at: ClusterAt = { records: fold.records, workers, progress, steals };
+    if (fold.last) at.last = { actor: fold.last.actor, seq: fold.last.seq, t: fold.last.t };
+    if (fold.schedulerState !== undefined) at.schedulerState = fold.schedulerState;
     return at;
   }
 
-  private progress(): ProgressRow[] {
-    const rows = new Map<string, ProgressRow>();
-    for (const task of this.cluster.tasks.values()) {
-      const prefix = keySplit(task.key);
-      let row = rows.get(prefix);
-      if (row === undefined) rows.set(prefix, (row = { prefix, total: 0, waiting: 0, queued: 0, processing: 0, memory: 0, released: 0, erred: 0 }));
-      row.total++;
-      const state = task.state;
-      if (state.startsWith("processing")) row.processing++;
-      else if (state === "memory") row.memory++;
-      else if (state === "erred") row.erred++;
-      else if (state === "queued") row.queued++;
-      else if (state === "released" || state === "forgotten") {
-        const outcome = this.outcome.get(task.key);
-        if (outcome === "memory") row.released++;
-        else if (outcome === "erred") row.erred++;
-        else row.waiting++;
-      } else row.waiting++;
+  /** A worker as inspect shows it (tools/inspect-view.ts), with the dashboard's counts. */
+  private worker(name: string): WorkerRow {
+    const fold = this.cluster;
+    const own = fold.actors.get(`worker.${name}`);
+    const seen = fold.workers.get(name);
+    const executing: string[] = [];
+    let occupancy = 0;
+    let inMemory = 0;
+    let bytes = 0;
+    for (const [key, facts] of fold.workerTasks.get(`worker.${name}`) ?? []) {
+      if (facts.state === "executing") executing.push(key);
+      if (COMPUTE_STATES.has(facts.state)) occupancy += facts.duration ?? 0;
+      if (facts.state === "memory") {
+        inMemory++;
+        bytes += this.nbytes.get(key) ?? 0;
+      }
     }
-    return [...rows.values()].sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0));
+    const status = own !== undefined ? (own.stopped ? "stopped" : "running") : seen === undefined ? "unknown" : seen.state === "closed" ? "stopped" : "running";
+    const tally = this.tallies.get(name);
+    const row: WorkerRow = {
+      name,
+      status,
+      executing: executing.sort(),
+      occupancy,
+      processing: this.processing.get(name) ?? 0,
+      inMemory,
+      bytes,
+      done: tally?.done ?? 0,
+      stealsIn: tally?.stealsIn ?? 0,
+      stealsOut: tally?.stealsOut ?? 0,
+    };
+    if (seen !== undefined) row.schedulerState = seen.state;
+    const reason = own?.stopped?.reason ?? seen?.reason;
+    if (reason !== undefined) row.reason = reason;
+    const nthreads = own?.nthreads ?? seen?.nthreads;
+    if (nthreads !== undefined) row.nthreads = nthreads;
+    return row;
   }
 }
 

@@ -1,16 +1,22 @@
 /**
- * The embedded cluster's dashboard: the records its actors write, taken from the log tap
- * every 100 ms (the cluster's own threads never wait on the dashboard), folded into a live
- * model that the server's event stream reports.
+ * The embedded cluster's dashboard. With a binary log file (LocalCluster's default) it runs
+ * on a thread of its own that follows the file (embedded-thread.ts): the cluster's thread
+ * pays nothing for it. Without one (`log: false`, a sink of the user's, JSON lines) it takes
+ * the records from the cluster's log tap every 100 ms on the cluster's thread.
  */
-import type { EmbeddedDashboard, EmbeddedDashboardOptions } from "../../actors/dashboard-hook.js";
+import { Worker } from "node:worker_threads";
+import type { DashboardSource, EmbeddedDashboard, EmbeddedDashboardOptions } from "../../actors/dashboard-hook.js";
 import type { LogTap } from "../../log/log-tap.js";
 import { DashboardModel } from "./model.js";
 import { startDashboard } from "./server.js";
 
 const TAKE_MS = 100;
 
-export async function startEmbeddedDashboard(tap: LogTap, opts: EmbeddedDashboardOptions): Promise<EmbeddedDashboard> {
+export async function startEmbeddedDashboard(source: DashboardSource, opts: EmbeddedDashboardOptions): Promise<EmbeddedDashboard> {
+  return "tap" in source ? tapDashboard(source.tap, opts) : threadDashboard(source.logFile, opts);
+}
+
+async function tapDashboard(tap: LogTap, opts: EmbeddedDashboardOptions): Promise<EmbeddedDashboard> {
   const model = new DashboardModel({ kind: "embedded", location: tap.location, cluster: opts.cluster, live: true }, Date.now());
   const take = () => {
     const records = tap.take();
@@ -29,4 +35,42 @@ export async function startEmbeddedDashboard(tap: LogTap, opts: EmbeddedDashboar
       await dashboard.close();
     },
   };
+}
+
+async function threadDashboard(logFile: string, opts: EmbeddedDashboardOptions): Promise<EmbeddedDashboard> {
+  const thread = new Worker(threadSource(), { eval: true, name: "natsched dashboard", workerData: { path: logFile, ...opts } });
+  thread.unref();
+  const started = await new Promise<{ url?: string; error?: string }>((resolve) => {
+    thread.once("message", resolve);
+    thread.once("error", (error) => resolve({ error: error.message }));
+  });
+  if (started.url === undefined) {
+    await thread.terminate();
+    throw new Error(`the dashboard did not start: ${started.error ?? "its thread stopped"}`);
+  }
+  return {
+    url: started.url,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => {
+        thread.once("message", () => resolve());
+        thread.once("exit", () => resolve());
+      });
+      thread.postMessage("close");
+      await closed;
+      await thread.terminate();
+    },
+  };
+}
+
+/** The thread's program: embedded-thread.ts (or .js), loaded through tsx when running from source. */
+function threadSource(): string {
+  const entry = new URL(import.meta.url.endsWith(".ts") ? "./embedded-thread.ts" : "./embedded-thread.js", import.meta.url).href;
+  if (!import.meta.url.endsWith(".ts")) return `import(${JSON.stringify(entry)});`;
+  return [
+    'const { createRequire } = require("node:module");',
+    'const { pathToFileURL } = require("node:url");',
+    `const req = createRequire(${JSON.stringify(new URL(import.meta.url).pathname)});`,
+    'import(pathToFileURL(req.resolve("tsx/esm/api")).href.replace(/\\.cjs$/, ".mjs"))',
+    `  .then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`,
+  ].join("\n");
 }

@@ -10,7 +10,7 @@ import { LogCut, type CutSpec } from "../../replay/log-cut.js";
 import { resolveKey } from "../../tools/keys.js";
 import { addCauses, recordsSource } from "../../tools/story-causes.js";
 import { storyLines } from "../../tools/story.js";
-import { encodeTaskStream, taskStreamOf, TaskStreamBuilder } from "../../tools/task-stream.js";
+import { encodeTaskStream, TaskStreamBuilder } from "../../tools/task-stream.js";
 import { DashFold, type ClusterAt } from "./dash-fold.js";
 
 export interface SourceInfo {
@@ -42,10 +42,22 @@ export interface AtAnswer extends ClusterAt {
 /** A way to name a cut: the first `index` records in log order, or a cut as replay --until takes it. */
 export type DashCut = { index: number } | { spec: CutSpec };
 
+/**
+ * Records a live model keeps for stories: the latest ones, as a cluster may run for days
+ * (a story of an older key shows what is left of it and says so).
+ */
+const LIVE_RECORDS = 50_000;
+
 export class DashboardModel {
-  readonly records: LogRecord[] = [];
+  /** In log order; a live model drops the oldest beyond LIVE_RECORDS. */
+  private records: LogRecord[] = [];
+  /** Records taken in all, and of them dropped. */
+  private count = 0;
+  private dropped = 0;
   private readonly fold = new DashFold();
-  private builder = new TaskStreamBuilder();
+  private readonly builder = new TaskStreamBuilder();
+  /** A recorded log's task stream, encoded once. */
+  private encoded: unknown;
   private time: TimeBase;
   /** The fold of the last `at` by index, to step forward from without starting over. */
   private stepFold: { index: number; fold: DashFold } | undefined;
@@ -60,10 +72,19 @@ export class DashboardModel {
   }
 
   add(record: LogRecord): void {
-    if (this.records.length === 0) this.time = TimeBase.of(record.t, this.createdMs);
+    if (this.count++ === 0) this.time = TimeBase.of(record.t, this.createdMs);
     this.records.push(record);
     this.fold.add(record);
-    if (this.source.live) this.builder.add(record);
+    this.builder.add(record);
+    if (this.source.live && this.records.length >= 2 * LIVE_RECORDS) {
+      this.dropped += this.records.length - LIVE_RECORDS;
+      this.records = this.records.slice(-LIVE_RECORDS);
+    }
+  }
+
+  /** Records taken so far (a live model keeps only the latest). */
+  get size(): number {
+    return this.count;
   }
 
   /** Tell the listeners (the SSE clients) that records came; they read what they need. */
@@ -82,14 +103,15 @@ export class DashboardModel {
 
   summary(): Summary {
     const last = this.records[this.records.length - 1];
-    const summary: Summary = { source: this.source, start: this.time.start, end: last ? this.time.since(last.t) : 0, records: this.records.length, now: this.since(this.fold.view()) };
+    const summary: Summary = { source: this.source, start: this.time.start, end: last ? this.time.since(last.t) : 0, records: this.count, now: this.since(this.fold.view()) };
     if (this.time.iso !== undefined) summary.startIso = this.time.iso;
     return summary;
   }
 
   /** The whole task stream so far, in its wire form. */
   stream(): unknown {
-    return encodeTaskStream(taskStreamOf(this.records));
+    if (this.source.live) return encodeTaskStream(this.builder.snapshot());
+    return (this.encoded ??= encodeTaskStream(this.builder.snapshot()));
   }
 
   /** The bars, transfers and steals completed since the last call (live only). */
@@ -130,15 +152,17 @@ export class DashboardModel {
   }
 
   /** A key's story (or that of the one key starting with `given`), with reasons and causes; times from the start. */
-  async story(given: string): Promise<{ key: string; lines: unknown[] }> {
+  async story(given: string): Promise<{ key: string; lines: unknown[]; partial?: string }> {
     let key = given;
     let own = this.records.filter((r) => concernsKey(r, key));
     if (own.length === 0) {
-      key = resolveKey(this.fold.cluster.tasks.keys(), given, this.source.location);
+      key = resolveKey(this.fold.keys(), given, this.source.location);
       own = this.records.filter((r) => concernsKey(r, key));
     }
     const lines = await addCauses(storyLines(own, key), own, key, recordsSource(this.records));
-    return { key, lines: lines.map((line) => ({ ...line, t: this.time.since(line.t) })) };
+    const story: { key: string; lines: unknown[]; partial?: string } = { key, lines: lines.map((line) => ({ ...line, t: this.time.since(line.t) })) };
+    if (this.dropped > 0) story.partial = `the dashboard keeps the latest ${this.records.length} records: what came before (${this.dropped} records) is in the log (natsched story)`;
+    return story;
   }
 
   /** A view's times from the run's start. */

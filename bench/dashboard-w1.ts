@@ -1,0 +1,79 @@
+/**
+ * What the live dashboard costs the embedded cluster (issue 25: at most 10% of W1's
+ * throughput): W1 (N no-op tasks, 2 workers x 1 thread, log on) on a cluster with
+ * `dashboard: true` and a page's event stream open, against the same cluster without it.
+ * Repetitions are paired and alternate which goes first, as bench/run.ts's log on/off pairs.
+ *
+ *   npx tsx bench/dashboard-w1.ts [--n 10000] [--repeat 5] [--warmup 10000]
+ */
+import { get } from "node:http";
+import { parseArgs } from "node:util";
+import { LocalCluster } from "../index.js";
+import { FUNCTIONS } from "./functions.js";
+
+const { values } = parseArgs({ options: { n: { type: "string", default: "10000" }, repeat: { type: "string", default: "5" }, warmup: { type: "string", default: "10000" } } });
+const n = Number(values.n);
+const reps = Number(values.repeat);
+const warmup = Number(values.warmup);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface Mode {
+  dashboard: boolean;
+  cluster: LocalCluster;
+  walls: number[];
+  /** CPU seconds of the process (every thread) per repetition: less at the mercy of a busy machine than the wall time. */
+  cpus: number[];
+  received: { bytes: number };
+}
+
+async function start(dashboard: boolean): Promise<Mode> {
+  const cluster = await LocalCluster.start({ workers: 2, threadsPerWorker: 1, functions: FUNCTIONS, configFile: false, dashboard });
+  const received = { bytes: 0 };
+  if (dashboard) {
+    // An open page: its event stream gets every update the server sends.
+    await new Promise<void>((resolve, reject) => {
+      get(new URL("api/events", cluster.dashboardUrl!), (res) => {
+        res.on("data", (chunk: Buffer) => (received.bytes += chunk.length));
+        resolve();
+      }).on("error", reject);
+    });
+  }
+  return { dashboard, cluster, walls: [], cpus: [], received };
+}
+
+async function once(cluster: LocalCluster, count: number): Promise<number> {
+  const client = cluster.client();
+  const items = Array.from({ length: count }, (_, i) => i);
+  const t0 = performance.now();
+  const futures = client.map("noop", items, { pure: false });
+  const results = await client.gather(futures);
+  const wall = (performance.now() - t0) / 1000;
+  if (results.length !== count) throw new Error("W1: wrong results");
+  await client.close();
+  for (let i = 0; i < 12_000 && cluster.scheduler.core.tasks.size > 0; i++) {
+    await cluster.flush();
+    await sleep(5);
+  }
+  return wall;
+}
+
+const modes = [await start(true), await start(false)];
+for (const m of modes) await once(m.cluster, warmup);
+for (let r = 0; r < reps; r++) {
+  for (const m of r % 2 === 0 ? modes : [...modes].reverse()) {
+    const cpu0 = process.cpuUsage();
+    m.walls.push(await once(m.cluster, n));
+    const cpu = process.cpuUsage(cpu0);
+    m.cpus.push((cpu.user + cpu.system) / 1e6);
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const [on, off] = modes as [Mode, Mode];
+const ratios = on.walls.map((w, i) => off.walls[i]! / w);
+console.log(`W1 ${n} no-op tasks, 2x1, log on, ${reps} paired repetitions after ${warmup} warm-up tasks`);
+console.log(`  dashboard off: ${Math.round(n / median(off.walls))} tasks/s (median)`);
+console.log(`  dashboard on:  ${Math.round(n / median(on.walls))} tasks/s (median; the page's event stream received ${(on.received.bytes / 1024).toFixed(0)} KiB)`);
+const cpuRatios = on.cpus.map((c, i) => off.cpus[i]! / c);
+console.log(`  CPU per task: off ${((median(off.cpus) / n) * 1e6).toFixed(1)} us, on ${((median(on.cpus) / n) * 1e6).toFixed(1)} us; off / on: median ${median(cpuRatios).toFixed(3)}`);
+console.log(`  throughput on / off: median ${median(ratios).toFixed(3)} (pairs: ${ratios.map((x) => x.toFixed(3)).join(" ")}; target >= 0.90)`);
+for (const m of modes) await m.cluster.close();
