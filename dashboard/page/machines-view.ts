@@ -68,7 +68,7 @@ export function mountMachines(parent: HTMLElement, options: MachinesOptions = {}
     body.replaceChildren(...view.machines.map((m) => drawMachine(m, labelAll.checked)));
     root.dataset.machines = String(view.machines.length);
     root.dataset.records = String(view.records);
-    status.textContent = `${view.records} records read, ${view.cut}`;
+    status.textContent = `${view.records} records read, ${view.cut}${view.partial !== undefined ? `; ${view.partial}` : ""}`;
   };
 
   const load = async (cut: MachinesCut = null): Promise<void> => {

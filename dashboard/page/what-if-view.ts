@@ -130,7 +130,8 @@ export function mountWhatIf(parent: HTMLElement, options: WhatIfOptions): WhatIf
       summary.textContent =
         `recorded makespan ${seconds(json.recorded.makespan)}, simulated ${seconds(json.simulated.makespan)}, ratio ${Number.isFinite(ratio) ? ratio.toFixed(2) : "n/a"}` +
         ` (nothing changed, the simulator gives ${seconds(json.asRecorded.makespan)}; makespans from the first graph at +${json.origin.toFixed(3)} s)` +
-        (json.simulated.unfinished > 0 ? `; ${json.simulated.unfinished} task(s) did not finish in the simulation` : "");
+        (json.simulated.unfinished > 0 ? `; ${json.simulated.unfinished} task(s) did not finish in the simulation` : "") +
+        (json.notes.length > 0 ? `. Notes: ${json.notes.join("; ")}` : "");
       root.dataset.recordedMakespan = String(json.recorded.makespan);
       root.dataset.simulatedMakespan = String(json.simulated.makespan);
       root.dataset.ratio = String(json.ratio);

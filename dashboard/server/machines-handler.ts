@@ -93,5 +93,8 @@ export const machinesHandler: Handler = async ({ model, url }) => {
   } catch (error) {
     return typedProblem(error);
   }
-  return safeJson(await machinesView(model.records, cut));
+  const { records, dropped } = model.kept();
+  const view = await machinesView(records, cut);
+  if (dropped > 0) view.partial = `the dashboard keeps the latest ${records.length} records: counts are of those (${dropped} records before them are in the log)`;
+  return safeJson(view);
 };

@@ -41,4 +41,6 @@ export interface MachinesView {
   /** Records read (up to the cut) and the cut in words. */
   records: number;
   cut: string;
+  /** Set when the counts are of a live cluster's latest records only: says so. */
+  partial?: string;
 }

@@ -131,5 +131,8 @@ export const whatIfHandler: Handler = async ({ model, body }) => {
   } catch (error) {
     return typedProblem(error);
   }
-  return safeJson(await whatIfStreams(model.records, settings));
+  const { records, dropped } = model.kept();
+  const answer = await whatIfStreams(records, settings);
+  if (dropped > 0) answer.notes.unshift(`the dashboard keeps the latest ${records.length} records: the workload is what they hold (${dropped} records before them are in the log)`);
+  return safeJson(answer);
 };
