@@ -1,17 +1,22 @@
 import { BadOptionError } from "../machines/errors.js";
+import { followNatsCluster } from "../dashboard/server/nats-live.js";
+import type { DashboardModel } from "../dashboard/server/model.js";
 import { recordedLogModel } from "../dashboard/server/recorded-log.js";
 import { startDashboard, type Dashboard } from "../dashboard/server/server.js";
-import { LOG_NATS_USAGE, NATS_FLAGS, natsOptions } from "./nats-flags.js";
+import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
 import type { Io } from "./run.js";
 
 export const DASHBOARD_USAGE = `usage: natsched dashboard <log | nats://host:port/<cluster>> [--port <n>] [--host <addr>]
-  a dashboard in the browser over a recorded log (a file, or a cluster's log in JetStream):
-  the task stream, progress per task prefix, the workers, a time scrubber that shows the
-  whole cluster at any record, and the story of any task clicked. Read-only.
+       natsched dashboard --nats <url> --cluster <name> [--port <n>] [--host <addr>]
+  a dashboard in the browser: the task stream, progress per task prefix, the workers, and
+  the story of any task clicked. Read-only.
+  Over a recorded log (a file, or a cluster's log in JetStream), a time scrubber shows the
+  whole cluster at any record. With --nats and no log, it follows a live cluster on NATS as
+  its actors write their log to JetStream (natsched scheduler/worker --log jetstream).
   --port <n>       port to listen on (default 0: a free one); the URL is printed
   --host <addr>    address to bind (default 127.0.0.1: this machine only)
-${LOG_NATS_USAGE}`;
+${NATS_FLAGS_USAGE}`;
 
 /** `natsched dashboard`: serves until interrupted (Ctrl-C). */
 export async function dashboardCommand(args: string[], io: Io, stopped: Promise<unknown> = interrupted()): Promise<number> {
@@ -19,20 +24,34 @@ export async function dashboardCommand(args: string[], io: Io, stopped: Promise<
   let port: number;
   try {
     parsed = parseFlags(args, { ...NATS_FLAGS, port: { type: "string" }, host: { type: "string" } }, true);
-    if (parsed.positionals.length !== 1) throw new BadOptionError("arguments", "give one log: a file or nats://host:port/<cluster>");
+    const live = parsed.positionals.length === 0 && parsed.values.nats !== undefined;
+    if (parsed.positionals.length !== 1 && !live) throw new BadOptionError("arguments", "give one log (a file or nats://host:port/<cluster>), or --nats <url> --cluster <name> for a live cluster");
     port = parsePort(parsed.values.port);
   } catch (error) {
     if (!(error instanceof BadOptionError)) throw error;
     io.err(`natsched dashboard: ${error.message}\n\n${DASHBOARD_USAGE}`);
     return 2;
   }
-  const location = parsed.positionals[0]!;
-  const { model, problems } = await recordedLogModel(location, natsOptions(parsed.values));
-  for (const problem of problems) io.err(`log problem: ${problem.message}`);
+  const location = parsed.positionals[0];
+  let model: DashboardModel;
+  let stop = async () => {};
+  if (location === undefined) {
+    const cluster = clusterName(parsed.values);
+    const live = await followNatsCluster(cluster, natsOptions(parsed.values));
+    model = live.model;
+    stop = live.stop;
+  } else {
+    const { servers: _servers, ...connect } = natsOptions(parsed.values);
+    const recorded = await recordedLogModel(location, connect);
+    for (const problem of recorded.problems) io.err(`log problem: ${problem.message}`);
+    model = recorded.model;
+  }
   const dashboard: Dashboard = await startDashboard(model, { port, ...(parsed.values.host !== undefined ? { host: parsed.values.host } : {}) });
-  io.out(`natsched dashboard: ${dashboard.url} (${model.size} records of ${location}; Ctrl-C stops it)`);
+  const what = location === undefined ? `live cluster ${model.source.cluster} at ${model.source.location}` : `${model.size} records of ${location}`;
+  io.out(`natsched dashboard: ${dashboard.url} (${what}; Ctrl-C stops it)`);
   await stopped;
   await dashboard.close();
+  await stop();
   return 0;
 }
 

@@ -3,6 +3,9 @@
  * this process, no server), with progress, a summary, and what the event log recorded.
  *
  *   npm run demo
+ *   npm run demo -- --dashboard     (or NATSCHED_DASHBOARD=1) the run in the browser too: the
+ *                                   dashboard's URL is printed, and it stays up after the run
+ *                                   until Ctrl-C
  */
 import { LocalCluster, readLogSync, type Future } from "../index.js";
 
@@ -20,6 +23,7 @@ const functions = {
 };
 
 const PARTS = 64;
+const dashboard = process.argv.includes("--dashboard") || process.env.NATSCHED_DASHBOARD === "1";
 const started = performance.now();
 const cluster = await LocalCluster.start({
   workers: [
@@ -30,9 +34,11 @@ const cluster = await LocalCluster.start({
   ],
   functions,
   log: { keep: true }, // a temp file, kept after close() for the tools below
+  dashboard,
 });
 const client = cluster.client();
 console.log(`cluster ${cluster.name}: ${cluster.workers.size} workers, event log at ${cluster.logPath}`);
+if (cluster.dashboardUrl) console.log(`dashboard: ${cluster.dashboardUrl}`);
 
 // load -> clean -> total per partition, then a tree reduction of the totals (fan-in 4).
 let level: Future<number>[] = [];
@@ -68,6 +74,13 @@ for (let part = 0; part < PARTS; part++) {
 console.log(`result: ${value} (expected ${expected}) ${value === expected ? "OK" : "MISMATCH"}`);
 
 const logPath = cluster.logPath!;
+if (cluster.dashboardUrl) {
+  console.log(`the run is on the dashboard at ${cluster.dashboardUrl} (Ctrl-C closes the cluster and prints the summary)`);
+  // The dashboard does not hold the process open by itself: wait here for Ctrl-C.
+  const open = setInterval(() => undefined, 60_000);
+  await new Promise((resolve) => process.once("SIGINT", resolve));
+  clearInterval(open);
+}
 await cluster.close();
 
 const { records, problems } = readLogSync(logPath);

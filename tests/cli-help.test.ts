@@ -10,7 +10,7 @@ async function cli(argv: string[]): Promise<{ code: number; out: string; err: st
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
-const COMMANDS = [["story"], ["export"], ["inspect"], ["keys"], ["replay"], ["log"], ["log", "export"], ["log", "index"], ["simulate"], ["what-if"], ["scheduler"], ["worker"], ["status"]];
+const COMMANDS = [["story"], ["export"], ["inspect"], ["keys"], ["replay"], ["log"], ["log", "export"], ["log", "index"], ["simulate"], ["what-if"], ["scheduler"], ["worker"], ["status"], ["dashboard"]];
 
 describe("natsched CLI: help, bad flags, version", () => {
   for (const command of COMMANDS) {

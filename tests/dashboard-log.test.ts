@@ -96,6 +96,20 @@ describe("the dashboard over a recorded log, in Chromium", () => {
     await page.click("#story-slot .close");
   });
 
+  it("opens the story of a bar clicked on the task stream: a failed execution", async () => {
+    const failed = (records.find((r) => r.kind === "transition" && r.machine === "wtask" && r.event === "FAIL") as { id: string }).id;
+    const at = await page.evaluate((key) => {
+      const p = (window as unknown as { dashboard: { stream: { locate(k: string): { x: number; y: number } | null } } }).dashboard.stream.locate(key);
+      const rect = document.querySelector("#stream-slot canvas")!.getBoundingClientRect();
+      return p === null ? null : { x: rect.left + p.x, y: rect.top + p.y };
+    }, failed);
+    expect(at).not.toBeNull();
+    await page.mouse.click(at!.x, at!.y);
+    await page.waitForSelector(`#story-slot[data-key="${failed}"][data-lines]`, { timeout: 30_000 });
+    expect(await page.textContent("#story-slot")).toContain("FAIL");
+    await page.click("#story-slot .close");
+  });
+
   it("scrubs: the cluster at a cut, record by record, and a click on an executing key opens its story", async () => {
     // Halfway through the log worker-2 (killed near the end) still runs, and keys execute.
     const half = Math.floor(records.length / 2);
@@ -116,6 +130,7 @@ describe("the dashboard over a recorded log, in Chromium", () => {
   });
 
   it("takes the README's screenshot", async () => {
+    await page.setViewportSize({ width: 1700, height: 950 });
     await moveScrubberTo(Math.floor(records.length * 0.6));
     const key = (records.find((r) => r.kind === "transition" && r.machine === "task" && r.to === "erred") as { id: string }).id;
     await page.fill(".key-box input", key);

@@ -57,6 +57,14 @@ describe("the packed package, installed into an empty project", () => {
     expect(help.stdout).toContain("usage: natsched <command>");
   }, 60_000);
 
+  it("ships the dashboard's page prebuilt (the package has no esbuild)", async () => {
+    const page = join(project, "node_modules", "natsched", "dist", "dashboard", "page");
+    expect(readFileSync(join(page, "app.js"), "utf8")).toContain("/api/summary");
+    expect(readFileSync(join(page, "index.html"), "utf8")).toContain('src="app.js"');
+    const help = await run(join(project, "node_modules", ".bin", "natsched"), ["dashboard", "--help"], { cwd: project });
+    expect(help.stdout).toContain("usage: natsched dashboard");
+  }, 60_000);
+
   it("pulls one copy of the NATS client", async () => {
     const { stdout } = await run("npm", ["ls", "@nats-io/nats-core", "--all", "--parseable"], { cwd: project });
     const copies = new Set(stdout.trim().split("\n").filter((p) => p.endsWith(join("@nats-io", "nats-core"))));

@@ -20,6 +20,8 @@ async function main(): Promise<void> {
   const story = mountStory(slot("story-slot"));
   const openStory = (key: string) => void story.open(key);
   const stream = mountTaskStream(slot("stream-slot"), { title: "Task stream", onBar: openStory });
+  // For the browser tests and the console: where a key's bar is drawn (stream.locate).
+  (window as unknown as { dashboard: unknown }).dashboard = { stream };
   const progress = mountProgress(slot("progress-slot"));
   const workers = mountWorkers(slot("workers-slot"), { onKey: openStory });
   mountKeyBox(slot("header"), openStory);

@@ -53,7 +53,7 @@ export const OUTSIDE_PROGRAMS: readonly OutsideProgram[] = [
     name: "chromium",
     install: "apt-get install -y chromium",
     find: () => (pretendMissing.has("chromium") ? undefined : firstRunnable([process.env.NATSCHED_CHROMIUM, "/usr/bin/chromium", "chromium"], ["--version"])),
-    neededBy: /from "\.\/(support\/)?browser\.js"/,
+    neededBy: /from "\.\/(support\/)?(browser|widget-page)\.js"/,
   },
 ];
 

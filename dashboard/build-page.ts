@@ -5,9 +5,9 @@
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { bundle } from "./page-files.js";
+import { bundle } from "./server/page-files.js";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const from = join(root, "dashboard", "page");
 const to = join(root, "dist", "dashboard", "page");
 await mkdir(to, { recursive: true });
