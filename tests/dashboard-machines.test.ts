@@ -62,7 +62,7 @@ describe("graphOf: a machine definition as a graph", () => {
 
 describe("machinesView over a real recorded log", () => {
   it("takes each edge as often as the log's transition records say", async () => {
-    const view = await machinesView(records);
+    const view = machinesView(records);
     const counted = new Map<string, number>();
     for (const r of transitions) counted.set(edgeName(r.machine, r), (counted.get(edgeName(r.machine, r)) ?? 0) + 1);
     const shown = new Map<string, number>();
@@ -77,7 +77,7 @@ describe("machinesView over a real recorded log", () => {
   });
 
   it("puts each instance in its last state: in, less out, plus the instances that began there", async () => {
-    const view = await machinesView(records);
+    const view = machinesView(records);
     for (const m of view.machines) {
       const mine = transitions.filter((r) => r.machine === m.id);
       const firstFrom = new Map<string, string>();
@@ -97,7 +97,7 @@ describe("machinesView over a real recorded log", () => {
 
   it("up to a scheduler seq, counts the scheduler's transitions up to its next input after it", async () => {
     const seq = 150;
-    const view = await machinesView(records, { spec: { kind: "seq", value: seq } });
+    const view = machinesView(records, { spec: { kind: "seq", value: seq } });
     const mine = records.filter((r) => r.actor === "scheduler");
     const end = mine.findIndex((r) => r.seq > seq && r.kind !== "transition");
     const expected = mine.slice(0, end).filter((r): r is TransitionRecord => r.kind === "transition" && r.machine === "task").length;
@@ -105,6 +105,19 @@ describe("machinesView over a real recorded log", () => {
     expect(task.edges.reduce((n, e) => n + e.taken, 0)).toBe(expected);
     expect(expected).toBeLessThan(transitions.filter((r) => r.actor === "scheduler" && r.machine === "task").length);
     expect(view.cut).toBe("after scheduler #150");
+  });
+});
+
+describe("machinesView at the first N records (the scrubber's cut)", () => {
+  it("counts the same stepping forward, to the end and back as counting each prefix afresh", () => {
+    const copy = [...records];
+    for (const n of [200, 450, copy.length, 100, 0, 300]) {
+      const stepped = machinesView(copy, { index: n });
+      const fresh = machinesView(records.slice(0, n));
+      expect(stepped.machines, `after ${n} records`).toEqual(fresh.machines);
+      expect(stepped.records).toBe(n);
+    }
+    expect(machinesView(copy).machines).toEqual(machinesView(records.slice()).machines);
   });
 });
 

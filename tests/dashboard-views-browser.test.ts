@@ -48,7 +48,7 @@ async function drawnCounts(machine: string): Promise<Map<string, number>> {
 
 describe("the machines and what-if views, in Chromium", () => {
   it("draws every state of every machine definition, with the instances the log leaves in each", async () => {
-    const expected = await machinesView(records);
+    const expected = machinesView(records);
     for (const { machine } of MACHINE_DEFINITIONS) {
       const shown = await drawnCounts(machine.id);
       expect([...shown.keys()].sort()).toEqual(graphOf(machine).states.map((s) => s.id).sort());
@@ -74,7 +74,7 @@ describe("the machines and what-if views, in Chromium", () => {
       index,
     );
     await page.waitForSelector(`#machines-slot .machines-view[data-records="${index}"]`, { timeout: 30_000 });
-    const expected = await machinesView(records, { index });
+    const expected = machinesView(records, { index });
     const task = expected.machines.find((m) => m.id === "task")!;
     expect(Object.fromEntries(await drawnCounts("task"))).toEqual(Object.fromEntries(task.states.map((s) => [s.id, s.count])));
   });

@@ -53,7 +53,7 @@ describe("readWhatIfRequest", () => {
 
 describe("whatIfStreams on a recorded run", () => {
   it("with nothing changed: the recorded stream's bars are the log's executions, and the makespans are what-if's", async () => {
-    const answer = await whatIfStreams(records, readWhatIfRequest({}));
+    const answer = whatIfStreams(records, readWhatIfRequest({}));
     const expected = whatIf(records);
     const recorded = decodeTaskStream(answer.recorded.stream);
     expect(recorded.bars).toHaveLength(executions(records));
@@ -66,7 +66,7 @@ describe("whatIfStreams on a recorded run", () => {
   });
 
   it("with stealing off and one thread per worker: the makespan what-if gives, every worker on one lane, the stream placed at the first graph", async () => {
-    const answer = await whatIfStreams(records, readWhatIfRequest({ set: { workStealing: false }, threads: 1 }));
+    const answer = whatIfStreams(records, readWhatIfRequest({ set: { workStealing: false }, threads: 1 }));
     const simulated = decodeTaskStream(answer.simulated.stream);
     const recorded = whatIf(records);
     expect(answer.recorded.makespan).toBe(recorded.recorded.makespan);

@@ -28,7 +28,6 @@ async function main(): Promise<void> {
   const machines = mountMachines(slot("machines-slot"));
   mountWhatIf(slot("what-if-slot"), { mountTaskStream });
   slot("machines-slot").hidden = slot("what-if-slot").hidden = false;
-  await machines.load();
 
   const show = (view: ClusterAt) => {
     progress.set(view.progress);
@@ -63,6 +62,8 @@ async function main(): Promise<void> {
     });
     scrubber.show(summary.records, summary.end, "the end of the log");
   }
+  // After the task stream, which a person looks at first.
+  await machines.load();
   document.body.dataset.ready = "true";
 }
 

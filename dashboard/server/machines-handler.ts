@@ -8,54 +8,64 @@ import { BadOptionError } from "../../machines/errors.js";
 import type { LogRecord } from "../../log/types.js";
 import { LogCut, parseCut } from "../../replay/log-cut.js";
 import { graphOf, MACHINE_DEFINITIONS } from "./machine-graph.js";
-import { edgeKey, MachineTally } from "./machine-tally.js";
+import { MachineTally } from "./machine-tally.js";
 import type { MachinesView, MachineView } from "./machines-wire.js";
 import type { DashCut } from "./model.js";
 import type { Handler } from "./route-types.js";
 import { safeJson, typedProblem } from "./views-reply.js";
 
 /** The machines over `records`, up to `cut` (the whole log without one). */
-export async function machinesView(records: AsyncIterable<LogRecord> | Iterable<LogRecord>, cut?: DashCut): Promise<MachinesView> {
-  const byIndex = cut !== undefined && "index" in cut ? cut.index : undefined;
-  const logCut = new LogCut(cut !== undefined && "spec" in cut ? cut.spec : undefined);
+export function machinesView(records: readonly LogRecord[], cut?: DashCut): MachinesView {
+  if (cut === undefined || "index" in cut) {
+    const n = Math.max(0, Math.min(records.length, Math.floor(cut?.index ?? records.length)));
+    const cutText = cut === undefined ? "at the end of the log" : `after record ${n} in log order`;
+    return viewsOf(prefixTally(records, n), n, cutText);
+  }
+  const logCut = new LogCut(cut.spec);
   const tally = new MachineTally();
   let read = 0;
-  let seen = 0;
-  for await (const record of records) {
-    if (byIndex !== undefined && seen >= byIndex) break;
-    seen += 1;
+  for (const record of records) {
     const verdict = logCut.admit(record);
     if (verdict === "end") break;
     if (verdict === "skip") continue;
     read += 1;
     if (record.kind === "transition") tally.add(record);
   }
-  const described = byIndex !== undefined ? `after record ${seen} in log order` : logCut.describe();
-  return { machines: MACHINE_DEFINITIONS.map(({ machine, title }) => viewOf(graphOf(machine), title, tally)), records: read, cut: described };
+  return viewsOf(tally, read, logCut.describe());
+}
+
+function viewsOf(tally: MachineTally, records: number, cut: string): MachinesView {
+  return { machines: MACHINE_DEFINITIONS.map(({ machine, title }) => viewOf(graphOf(machine), title, tally)), records, cut };
+}
+
+/**
+ * The tally of the first `n` records, carried on from the last one asked of the same array:
+ * a live cluster's refreshes and a scrubber stepping forward read only the records since.
+ * (A live model's array is a new one once it drops its oldest records: counted afresh.)
+ */
+const prefixes = new WeakMap<readonly LogRecord[], { n: number; tally: MachineTally }>();
+
+function prefixTally(records: readonly LogRecord[], n: number): MachineTally {
+  let kept = prefixes.get(records);
+  if (kept === undefined || kept.n > n) prefixes.set(records, (kept = { n: 0, tally: new MachineTally() }));
+  for (let i = kept.n; i < n; i++) {
+    const record = records[i]!;
+    if (record.kind === "transition") kept.tally.add(record);
+  }
+  kept.n = n;
+  return kept.tally;
 }
 
 function viewOf(graph: ReturnType<typeof graphOf>, title: string, tally: MachineTally): MachineView {
-  const { at, taken } = tally.of(graph.id);
-  const counts = tally.counts(graph.id);
-  const onGraph = new Set<string>();
-  const edges = graph.edges.map((edge) => {
-    const key = edgeKey(edge.from, edge.event, edge.to);
-    onGraph.add(key);
-    return { ...edge, taken: taken.get(key) ?? 0 };
-  });
-  const offGraph = [...taken]
-    .filter(([key]) => !onGraph.has(key))
-    .map(([key, n]) => {
-      const [from, event, to] = key.split("\t") as [string, string, string];
-      return { from, event, to, taken: n };
-    });
+  const { instances, byState } = tally.counts(graph.id);
+  const onGraph = new Set(graph.edges.map((e) => `${e.from}\t${e.event}\t${e.to}`));
   return {
     id: graph.id,
     title,
-    states: graph.states.map((state) => ({ ...state, count: counts.get(state.id) ?? 0 })),
-    edges,
-    instances: at.size,
-    offGraph,
+    states: graph.states.map((state) => ({ ...state, count: byState.get(state.id) ?? 0 })),
+    edges: graph.edges.map((edge) => ({ ...edge, taken: tally.taken(graph.id, edge.from, edge.event, edge.to) })),
+    instances,
+    offGraph: tally.edges(graph.id).filter((e) => !onGraph.has(`${e.from}\t${e.event}\t${e.to}`)),
   };
 }
 
@@ -86,7 +96,7 @@ export function cutOfQuery(query: URLSearchParams): DashCut | undefined {
   return undefined;
 }
 
-export const machinesHandler: Handler = async ({ model, url }) => {
+export const machinesHandler: Handler = ({ model, url }) => {
   let cut: DashCut | undefined;
   try {
     cut = cutOfQuery(url.searchParams);
@@ -94,7 +104,7 @@ export const machinesHandler: Handler = async ({ model, url }) => {
     return typedProblem(error);
   }
   const { records, dropped } = model.kept();
-  const view = await machinesView(records, cut);
+  const view = machinesView(records, cut);
   if (dropped > 0) view.partial = `the dashboard keeps the latest ${records.length} records: counts are of those (${dropped} records before them are in the log)`;
   return safeJson(view);
 };

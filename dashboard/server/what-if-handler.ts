@@ -81,10 +81,10 @@ function shifted(stream: TaskStream, dt: number): TaskStream {
 }
 
 /** The recorded and simulated streams of the workload in `records` under `settings`. */
-export async function whatIfStreams(records: AsyncIterable<LogRecord> | Iterable<LogRecord>, settings: WhatIfSettings): Promise<WhatIfAnswer> {
+export function whatIfStreams(records: Iterable<LogRecord>, settings: WhatIfSettings): WhatIfAnswer {
   const extractor = new WorkloadExtractor();
   const recorded = new TaskStreamBuilder();
-  for await (const record of records) {
+  for (const record of records) {
     extractor.add(record);
     recorded.add(record);
   }
@@ -132,7 +132,7 @@ export const whatIfHandler: Handler = async ({ model, body }) => {
     return typedProblem(error);
   }
   const { records, dropped } = model.kept();
-  const answer = await whatIfStreams(records, settings);
+  const answer = whatIfStreams(records, settings);
   if (dropped > 0) answer.notes.unshift(`the dashboard keeps the latest ${records.length} records: the workload is what they hold (${dropped} records before them are in the log)`);
   return safeJson(answer);
 };
