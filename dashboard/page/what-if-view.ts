@@ -27,6 +27,9 @@ export interface WhatIfHandle {
 function field(form: HTMLElement, label: string, input: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, hint: string): void {
   const row = document.createElement("label");
   row.className = "what-if-field";
+  row.style.display = "inline-flex";
+  row.style.alignItems = "center";
+  row.style.gap = "6px";
   const name = document.createElement("span");
   name.textContent = label;
   input.title = hint;
@@ -73,6 +76,8 @@ export function mountWhatIf(parent: HTMLElement, options: WhatIfOptions): WhatIf
 
   const form = document.createElement("form");
   form.className = "what-if-form";
+  // Laid out here, so the form reads the same whatever stylesheet the page has.
+  Object.assign(form.style, { display: "flex", flexWrap: "wrap", alignItems: "center", gap: "8px 18px" });
   const stealing = document.createElement("select");
   stealing.name = "workStealing";
   for (const [v, text] of [["", "as recorded"], ["on", "on"], ["off", "off"]]) stealing.add(new Option(text, v));
