@@ -65,6 +65,24 @@ describe("the dashboard of a live embedded cluster, in Chromium", () => {
     await client.close();
   }, 120_000);
 
+  it("without a log file (log: false) taps the log sink instead, with the same answers", async () => {
+    const bare = await LocalCluster.start({ workers: 2, functions: { nap: async (i: number) => (await sleep(5), i) }, dashboard: true, configFile: false, log: false });
+    try {
+      const client = bare.client();
+      await client.gather(Array.from({ length: 20 }, (_, i) => client.submit<number>("nap", [i])));
+      let done = 0;
+      for (let i = 0; i < 600 && done < 20; i++) {
+        await sleep(50);
+        const summary = (await (await fetch(new URL("api/summary", bare.dashboardUrl!))).json()) as { now: { workers: { done: number }[] } };
+        done = summary.now.workers.reduce((n, w) => n + w.done, 0);
+      }
+      expect(done).toBe(20);
+      await client.close();
+    } finally {
+      await bare.close();
+    }
+  }, 60_000);
+
   it("logged no error in the page's console", () => {
     expect(errors).toEqual([]);
   });

@@ -99,6 +99,7 @@ describe("the task-stream widget in Chromium", () => {
     for (const delta of deltas) await page.evaluate((d) => (window as any).widget.append(JSON.parse(d)), delta);
     expect(Number(await attribute("bars"))).toBe(stream.bars.length);
     expect(Number(await attribute("lanes"))).toBe(5);
+    expect(await attribute("running")).toBe("0");
     await page.evaluate(() => (window as any).widget.setCursor(0.1));
     await page.waitForFunction((n) => Number((document.querySelector(".task-stream") as HTMLElement).dataset.drawn) === n, stream.bars.length);
   });

@@ -105,6 +105,22 @@ describe("taskStreamOf on an embedded run (failure, stealing, a worker killed)",
     expect(builder.drain().bars).toEqual([]);
   });
 
+  it("draws a scheduler's own log (no worker records) from the executions reported to it", () => {
+    const scheduler = records.filter((r) => r.actor === "scheduler");
+    const reported = scheduler.filter((r): r is InputRecord => r.kind === "input" && (r.event.op === "task-finished" || r.event.op === "task-erred"));
+    const own = taskStreamOf(scheduler);
+    expect(own.bars.length).toBe(reported.length);
+    expect(own.bars.map((b) => `${b.worker} ${b.key} ${b.outcome}`).sort()).toEqual(reported.map((r) => `${r.event.worker} ${r.event.key} ${r.event.op === "task-finished" ? "ok" : "erred"}`).sort());
+    expectLanesApart(own);
+    expect(own.workers.map((w) => [w.name, w.threads])).toEqual([
+      ["alpha", 2],
+      ["beta", 2],
+      ["gamma", 1],
+    ]);
+    expect(own.deaths.map((d) => [d.worker, d.why])).toEqual([["gamma", "killed"]]);
+    expect(own.workers.filter((w) => w.died).map((w) => w.name)).toEqual(["gamma"]);
+  });
+
   it("survives its wire form (JSON) to the microsecond", () => {
     const wire = JSON.parse(JSON.stringify(encodeTaskStream(stream)));
     const back = decodeTaskStream(wire);
@@ -141,5 +157,14 @@ describe("taskStreamOf on the simulator's log", () => {
     const partial = taskStreamOf(cut);
     expect(partial.bars).toHaveLength(1);
     expect(partial.bars[0]).toMatchObject({ outcome: "running", end: partial.end });
+    // Live, it is in each drain's running list until it ends, and then a bar.
+    const builder = new TaskStreamBuilder();
+    for (const record of cut) builder.add(record);
+    expect(builder.drain()).toMatchObject({ bars: [], running: [partial.bars[0]] });
+    const done = records.findIndex((r, i) => i >= cut.length && r.kind === "input" && r.event.op === "execute-done" && r.event.key === partial.bars[0]!.key);
+    for (const record of records.slice(cut.length, done + 1)) builder.add(record);
+    const next = builder.drain();
+    expect(next.bars.map((b) => [b.key, b.outcome])).toContainEqual([partial.bars[0]!.key, "ok"]);
+    expect(next.running!.map((b) => b.key)).not.toContain(partial.bars[0]!.key);
   });
 });

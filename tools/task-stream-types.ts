@@ -94,4 +94,6 @@ export interface TaskStreamDelta {
   transfers: StreamTransfer[];
   steals: StreamSteal[];
   deaths: StreamDeath[];
+  /** The executions running now (outcome "running", ending at `end`): each delta's replace the last's. */
+  running?: StreamBar[];
 }

@@ -10,6 +10,7 @@
  * each execution takes the lowest lane free when it starts.
  */
 import { keySplit } from "../machines/graph/keys.js";
+import { packLanes } from "./interval-lanes.js";
 import type { InputRecord, LogRecord, TransitionRecord } from "../log/types.js";
 import type { StreamBar, StreamDeath, StreamSteal, StreamTransfer, StreamWorker, TaskStream, TaskStreamDelta } from "./task-stream-types.js";
 
@@ -51,6 +52,10 @@ export class TaskStreamBuilder {
   /** Steals the scheduler asked for and has no answer to yet, by task key. */
   private readonly pendingSteals = new Map<string, StreamSteal>();
   private readonly prefixes = new Map<string, string>();
+  /** Records of worker actors seen: none in a scheduler's own log file. */
+  private workerRecords = 0;
+  /** Executions as the scheduler heard of them, for a log without worker records. */
+  private readonly reported: { key: string; worker: string; start: number; end: number; ok: boolean }[] = [];
   private drained = { bars: 0, transfers: 0, steals: 0, deaths: 0 };
 
   add(record: LogRecord): void {
@@ -63,6 +68,7 @@ export class TaskStreamBuilder {
       return;
     }
     if (!record.actor.startsWith(WORKER_ACTOR)) return;
+    this.workerRecords++;
     switch (record.kind) {
       case "start":
         this.workerStart(record.actor, record.init, t);
@@ -79,12 +85,14 @@ export class TaskStreamBuilder {
     }
   }
 
-  /** The stream so far: executions still running end at the last record, steals unanswered are pending. */
+  /**
+   * The stream so far: executions still running end at the last record, steals unanswered
+   * are pending. A log with no worker records (a scheduler's own file) has the executions
+   * the scheduler was told of: finished ones with the start and stop the worker reported,
+   * failures as a mark when the scheduler heard (their reports carry no times).
+   */
   snapshot(): TaskStream {
-    const bars = [...this.bars];
-    for (const state of this.workers.values()) {
-      for (const run of state.open.values()) bars.push(this.bar(state, run, this.last, "running"));
-    }
+    const bars = this.workerRecords === 0 ? this.reportedBars() : [...this.bars, ...this.running()];
     bars.sort((a, b) => a.start - b.start);
     return {
       runStart: this.runStart ?? 0,
@@ -97,7 +105,7 @@ export class TaskStreamBuilder {
     };
   }
 
-  /** What completed since the last drain (bars that ended, transfers, steals answered, deaths), and every worker as it is now. */
+  /** What completed since the last drain (bars that ended, transfers, steals answered, deaths), and every worker and execution running as it is now. */
   drain(): TaskStreamDelta {
     const delta: TaskStreamDelta = {
       runStart: this.runStart ?? 0,
@@ -107,9 +115,38 @@ export class TaskStreamBuilder {
       transfers: this.transfers.slice(this.drained.transfers),
       steals: this.steals.slice(this.drained.steals),
       deaths: this.deaths.slice(this.drained.deaths),
+      running: this.running(),
     };
     this.drained = { bars: this.bars.length, transfers: this.transfers.length, steals: this.steals.length, deaths: this.deaths.length };
     return delta;
+  }
+
+  private reportedBars(): StreamBar[] {
+    const bars: StreamBar[] = [];
+    const byWorker = new Map<string, typeof this.reported>();
+    for (const run of this.reported) {
+      const list = byWorker.get(run.worker);
+      if (list === undefined) byWorker.set(run.worker, [run]);
+      else list.push(run);
+    }
+    for (const [name, runs] of byWorker) {
+      const state = this.worker(name);
+      const lanes = packLanes(runs);
+      runs.forEach((run, i) => {
+        bars.push({ key: run.key, prefix: this.prefix(run.key), worker: name, lane: lanes[i]!, start: run.start, end: run.end, outcome: run.ok ? "ok" : "erred" });
+        if (lanes[i]! >= state.info.lanes) state.info.lanes = lanes[i]! + 1;
+      });
+    }
+    return bars;
+  }
+
+  /** The executions open now, as bars up to the last record. */
+  private running(): StreamBar[] {
+    const bars: StreamBar[] = [];
+    for (const state of this.workers.values()) {
+      for (const run of state.open.values()) bars.push(this.bar(state, run, this.last, "running"));
+    }
+    return bars;
   }
 
   private workerList(): StreamWorker[] {
@@ -264,9 +301,27 @@ export class TaskStreamBuilder {
 
   private schedulerInput(record: InputRecord, t: number): void {
     const e = record.event;
-    if (e.op !== "worker-lost" || typeof e.name !== "string") return;
-    const state = this.workers.get(e.name);
-    if (state !== undefined) this.workerGone(state, t, typeof e.reason === "string" ? e.reason : "lost", true);
+    switch (e.op) {
+      case "worker-lost":
+      case "unregister-worker": {
+        const state = typeof e.name === "string" ? this.workers.get(e.name) : undefined;
+        const why = typeof e.reason === "string" ? e.reason : e.op === "worker-lost" ? "lost" : undefined;
+        if (state === undefined) break;
+        if (e.op === "unregister-worker") state.closing = true;
+        this.workerGone(state, t, why, e.op === "worker-lost");
+        break;
+      }
+      case "register-worker":
+        // What a scheduler's own log knows of its workers; a worker's start record says the same or more.
+        if (this.workerRecords === 0 && typeof e.name === "string") this.workerStart(`${WORKER_ACTOR}${e.name}`, { name: e.name, nthreads: e.nthreads }, t);
+        break;
+      case "task-finished":
+      case "task-erred":
+        if (this.workerRecords > 0 || typeof e.key !== "string" || typeof e.worker !== "string") break;
+        if (e.op === "task-finished") this.reported.push({ key: e.key, worker: e.worker, start: Number(e.start) - this.runStart!, end: Number(e.stop) - this.runStart!, ok: true });
+        else this.reported.push({ key: e.key, worker: e.worker, start: t, end: t, ok: false });
+        break;
+    }
   }
 
   private bar(state: WorkerState, run: Execution, end: number, outcome: StreamBar["outcome"]): StreamBar {

@@ -43,10 +43,10 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => events.addEventListener("hello", () => resolve(), { once: true }));
     stream.set(decodeTaskStream(await getJson<TaskStreamWire>("/api/stream")));
     events.addEventListener("update", (message) => {
-      const update = JSON.parse((message as MessageEvent<string>).data) as { summary: Summary; stream: Parameters<typeof stream.append>[0] };
+      const update = JSON.parse((message as MessageEvent<string>).data) as { summary: Summary; stream: TaskStreamWire };
       showHeader(update.summary);
       show(update.summary.now);
-      stream.append(update.stream);
+      stream.append(decodeTaskStream(update.stream));
       machines.refresh();
       document.body.dataset.records = String(update.summary.records);
     });

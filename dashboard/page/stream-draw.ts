@@ -28,9 +28,12 @@ export function drawStream(ctx: CanvasRenderingContext2D, index: StreamIndex, g:
   ctx.beginPath();
   ctx.rect(LABEL_WIDTH, 0, g.plotWidth, g.axisY);
   ctx.clip();
-  const marked: StreamBar[] = [];
-  for (let row = 0; row < index.rows.length; row++) drawRow(ctx, index, g, row, marked, stats);
-  for (const bar of marked) drawMarked(ctx, index, g, bar);
+  for (let row = 0; row < index.rows.length; row++) drawRow(ctx, index, g, row, stats);
+  drawRunning(ctx, index, g);
+  for (const i of index.marked) {
+    const bar = index.bars[i]!;
+    if (bar.end >= g.t0 && bar.start <= g.t1) drawMarked(ctx, index, g, bar);
+  }
   drawDeaths(ctx, index, g);
   drawTransfers(ctx, index, g);
   drawSteals(ctx, index, g);
@@ -74,7 +77,9 @@ function fit(ctx: CanvasRenderingContext2D, text: string, width: number): string
   return `${text.slice(0, cut)}…`;
 }
 
-function drawRow(ctx: CanvasRenderingContext2D, index: StreamIndex, g: Geometry, row: number, marked: StreamBar[], stats: DrawStats): void {
+function drawRow(ctx: CanvasRenderingContext2D, index: StreamIndex, g: Geometry, row: number, stats: DrawStats): void {
+  const list = index.lane(row);
+  if (list === undefined) return;
   const y = g.y(row) + 1;
   const h = Math.max(g.rowHeight - 2, 1);
   // The run of pixels being merged: [x0, x1) in one colour.
@@ -88,10 +93,10 @@ function drawRow(ctx: CanvasRenderingContext2D, index: StreamIndex, g: Geometry,
       stats.rects++;
     }
   };
-  for (const i of index.barsIn(row, g.t0, g.t1)) {
-    const bar = index.bars[i]!;
-    stats.bars++;
-    if (bar.outcome !== "ok" && bar.outcome !== "running") marked.push(bar);
+  let i = index.firstEndingAfter(list, g.t0);
+  while (i < list.length) {
+    const bar = index.bars[list[i]!]!;
+    if (bar.start > g.t1) break;
     const c = bar.outcome === "erred" ? FAILURE_COLOUR : prefixColour(bar.prefix);
     let left = g.x(bar.start);
     let right = g.x(bar.end);
@@ -103,14 +108,35 @@ function drawRow(ctx: CanvasRenderingContext2D, index: StreamIndex, g: Geometry,
     if (right - left < 1) right = left + 1;
     if (c === colour && left <= x1 + 0.5) {
       if (right > x1) x1 = right;
-      continue;
+    } else {
+      flush();
+      colour = c;
+      x0 = left;
+      x1 = right;
     }
-    flush();
-    colour = c;
-    x0 = left;
-    x1 = right;
+    // Bars that end inside the pixels already filled add nothing: jump past them.
+    let next = i + 1;
+    const filled = g.t(Math.floor(x1));
+    if (filled < g.t1 && next < list.length && index.bars[list[next]!]!.end < filled) next = index.firstEndingAfter(list, filled, next);
+    stats.bars += next - i;
+    i = next;
   }
   flush();
+}
+
+/** What runs now on a live cluster: to the latest time, half-filled. */
+function drawRunning(ctx: CanvasRenderingContext2D, index: StreamIndex, g: Geometry): void {
+  for (const bar of index.running) {
+    const rows = index.rowsOf(bar.worker);
+    if (rows === undefined || bar.start > g.t1 || bar.lane >= rows.count) continue;
+    const y = g.y(rows.first + bar.lane) + 1;
+    const left = g.x(bar.start);
+    const width = Math.max(g.x(index.end) - left, 2);
+    ctx.globalAlpha = 0.5;
+    ctx.fillStyle = prefixColour(bar.prefix);
+    ctx.fillRect(left, y, width, Math.max(g.rowHeight - 2, 1));
+    ctx.globalAlpha = 1;
+  }
 }
 
 /** Failures, lost and cancelled work, drawn over the merged pixels so a short one is never hidden. */

@@ -21,6 +21,8 @@ export class StreamIndex {
   transfers: StreamTransfer[] = [];
   steals: StreamSteal[] = [];
   deaths: StreamDeath[] = [];
+  /** Executions running at the last live delta (drawn to `end`; not counted as bars until they end). */
+  running: StreamBar[] = [];
   /** The longest transfer: how far before the view a transfer in view can start. */
   longestTransfer = 0;
   /** Bar indices per "worker/lane", in start order. */
@@ -31,15 +33,19 @@ export class StreamIndex {
   set(stream: TaskStream): void {
     this.lanes.clear();
     this.bars = [];
+    this.marked.length = 0;
     this.transfers = [];
     this.steals = [];
     this.deaths = [];
+    this.running = [];
     this.longestTransfer = 0;
+    this.end = 0;
     this.apply(stream);
   }
 
   append(delta: TaskStreamDelta): void {
     this.apply(delta);
+    this.running = delta.running ?? [];
   }
 
   /** The rows of `worker` (first row, count), or undefined if it has none. */
@@ -50,13 +56,32 @@ export class StreamIndex {
     return { first, count: Math.max(w.lanes, 1) };
   }
 
+  /** Bars that did not end well (erred, lost, cancelled): drawn on top, as they are few. */
+  readonly marked: number[] = [];
+
+  /** Bar indices of `row`'s lane in start order (and end order). */
+  lane(row: number): readonly number[] | undefined {
+    const r = this.rows[row];
+    return r === undefined ? undefined : this.lanes.get(`${r.worker}/${r.lane}`);
+  }
+
+  /** The first position in `list` (a lane) at or after `from` whose bar ends at or after `t`. */
+  firstEndingAfter(list: readonly number[], t: number, from = 0): number {
+    let lo = from;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.bars[list[mid]!]!.end < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
   /** Bar indices of `row` that overlap [t0, t1], in start order. */
   *barsIn(row: number, t0: number, t1: number): Generator<number> {
-    const r = this.rows[row];
-    if (r === undefined) return;
-    const list = this.lanes.get(`${r.worker}/${r.lane}`);
+    const list = this.lane(row);
     if (list === undefined) return;
-    for (let i = firstEndingAfter(this.bars, list, t0); i < list.length; i++) {
+    for (let i = this.firstEndingAfter(list, t0); i < list.length; i++) {
       const bar = this.bars[list[i]!]!;
       if (bar.start > t1) break;
       yield list[i]!;
@@ -103,6 +128,7 @@ export class StreamIndex {
     });
     for (const bar of part.bars) {
       const index = this.bars.push(bar) - 1;
+      if (bar.outcome !== "ok" && bar.outcome !== "running") this.marked.push(index);
       const id = `${bar.worker}/${bar.lane}`;
       let list = this.lanes.get(id);
       if (list === undefined) this.lanes.set(id, (list = []));
@@ -124,15 +150,4 @@ export class StreamIndex {
     this.steals.push(...part.steals);
     this.deaths.push(...part.deaths);
   }
-}
-
-function firstEndingAfter(bars: StreamBar[], list: number[], t: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (bars[list[mid]!]!.end < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

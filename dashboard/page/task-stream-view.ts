@@ -102,6 +102,7 @@ export function mountTaskStream(parent: HTMLElement, opts: TaskStreamOptions = {
     root.dataset.bars = String(index.bars.length);
     root.dataset.lanes = String(index.rows.length);
     root.dataset.workers = String(index.workers.length);
+    root.dataset.running = String(index.running.length);
     updateLegend();
   }
 

@@ -119,9 +119,10 @@ export class DashboardModel {
     return (this.encoded ??= encodeTaskStream(this.builder.snapshot()));
   }
 
-  /** The bars, transfers and steals completed since the last call (live only). */
-  drainStream(): ReturnType<TaskStreamBuilder["drain"]> {
-    return this.builder.drain();
+  /** The bars, transfers and steals completed since the last call (live only), encoded. */
+  drainStream(): unknown {
+    // A delta has a stream's fields: it travels in the stream's compact wire form.
+    return encodeTaskStream(this.builder.drain());
   }
 
   at(cut: DashCut): AtAnswer {
