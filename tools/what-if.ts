@@ -66,7 +66,7 @@ export function withChanges(scenario: Scenario, changes: Partial<Config>): Scena
 }
 
 /** The workload with host costs given over the measured ones (the scenario then runs with them). */
-function withHostCosts(workload: ExtractedWorkload, given: HostCostSpec | undefined): ExtractedWorkload {
+export function withHostCosts(workload: ExtractedWorkload, given: HostCostSpec | undefined): ExtractedWorkload {
   if (given === undefined) return workload;
   readHostCosts(given, "hostCosts");
   return { ...workload, scenario: { ...workload.scenario, hostCosts: { ...workload.scenario.hostCosts, ...given } } };

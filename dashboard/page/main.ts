@@ -5,10 +5,12 @@
  */
 import { decodeTaskStream, type TaskStreamWire } from "../../tools/task-stream.js";
 import { el, getJson, type AtAnswer, type ClusterAt, type Summary } from "./api.js";
+import { mountMachines } from "./machines-view.js";
 import { mountProgress } from "./progress-view.js";
 import { mountScrubber } from "./scrubber-view.js";
 import { mountStory } from "./story-view.js";
 import { mountTaskStream } from "./task-stream-view.js";
+import { mountWhatIf } from "./what-if-view.js";
 import { mountWorkers } from "./workers-view.js";
 
 const slot = (id: string): HTMLElement => document.getElementById(id)!;
@@ -23,6 +25,9 @@ async function main(): Promise<void> {
   const progress = mountProgress(slot("progress-slot"));
   const workers = mountWorkers(slot("workers-slot"), { onKey: openStory });
   mountKeyBox(slot("header"), openStory);
+  const machines = mountMachines(slot("machines-slot"));
+  mountWhatIf(slot("what-if-slot"), { mountTaskStream });
+  slot("machines-slot").hidden = slot("what-if-slot").hidden = false;
 
   const show = (view: ClusterAt) => {
     progress.set(view.progress);
@@ -42,6 +47,7 @@ async function main(): Promise<void> {
       showHeader(update.summary);
       show(update.summary.now);
       stream.append(decodeTaskStream(update.stream));
+      machines.refresh();
       document.body.dataset.records = String(update.summary.records);
     });
   } else {
@@ -51,11 +57,13 @@ async function main(): Promise<void> {
         show(at);
         scrubber.show(at.index, at.t, at.cut);
         stream.setCursor(at.index >= summary.records ? null : at.t);
+        void machines.load(at.index >= summary.records ? null : { index: at.index });
       });
     });
     scrubber.show(summary.records, summary.end, "the end of the log");
   }
-  // dash-views mounts mountMachines(slot("machines-slot"), ...) and mountWhatIf(slot("what-if-slot"), { mountTaskStream }) here.
+  // After the task stream, which a person looks at first.
+  await machines.load();
   document.body.dataset.ready = "true";
 }
 

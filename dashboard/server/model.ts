@@ -87,6 +87,11 @@ export class DashboardModel {
     return this.count;
   }
 
+  /** The records kept, in log order (a live model: the latest), for views that read them whole (machines, what-if); and how many went before them. */
+  kept(): { records: readonly LogRecord[]; dropped: number } {
+    return { records: this.records, dropped: this.dropped };
+  }
+
   /** Tell the listeners (the SSE clients) that records came; they read what they need. */
   changed(): void {
     for (const listener of this.listeners) listener();

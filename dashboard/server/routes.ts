@@ -4,7 +4,9 @@
  */
 import type { RouteTable } from "./route-types.js";
 import { atHandler, storyHandler, streamHandler, summaryHandler } from "./api-handlers.js";
+import { machinesHandler } from "./machines-handler.js";
 import { pageHandler, scriptHandler, styleHandler } from "./page-handlers.js";
+import { whatIfHandler } from "./what-if-handler.js";
 
 export const ROUTES: RouteTable = [
   { method: "GET", path: "/", handle: pageHandler },
@@ -14,5 +16,7 @@ export const ROUTES: RouteTable = [
   { method: "GET", path: "/api/stream", handle: streamHandler },
   { method: "GET", path: "/api/at", handle: atHandler },
   { method: "GET", path: "/api/story", handle: storyHandler },
+  { method: "GET", path: "/api/machines", handle: machinesHandler },
+  { method: "POST", path: "/api/what-if", handle: whatIfHandler },
   // GET /api/events (server-sent events) is the server's own: it keeps the response open.
 ];

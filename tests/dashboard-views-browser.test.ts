@@ -1,0 +1,115 @@
+/**
+ * The machines and what-if views in the dashboard page (bundled by esbuild, served by the
+ * dashboard server over a real recorded log), in headless Chromium: every state of every
+ * machine drawn with its count, the counts following the scrubber, a what-if run showing the
+ * recorded and simulated streams with their makespans, a bad setting's message, and no
+ * error in the page's console.
+ */
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readLogSync } from "../log/reader.js";
+import type { LogRecord } from "../log/types.js";
+import { graphOf, MACHINE_DEFINITIONS } from "../dashboard/server/machine-graph.js";
+import { machinesView } from "../dashboard/server/machines-handler.js";
+import { recordedLogModel } from "../dashboard/server/recorded-log.js";
+import { startDashboard, type Dashboard } from "../dashboard/server/server.js";
+import { whatIf } from "../tools/what-if.js";
+import { launchBrowser, openPage } from "./support/browser.js";
+
+const LOG = "tests/fixtures/logs/old-98e2957.natlog";
+const records: LogRecord[] = readLogSync(LOG).records;
+let dashboard: Dashboard;
+let browser: Browser;
+let page: Page;
+let errors: string[];
+
+beforeAll(async () => {
+  dashboard = await startDashboard((await recordedLogModel(LOG)).model);
+  browser = await launchBrowser();
+  ({ page, errors } = await openPage(browser, dashboard.url));
+  await page.waitForSelector("body[data-ready=true]", { timeout: 60_000 });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await dashboard?.close();
+});
+
+/** Each drawn state of `machine`: its name -> the count shown. */
+async function drawnCounts(machine: string): Promise<Map<string, number>> {
+  const nodes = page.locator(`#machines-slot g.state[data-machine="${machine}"]`);
+  const shown = new Map<string, number>();
+  for (let i = 0; i < (await nodes.count()); i++) {
+    const node = nodes.nth(i);
+    shown.set((await node.getAttribute("data-state"))!, Number(await node.getAttribute("data-count")));
+  }
+  return shown;
+}
+
+describe("the machines and what-if views, in Chromium", () => {
+  it("draws every state of every machine definition, with the instances the log leaves in each", async () => {
+    const expected = machinesView(records);
+    for (const { machine } of MACHINE_DEFINITIONS) {
+      const shown = await drawnCounts(machine.id);
+      expect([...shown.keys()].sort()).toEqual(graphOf(machine).states.map((s) => s.id).sort());
+      const counts = expected.machines.find((m) => m.id === machine.id)!.states;
+      expect(Object.fromEntries(shown)).toEqual(Object.fromEntries(counts.map((s) => [s.id, s.count])));
+    }
+    // An edge per (from, to) pair; the rejected steal is taken, a never-taken edge is drawn faint.
+    const rejected = page.locator('#machines-slot g.edge[data-machine=task][data-from="processing.stealing"][data-to="processing.assigned"]');
+    expect(Number(await rejected.getAttribute("data-taken"))).toBeGreaterThan(0);
+    expect(await page.locator("#machines-slot g.edge.never").count()).toBeGreaterThan(0);
+    expect(await page.locator("#machines-slot g.edge:not(.never)").count()).toBeGreaterThan(0);
+  });
+
+  it("counts up to the scrubber's cut", async () => {
+    const index = 120;
+    await page.$eval(
+      "#scrubber-slot input[type=range]",
+      (slider, value) => {
+        const input = slider as unknown as { value: string; dispatchEvent(e: unknown): boolean };
+        input.value = String(value);
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+      },
+      index,
+    );
+    await page.waitForSelector(`#machines-slot .machines-view[data-records="${index}"]`, { timeout: 30_000 });
+    const expected = machinesView(records, { index });
+    const task = expected.machines.find((m) => m.id === "task")!;
+    expect(Object.fromEntries(await drawnCounts("task"))).toEqual(Object.fromEntries(task.states.map((s) => [s.id, s.count])));
+  });
+
+  it("runs a what-if and shows the recorded and simulated streams with their makespans", async () => {
+    await page.selectOption("#what-if-slot select[name=workStealing]", "off");
+    await page.fill("#what-if-slot input[name=threads]", "1");
+    await page.click("#what-if-slot button[type=submit]");
+    await page.waitForSelector("#what-if-slot .what-if-view[data-state=done]", { timeout: 60_000 });
+    const expected = whatIf(records, { changes: { workStealing: false } });
+    const executions = records.filter((r) => r.kind === "transition" && r.machine === "wtask" && r.event === "EXECUTE").length;
+    expect(Number(await page.getAttribute("#what-if-slot .what-if-recorded [data-bars]", "data-bars"))).toBe(executions);
+    const simulatedBars = Number(await page.getAttribute("#what-if-slot .what-if-simulated [data-bars]", "data-bars"));
+    expect(simulatedBars).toBeGreaterThan(0);
+    // One thread per worker: as many lanes as workers.
+    const lanes = Number(await page.getAttribute("#what-if-slot .what-if-simulated [data-lanes]", "data-lanes"));
+    expect(lanes).toBe(Number(await page.getAttribute("#what-if-slot .what-if-simulated [data-workers]", "data-workers")));
+    const view = page.locator("#what-if-slot .what-if-view");
+    expect(Number(await view.getAttribute("data-recorded-makespan"))).toBe(expected.recorded.makespan);
+    expect(Number(await view.getAttribute("data-simulated-makespan"))).toBeGreaterThan(0);
+    const summary = await page.textContent("#what-if-slot .what-if-summary");
+    expect(summary).toContain(`recorded makespan ${expected.recorded.makespan.toFixed(3)} s`);
+    expect(summary).toMatch(/simulated \d+\.\d{3} s, ratio \d+\.\d\d/);
+  });
+
+  it("logged no error in the page's console", () => {
+    expect(errors).toEqual([]);
+  });
+
+  it("shows a bad setting's message from the server", async () => {
+    await page.fill("#what-if-slot input[name=workerSaturation]", "-1");
+    await page.click("#what-if-slot button[type=submit]");
+    await page.waitForSelector("#what-if-slot .what-if-view[data-state=error]", { timeout: 30_000 });
+    expect(await page.textContent("#what-if-slot .what-if-error")).toContain("config workerSaturation: must be > 0");
+    // The browser reports the 400 itself; nothing else went wrong.
+    expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
+  });
+});
