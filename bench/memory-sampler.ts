@@ -36,9 +36,10 @@ export class StoredBytesSampler {
 
   /** Read every worker now and record the sum; a read still under way is not doubled. */
   async sample(): Promise<number> {
+    // Only an asynchronous read is ever in flight (a synchronous one records at once).
+    if (this.inFlight) return this.last;
     const now = this.read();
     if (Array.isArray(now)) return this.record(now);
-    if (this.inFlight) return this.last;
     this.inFlight = true;
     try {
       return this.record(await now);
