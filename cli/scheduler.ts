@@ -8,6 +8,8 @@ import { untilShutdown } from "../actors/process/shutdown.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
 import { LOG_LEVEL_FLAGS, LOG_LEVEL_USAGE, processLog } from "./log-level.js";
 import { parseFlags } from "./parse-flags.js";
+import { resolveConfig } from "../machines/config.js";
+import { parseEnvValue } from "../machines/config-sources.js";
 import type { Io } from "./run.js";
 
 export const SCHEDULER_USAGE = `usage: natsched scheduler [--nats <url>] [--cluster <name>] [--log auto | --log jetstream | --log <path> | --no-log] [--config <file>]
@@ -22,6 +24,8 @@ Runs the cluster's scheduler until SIGINT/SIGTERM, then flushes its event log.
   --log-format <f>         a log file's format: binary (the default) or jsonl (a JSON line per record)
   --no-log                 no event log
   --config <file>          config file (default: natsched.config.json/.yaml in the cwd)
+  --worker-saturation <s>  root tasks per worker thread: a number, inf (queuing off) or adaptive
+                           (over the config file and NATSCHED_SCHEDULER__WORKER_SATURATION)
 ${LOG_LEVEL_USAGE}
 ${NATS_FLAGS_USAGE}`;
 
@@ -33,6 +37,7 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     "log-format": { type: "string" },
     "no-log": { type: "boolean" },
     config: { type: "string" },
+    "worker-saturation": { type: "string" },
     ...LOG_LEVEL_FLAGS,
     help: { type: "boolean", short: "h" },
   });
@@ -41,6 +46,8 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     return 0;
   }
   const plog = processLog(values, io);
+  const flag = values["worker-saturation"];
+  const saturation = flag === undefined ? undefined : resolveConfig({ workerSaturation: parseEnvValue(flag, "--worker-saturation") }, "--worker-saturation").workerSaturation;
   const cluster = clusterName(values);
   // Workers may join before the start line is printed: their lines follow it.
   let early: string[] | null = [];
@@ -51,6 +58,7 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     log: logChoice(values),
     ...(values["log-format"] !== undefined ? { logFormat: values["log-format"] as LogFileFormat } : {}),
     ...(values.config !== undefined ? { configFile: values.config } : {}),
+    ...(saturation !== undefined ? { config: { workerSaturation: saturation } } : {}),
     onError: (error) => plog.error(`natsched scheduler: ${(error as Error)?.message ?? String(error)}`),
     onMembership: (change) => membership(`natsched scheduler: ${formatMembership(change)}`),
   });

@@ -50,6 +50,25 @@ export function readPositiveOrInfinite(value: unknown, infinityMeans: string): n
   return number;
 }
 
+/** A finite number >= `min`. */
+export function readNumberAtLeast(value: unknown, min: number): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < min) {
+    throw new ValueProblem(`expected a finite number >= ${min}, got ${formatValue(value)}`);
+  }
+  return value;
+}
+
+/** workerSaturation: a ratio > 0, "inf" to disable queuing, or "adaptive" (in any case). */
+export function readSaturation(value: unknown): number | "adaptive" {
+  if (typeof value === "string" && /^\s*adaptive\s*$/i.test(value)) return "adaptive";
+  const number = isInfinityWord(value) ? Infinity : value;
+  if (typeof number !== "number" || Number.isNaN(number)) {
+    throw new ValueProblem(`expected a number > 0, "inf" to disable queuing, or "adaptive", got ${formatValue(value)}`);
+  }
+  if (number <= 0) throw new ValueProblem(`must be > 0 (or "inf" to disable queuing, or "adaptive"), got ${formatValue(value)}`);
+  return number;
+}
+
 export interface DurationRules {
   /** Zero is rejected as well as negatives. */
   positive?: boolean;

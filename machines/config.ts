@@ -13,7 +13,9 @@ import {
   readDuration,
   readDurationMap,
   readInteger,
+  readNumberAtLeast,
   readPositiveOrInfinite,
+  readSaturation,
   readSize,
 } from "./config-values.js";
 
@@ -25,9 +27,24 @@ export interface Config {
   /**
    * Root tasks are sent to a worker only while it runs fewer than ceil(nthreads *
    * workerSaturation); the rest queue on the scheduler. Infinity disables queuing.
+   * "adaptive": Dask's 1.1, plus enough tasks to cover the worker's measured round trip over
+   * the root-ish group's measured duration, within adaptiveSaturationCap and
+   * adaptiveSaturationMemory (machines/scheduler/saturation.ts; no Dask equivalent).
    * Dask `distributed.scheduler.worker-saturation` (1.1).
    */
-  workerSaturation: number;
+  workerSaturation: number | "adaptive";
+  /**
+   * Adaptive saturation: root tasks per worker thread, at most (queued on the worker and
+   * running). 16: covers a round trip 15 times a task's duration (a 1.5 ms NATS round trip
+   * over 0.1 ms tasks) while a wrong estimate strands at most 16 tasks per thread on one worker.
+   */
+  adaptiveSaturationCap: number;
+  /**
+   * Adaptive saturation: bytes of root-task outputs a worker may have in flight beyond Dask's
+   * share (tasks sent to it times the group's measured output size). 256 MiB: a sixteenth of a
+   * 4 GiB worker, well below where Dask starts spilling (60% of its memory limit).
+   */
+  adaptiveSaturationMemory: number;
   /** Seconds assumed for a task whose prefix has no measured duration yet. Dask `unknown-task-duration` ("500ms"). */
   unknownTaskDuration: number;
   /**
@@ -90,6 +107,8 @@ export const DEFAULT_CONFIG: Readonly<Config> = Object.freeze({
   workStealing: true,
   workStealingInterval: 1,
   workerSaturation: 1.1,
+  adaptiveSaturationCap: 16,
+  adaptiveSaturationMemory: 256 * 1024 * 1024,
   unknownTaskDuration: 0.5,
   defaultTaskDurations: Object.freeze({
     "rechunk-split": 1e-6,
@@ -114,7 +133,9 @@ export const DEFAULT_CONFIG: Readonly<Config> = Object.freeze({
 const READERS: { readonly [K in ConfigKey]: (value: unknown) => Config[K] } = {
   workStealing: readBoolean,
   workStealingInterval: (value) => readDuration(value, { positive: true }),
-  workerSaturation: (value) => readPositiveOrInfinite(value, "disable queuing"),
+  workerSaturation: readSaturation,
+  adaptiveSaturationCap: (value) => readNumberAtLeast(value, 1),
+  adaptiveSaturationMemory: (value) => readSize(value, { integer: true }),
   unknownTaskDuration: (value) => readDuration(value),
   defaultTaskDurations: readDurationMap,
   bandwidth: (value) => readSize(value, { positive: true, perSecond: true }),

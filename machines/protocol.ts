@@ -205,6 +205,12 @@ export interface TaskFinishedOp {
   attempt?: number;
   /** The scheduler run `attempt` belongs to; a report of another run is stale. */
   run?: number;
+  /**
+   * Seconds from one of this worker's earlier task-finished leaving it to the compute-task
+   * that answered it (`answers`) arriving, on the worker's clock: the latest such round trip
+   * not reported yet. Adaptive saturation keeps a smoothed one per worker.
+   */
+  roundTrip?: number;
 }
 
 export interface TaskErredOp {
@@ -364,6 +370,11 @@ export interface ComputeTaskOp extends Stamp {
   priority: readonly [number, number, number];
   /** The scheduler's duration estimate (seconds). */
   duration: number;
+  /**
+   * Adaptive saturation: the `stop` of this worker's task-finished whose handling sent this
+   * task (the worker's own clock), so the worker measures the round trip (task-finished roundTrip).
+   */
+  answers?: number;
 }
 
 export interface FreeKeysOp extends Stamp {

@@ -33,6 +33,8 @@ type ReasonSpec = { [M in MachineName]: { readonly machine: M; readonly on: read
 
 /** Seconds to copy a root-ish task's inputs, against the work a copy would let a worker take (placement.ts, inputsKeptLocal). */
 const inputsKeptLocal = optional(object({ copy: number, share: number }));
+/** Adaptive saturation's slots for the chosen worker and the bound that set them (scheduler/saturation.ts). */
+const saturation = optional(object({ slots: number, limit: oneOf("dask", "round-trip", "cap", "memory"), rtt: number, duration: number, nbytes: number }));
 /** At most LOGGED_CANDIDATES candidates, best first; `n`: how many there were, when more. */
 const byLoad = { candidates: optional(listOf(tuple(text, number))), n: optional(number) };
 
@@ -69,7 +71,8 @@ const REASONS = {
   },
   "only-candidate": { machine: "task", on: ["ASSIGN"], shape: { worker: text, rule: oneOf("only-candidate"), inputsKeptLocal } },
   "least-occupied": { machine: "task", on: ["ASSIGN"], shape: { worker: text, rule: oneOf("least-occupied"), ...byLoad, inputsKeptLocal } },
-  "rootish-queuing": { machine: "task", on: ["ASSIGN"], shape: { worker: text, rule: oneOf("rootish-queuing"), ...byLoad } },
+  /** `saturation`: with adaptive saturation, the winner's slots and what set them (saturation.ts). */
+  "rootish-queuing": { machine: "task", on: ["ASSIGN"], shape: { worker: text, rule: oneOf("rootish-queuing"), ...byLoad, saturation } },
   /** `left`: how many more of its group go to the same worker. */
   "co-assign": { machine: "task", on: ["ASSIGN"], shape: { worker: text, rule: oneOf("co-assign"), left: number, ...byLoad } },
   "no-candidate": { machine: "task", on: ["NO_WORKER"], shape: { rule: oneOf("no-candidate"), inputsKeptLocal } },

@@ -24,6 +24,9 @@ const DASK_DEFAULTS: Config = {
   workStealing: true,
   workStealingInterval: 1,
   workerSaturation: 1.1,
+  // natsched's own adaptive saturation's bounds (used only with workerSaturation "adaptive").
+  adaptiveSaturationCap: 16,
+  adaptiveSaturationMemory: 256 * 1024 * 1024,
   unknownTaskDuration: 0.5,
   defaultTaskDurations: {
     "rechunk-split": 1e-6,
@@ -192,6 +195,10 @@ describe("resolveConfig", () => {
     expect(resolveConfig({ workerSaturation: value }).workerSaturation).toBe(Infinity);
   });
 
+  it.each(["adaptive", "Adaptive", " ADAPTIVE "])("takes %j as adaptive saturation", (value) => {
+    expect(resolveConfig({ workerSaturation: value }).workerSaturation).toBe("adaptive");
+  });
+
   it("takes inf as a workerTtl that never expires", () => {
     expect(resolveConfig({ workerTtl: "inf" }).workerTtl).toBe(Infinity);
   });
@@ -230,7 +237,7 @@ describe("resolveConfig", () => {
     ["a string for an integer", { allowedFailures: "3" }, "allowedFailures", 'expected an integer >= 0, got "3"'],
     ["an array for the map", { defaultTaskDurations: [1] }, "defaultTaskDurations", "expected a map from task prefix to duration, got an array"],
     ["a boolean for a size", { bandwidth: true }, "bandwidth", 'expected a size in bytes/s (a number, or a string like "100MB/s"), got true'],
-    ["an object for a ratio", { workerSaturation: {} }, "workerSaturation", 'expected a number > 0, or "inf" to disable queuing, got an object'],
+    ["an object for a ratio", { workerSaturation: {} }, "workerSaturation", 'expected a number > 0, "inf" to disable queuing, or "adaptive", got an object'],
     ["null for a duration", { latency: null }, "latency", 'expected a duration (seconds, or a string like "100ms" or "5 minutes"), got null'],
     // unparseable strings
     ["a bad duration string", { unknownTaskDuration: "fast" }, "unknownTaskDuration", 'expected a duration (seconds, or a string like "100ms" or "5 minutes"), got "fast"'],
@@ -238,9 +245,13 @@ describe("resolveConfig", () => {
     ["a rate for a size", { defaultDataSize: "1MB/s" }, "defaultDataSize", 'expected a size in bytes (a number, or a string like "100MB" or "1 GiB"), got "1MB/s"'],
     ["a bad map entry", { defaultTaskDurations: { inc: "soon" } }, "defaultTaskDurations", 'entry "inc": expected a duration (seconds, or a string like "100ms" or "5 minutes"), got "soon"'],
     // ranges
-    ["zero saturation", { workerSaturation: 0 }, "workerSaturation", 'must be > 0 (or "inf" to disable queuing), got 0'],
-    ["negative saturation", { workerSaturation: -1.1 }, "workerSaturation", 'must be > 0 (or "inf" to disable queuing), got -1.1'],
-    ["NaN saturation", { workerSaturation: NaN }, "workerSaturation", 'expected a number > 0, or "inf" to disable queuing, got NaN'],
+    ["zero saturation", { workerSaturation: 0 }, "workerSaturation", 'must be > 0 (or "inf" to disable queuing, or "adaptive"), got 0'],
+    ["negative saturation", { workerSaturation: -1.1 }, "workerSaturation", 'must be > 0 (or "inf" to disable queuing, or "adaptive"), got -1.1'],
+    ["NaN saturation", { workerSaturation: NaN }, "workerSaturation", 'expected a number > 0, "inf" to disable queuing, or "adaptive", got NaN'],
+    ["another word for a saturation", { workerSaturation: "auto" }, "workerSaturation", 'expected a number > 0, "inf" to disable queuing, or "adaptive", got "auto"'],
+    ["a cap below one task per thread", { adaptiveSaturationCap: 0.5 }, "adaptiveSaturationCap", "expected a finite number >= 1, got 0.5"],
+    ["an infinite cap", { adaptiveSaturationCap: Infinity }, "adaptiveSaturationCap", "expected a finite number >= 1, got Infinity"],
+    ["a negative memory budget", { adaptiveSaturationMemory: -1 }, "adaptiveSaturationMemory", "must be >= 0 bytes, got -1"],
     ["negative failures", { allowedFailures: -1 }, "allowedFailures", "expected an integer >= 0, got -1"],
     ["fractional failures", { allowedFailures: 1.5 }, "allowedFailures", "expected an integer >= 0, got 1.5"],
     ["zero transfer limit", { transferIncomingCountLimit: 0 }, "transferIncomingCountLimit", "expected an integer >= 1, got 0"],
@@ -267,7 +278,7 @@ describe("resolveConfig", () => {
 
   it("names the source in the message", () => {
     const error = configError(() => resolveConfig({ workerSaturation: -1 }, "natsched.config.yaml"));
-    expect(error.message).toBe('config workerSaturation: must be > 0 (or "inf" to disable queuing), got -1 (from natsched.config.yaml)');
+    expect(error.message).toBe('config workerSaturation: must be > 0 (or "inf" to disable queuing, or "adaptive"), got -1 (from natsched.config.yaml)');
   });
 
   it("rejects an unknown key and suggests the near miss", () => {
@@ -359,6 +370,12 @@ describe("loadConfig", () => {
       expect(config.defaultDataSize).toBe(1024);
       // prefixes inside the map are task names, kept as written
       expect(config.defaultTaskDurations).toStrictEqual({ ...DASK_DEFAULTS.defaultTaskDurations, "my-prefix": 2 });
+    });
+
+    it("reads adaptive saturation and its bounds from a file", () => {
+      write("natsched.config.yaml", "scheduler:\n  worker-saturation: adaptive\n  adaptive-saturation-cap: 4\n  adaptive-saturation-memory: 1 GiB\n");
+      const config = load();
+      expect([config.workerSaturation, config.adaptiveSaturationCap, config.adaptiveSaturationMemory]).toStrictEqual(["adaptive", 4, 2 ** 30]);
     });
 
     it("reads camelCase inside scheduler, alongside flat keys, from .yml", () => {
@@ -460,7 +477,7 @@ describe("loadConfig", () => {
       const path = write("natsched.config.yaml", "scheduler:\n  worker-saturation: 0\n");
       const error = configError(() => load());
       expect(error.key).toBe("workerSaturation");
-      expect(error.message).toBe(`config workerSaturation: must be > 0 (or "inf" to disable queuing), got 0 (from ${path})`);
+      expect(error.message).toBe(`config workerSaturation: must be > 0 (or "inf" to disable queuing, or "adaptive"), got 0 (from ${path})`);
     });
   });
 
@@ -472,6 +489,9 @@ describe("loadConfig", () => {
       ["NATSCHED_SCHEDULER__WORKER_SATURATION", "inf", "workerSaturation", Infinity],
       ["NATSCHED_SCHEDULER__WORKER_SATURATION", "Infinity", "workerSaturation", Infinity],
       ["NATSCHED_SCHEDULER__WORKER_SATURATION", "2.5", "workerSaturation", 2.5],
+      ["NATSCHED_SCHEDULER__WORKER_SATURATION", "adaptive", "workerSaturation", "adaptive"],
+      ["NATSCHED_SCHEDULER__ADAPTIVE_SATURATION_CAP", "8", "adaptiveSaturationCap", 8],
+      ["NATSCHED_SCHEDULER__ADAPTIVE_SATURATION_MEMORY", "64MiB", "adaptiveSaturationMemory", 64 * 2 ** 20],
       ["NATSCHED_SCHEDULER__WORK_STEALING_INTERVAL", "100ms", "workStealingInterval", 0.1],
       ["NATSCHED_SCHEDULER__WORKER_TTL", "5 minutes", "workerTtl", 300],
       ["NATSCHED_SCHEDULER__LATENCY", "0.05", "latency", 0.05],
@@ -497,6 +517,8 @@ describe("loadConfig", () => {
         workStealing: "false",
         workStealingInterval: "7",
         workerSaturation: "7",
+        adaptiveSaturationCap: "7",
+        adaptiveSaturationMemory: "7MiB",
         unknownTaskDuration: "7",
         defaultTaskDurations: '{"x": 7}',
         bandwidth: "7",
@@ -517,6 +539,8 @@ describe("loadConfig", () => {
         workStealing: false,
         workStealingInterval: 7,
         workerSaturation: 7,
+        adaptiveSaturationCap: 7,
+        adaptiveSaturationMemory: 7 * 2 ** 20,
         unknownTaskDuration: 7,
         defaultTaskDurations: { ...DASK_DEFAULTS.defaultTaskDurations, x: 7 },
         bandwidth: 7,
@@ -557,7 +581,7 @@ describe("loadConfig", () => {
       const error = configError(() => load({ NATSCHED_SCHEDULER__WORKER_SATURATION: "-1" }));
       expect(error.key).toBe("workerSaturation");
       expect(error.message).toBe(
-        'config workerSaturation: must be > 0 (or "inf" to disable queuing), got -1 (from NATSCHED_SCHEDULER__WORKER_SATURATION)',
+        'config workerSaturation: must be > 0 (or "inf" to disable queuing, or "adaptive"), got -1 (from NATSCHED_SCHEDULER__WORKER_SATURATION)',
       );
     });
 

@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import { ForbiddenError, KeyExistsError, NatschedError, UnknownFunctionError } from "../errors.js";
 import { keySplit, keySplitGroup, order as graphOrder, validateGraph } from "../graph/index.js";
 import { priorityLess, sortByPriority } from "../priority.js";
-import type { ComputeTaskOp, DepInfo, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
+import type { ComputeTaskOp, DepInfo, ErrorInfo, KeyErredOp, KeyInMemoryOp, RegisterWorkerOp, StealRequestOp, StealResponseOp, TaskFinishedOp, TaskSpec, UpdateDataOp, UpdateGraphOp, WorkerMetricsOp } from "../protocol.js";
 import { EXECUTOR_LOST, FIRE_AND_FORGET } from "../protocol.js";
 import { TASK, WORKER, SCHEDULER, type TaskStateName, type SchedulerStateName } from "../tables.js";
 import type { TaskEvent } from "../definitions/task.js";
@@ -23,6 +23,7 @@ import type { PlacementWhy, StealAbortedWhy, StealAnswerWhy, StealRequestWhy, Ta
 import { addCount, Estimates } from "./estimates.js";
 import { GroupRec, PrefixRec, QUEUED_AT, TaskRec, WorkerRec } from "./state.js";
 import { RemovedIncarnations } from "./incarnations.js";
+import { adaptiveSlots, DASK_SATURATION, smoothRoundTrip } from "./saturation.js";
 import { Retirements } from "./retirement.js";
 import { WorkStealing, type InFlight, type StealHost } from "./stealing.js";
 import { checkTaskSpecs } from "./validate-specs.js";
@@ -88,6 +89,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
   private workerOrder = 0;
   private readonly removedIncarnations = new RemovedIncarnations();
   private readonly recommendations: [TaskRec, Target][] = [];
+  /**
+   * Adaptive saturation, while a task-finished is handled: its worker and the report's `stop`
+   * (the worker's clock), echoed by the first compute-task sent there in the same step
+   * (`answers`), from which the worker measures its round trip.
+   */
+  private answering: { ws: WorkerRec; stop: number } | null = null;
   /** While a cancel-keys is handled: the reason every task it releases records. */
   private cancelledBy: WhyOf<"cancelled"> | undefined = undefined;
   /** Work stealing, when the config turns it on. */
@@ -113,7 +120,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
   }
 
   get queuing(): boolean {
-    return Number.isFinite(this.config.workerSaturation);
+    const saturation = this.config.workerSaturation;
+    return saturation === "adaptive" || Number.isFinite(saturation);
   }
 
   /** Estimated seconds of work on every running worker together. */
@@ -137,6 +145,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   handle(input: SchedulerInput): SchedulerReply {
     this.now = input.t;
+    this.answering = null;
     switch (input.op) {
       case "scheduler-start":
         if (this.state === "starting") this.run = input.t;
@@ -181,6 +190,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
         this.retireWorker(input.name, input.id, input.reason ?? "retired");
         break;
       case "task-finished":
+        if (this.config.workerSaturation === "adaptive") this.roundTripReported(input);
         this.taskFinished(input.worker, input.id, input.key, input.nbytes, input.stop - input.start, input.attempt, input.run);
         break;
       case "task-erred":
@@ -337,7 +347,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     let prefix = this.prefixes.get(prefixName);
     if (prefix === undefined) this.prefixes.set(prefixName, (prefix = new PrefixRec(prefixName, this.estimates.initialAverage(prefixName))));
     let group = this.groups.get(groupName);
-    if (group === undefined) this.groups.set(groupName, (group = new GroupRec(groupName)));
+    if (group === undefined) this.groups.set(groupName, (group = new GroupRec(groupName, prefix)));
     const ts = new TaskRec(spec.key, prefix, group);
     ts.bornAt = this.attempts;
     group.size += 1;
@@ -679,6 +689,15 @@ export class SchedulerCore implements PlacementContext, StealHost {
     for (const other of this.running) this.checkIdleSaturated(other);
   }
 
+  /** Adaptive saturation: the worker's round trip sample (if any) joins its smoothed one, and this report will be answered with its `stop`. */
+  private roundTripReported(op: TaskFinishedOp): void {
+    const ws = this.liveWorker(op.worker, op.id);
+    if (ws === undefined) return;
+    const sample = op.roundTrip;
+    if (typeof sample === "number" && Number.isFinite(sample) && sample >= 0) ws.roundTrip = smoothRoundTrip(ws.roundTrip, sample);
+    if (Number.isFinite(op.stop)) this.answering = { ws, stop: op.stop };
+  }
+
   private taskFinished(worker: string, id: string, key: string, nbytes: number, duration: number, attempt: number | undefined, run: number | undefined): void {
     const ws = this.liveWorker(worker, id);
     const ts = this.tasks.get(key);
@@ -714,6 +733,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
       return;
     }
     ts.nbytes = nbytes;
+    ts.group.outputBytes += Math.max(nbytes, 0);
+    ts.group.outputCount += 1;
     this.settle(ts);
     this.learnDuration(ts.prefix, duration);
     this.addReplica(ts, ws);
@@ -917,7 +938,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const kept = rootish ? inputsKeptLocal(this, ts) : null;
     if (rootish && kept === null) {
       if (this.queuing) {
-        decision = decideRootishQueuing(this);
+        decision = decideRootishQueuing(this, ts);
         if (decision.worker === null) {
           if (state !== "queued") {
             this.unrunnable.delete(ts);
@@ -962,7 +983,12 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.move(ts, event, { worker: ws.name, ...why });
     this.checkIdleSaturated(ws);
     this.stealing?.put(ts);
-    this.fx.toWorker(ws.name, this.computeTaskOp(ts, duration));
+    const op = this.computeTaskOp(ts, duration);
+    if (this.answering !== null && this.answering.ws === ws) {
+      op.answers = this.answering.stop;
+      this.answering = null;
+    }
+    this.fx.toWorker(ws.name, op);
   }
 
   /** The compute-task of a processing task's current assignment (sent by assign, and again by resendCompute). */
@@ -1219,8 +1245,15 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   private queueSlotsMaybeOpened(): void {
     if (this.queued.size === 0 || !this.queuing) return;
+    const saturation = this.config.workerSaturation;
     let slots = 0;
-    for (const ws of this.idleTaskCount) slots += Math.max(taskSlotsAvailable(ws, this.config.workerSaturation), 0);
+    if (saturation === "adaptive") {
+      // Counted for the group of the queue's first task; each task popped is placed by its own group's count.
+      const group = this.queued.peek()!.group;
+      for (const ws of this.running) slots += Math.max(adaptiveSlots(this.config, ws, group).slots - ws.processing.size, 0);
+    } else {
+      for (const ws of this.idleTaskCount) slots += Math.max(taskSlotsAvailable(ws, saturation), 0);
+    }
     if (slots === 0) return;
     for (const ts of this.queued.peekN(slots)) this.recommend(ts, "runnable");
     this.drain();
@@ -1281,7 +1314,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
   checkIdleSaturated(ws: WorkerRec, occupancy = ws.occupancy): void {
     if (ws.state !== "running") return;
     if (this.queuing) {
-      if (taskSlotsAvailable(ws, this.config.workerSaturation) > 0) this.idleTaskCount.add(ws);
+      // Adaptive saturation: the workers under Dask's count (placement counts each group's own slots).
+      const saturation = this.config.workerSaturation;
+      if (taskSlotsAvailable(ws, saturation === "adaptive" ? DASK_SATURATION : saturation) > 0) this.idleTaskCount.add(ws);
       else this.idleTaskCount.delete(ws);
     }
     if (this.totalNthreads === 0) return;

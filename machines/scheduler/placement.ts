@@ -1,5 +1,6 @@
 import type { Config } from "../config.js";
 import type { PlacementWhy, WhyOf, WithoutWorker } from "../reasons.js";
+import { adaptiveSlots, fixedSlots, type SaturationWhy } from "./saturation.js";
 import type { TaskRec, WorkerRec } from "./state.js";
 
 /**
@@ -269,17 +270,30 @@ function leastOccupiedWhy<R extends string, E extends object = {}>(rule: R, pool
 
 /** Queue slots a worker has: max(ceil(saturation * nthreads), 1) minus what it processes. */
 export function taskSlotsAvailable(ws: WorkerRec, saturation: number): number {
-  return Math.max(Math.ceil(saturation * ws.nthreads), 1) - ws.processing.size;
+  return fixedSlots(ws, saturation) - ws.processing.size;
 }
 
 /**
  * Dask's `decide_worker_rootish_queuing_enabled`: a worker with a free slot, or none (queue
  * it). Reasons: rule "rootish-queuing", `candidates` as [name, tasks processing / nthreads].
+ * Adaptive saturation counts each worker's slots for the task's own group (saturation.ts),
+ * and the reasons add the winner's `saturation`.
  */
-export function decideRootishQueuing(ctx: PlacementContext): Decision {
+export function decideRootishQueuing(ctx: PlacementContext, ts: TaskRec): Decision {
+  const adaptive = ctx.config.workerSaturation === "adaptive";
+  let pool: Iterable<WorkerRec> = ctx.idleTaskCount;
+  let saturation: Map<WorkerRec, SaturationWhy> | null = null;
+  if (adaptive) {
+    saturation = new Map();
+    for (const ws of ctx.running) {
+      const why = adaptiveSlots(ctx.config, ws, ts.group);
+      if (why.slots > ws.processing.size) saturation.set(ws, why);
+    }
+    pool = saturation.keys();
+  }
   let best: WorkerRec | null = null;
   let bestLoad = Infinity;
-  for (const ws of ctx.idleTaskCount) {
+  for (const ws of pool) {
     const load = ws.processing.size / ws.nthreads;
     if (load < bestLoad || (load === bestLoad && best !== null && ws.order < best.order)) {
       best = ws;
@@ -287,7 +301,9 @@ export function decideRootishQueuing(ctx: PlacementContext): Decision {
     }
   }
   if (best === null) return { worker: null, why: NO_CANDIDATE };
-  return { worker: best, why: leastOccupiedWhy("rootish-queuing", ctx.idleTaskCount, best, (ws) => ws.processing.size / ws.nthreads, undefined) };
+  const candidates = saturation === null ? ctx.idleTaskCount : saturation.keys();
+  const extra = saturation === null ? undefined : { saturation: saturation.get(best)! };
+  return { worker: best, why: leastOccupiedWhy("rootish-queuing", candidates, best, (ws) => ws.processing.size / ws.nthreads, extra) };
 }
 
 /**

@@ -35,7 +35,14 @@ export class GroupRec {
   /** Co-assignment (queuing off): the worker taking the next root tasks, and how many more. */
   lastWorker: WorkerRec | null = null;
   lastWorkerTasksLeft = 0;
-  constructor(readonly name: string) {}
+  /** Output bytes of its finished tasks, and how many: their mean bounds adaptive saturation (saturation.ts). */
+  outputBytes = 0;
+  outputCount = 0;
+  constructor(
+    readonly name: string,
+    /** The prefix of its tasks (a group's keys share their prefix): its duration drives adaptive saturation. */
+    readonly prefix: PrefixRec,
+  ) {}
 }
 
 /** A task's position in the scheduler's heap of queued tasks (see IndexedHeap). */
@@ -151,6 +158,11 @@ export class WorkerRec {
   readonly functions: Set<string>;
   /** Join order, for deterministic tie-breaking. */
   readonly order: number;
+  /**
+   * Seconds from its task-finished leaving it to the compute-task that answered it arriving,
+   * smoothed (saturation.ts); -1 until it reports one. Only adaptive saturation measures it.
+   */
+  roundTrip = -1;
 
   constructor(
     readonly name: string,

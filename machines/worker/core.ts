@@ -158,6 +158,12 @@ export class WorkerCore {
   readonly voided: Tombstones;
   /** The scheduler run the assignment numbers belong to (null: none seen yet). */
   run: number | null = null;
+  /**
+   * Seconds from a task-finished leaving to the compute-task answering it arriving (its
+   * `answers`), measured on the last such compute-task and not reported yet; the next
+   * task-finished carries it (roundTrip), for the scheduler's adaptive saturation.
+   */
+  roundTrip: number | null = null;
   /** Runs this worker has left, the latest last: their late instructions are dropped. */
   readonly pastRuns: number[] = [];
   /**
@@ -344,6 +350,7 @@ export class WorkerCore {
    * (released, fetch). The report carries the newest assignment's number.
    */
   private acceptCompute(op: ComputeTaskOp): void {
+    if (op.answers !== undefined && this.now >= op.answers) this.roundTrip = this.now - op.answers;
     const ts = this.ensureTask(op.key);
     // Never lowered: a request kept for later (computeInstead) may be older than one since.
     if (op.attempt !== undefined && op.attempt > ts.attempt) ts.attempt = op.attempt;
@@ -903,7 +910,11 @@ export class WorkerCore {
       return;
     }
     this.move(ts, "DONE");
-    this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start, stop, ...numbered(ts, this.run) });
+    if (this.roundTrip === null) this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start, stop, ...numbered(ts, this.run) });
+    else {
+      this.send({ op: "task-finished", worker: this.name, id: this.init.id, key, nbytes, start, stop, ...numbered(ts, this.run), roundTrip: this.roundTrip });
+      this.roundTrip = null;
+    }
     this.dataArrived(ts);
   }
 

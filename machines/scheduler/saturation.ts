@@ -1,0 +1,78 @@
+import type { Config } from "../config.js";
+import type { GroupRec, WorkerRec } from "./state.js";
+
+/**
+ * Adaptive worker saturation (config workerSaturation "adaptive"; no Dask equivalent).
+ *
+ * Dask sends a worker ceil(1.1 x nthreads) root tasks. When a task takes less than the round
+ * trip (the worker's report reaching the scheduler, the next task coming back), the thread
+ * idles for the difference after every task: on NATS a no-op task is ~20x shorter than that
+ * trip. So a worker also holds ceil(nthreads x roundTrip / duration) tasks, the ones it
+ * runs while its report is on the way, measured per worker (its round trip) and per root-ish
+ * group (the duration of its prefix, the output size of its tasks). Bounded by
+ * adaptiveSaturationCap tasks per thread and by adaptiveSaturationMemory bytes of outputs;
+ * never below Dask's count. Anything unmeasured: Dask's count.
+ */
+
+/** Dask's worker-saturation default, the floor of the adaptive rule. */
+export const DASK_SATURATION = 1.1;
+
+/**
+ * Why a worker got the queue slots it got (the `saturation` of a rootish-queuing reason):
+ * `slots`, tasks it may process; `limit`, what decided it ("dask": something unmeasured,
+ * given as -1; "round-trip", "cap", "memory": the bound that held); `rtt` (its smoothed
+ * round trip, s), `duration` (the group's prefix, s), `nbytes` (the group's mean output).
+ */
+export interface SaturationWhy {
+  slots: number;
+  limit: "dask" | "round-trip" | "cap" | "memory";
+  rtt: number;
+  duration: number;
+  nbytes: number;
+}
+
+const micro = (seconds: number): number => Math.round(seconds * 1e6) / 1e6;
+
+/** Dask's count for a fixed saturation: max(ceil(saturation x nthreads), 1). */
+export function fixedSlots(ws: WorkerRec, saturation: number): number {
+  return Math.max(Math.ceil(saturation * ws.nthreads), 1);
+}
+
+/** The group's mean measured output size in bytes; -1 before any of its tasks finished. */
+export function groupOutputSize(group: GroupRec): number {
+  return group.outputCount > 0 ? group.outputBytes / group.outputCount : -1;
+}
+
+/** Adaptive saturation: the tasks `ws` may process while `group`'s root tasks are placed, and why. */
+export function adaptiveSlots(config: Config, ws: WorkerRec, group: GroupRec): SaturationWhy {
+  const base = fixedSlots(ws, DASK_SATURATION);
+  const rtt = ws.roundTrip;
+  // A configured duration counts as measured (Infinity samples); one reset by a long execution does not.
+  const duration = group.prefix.durationAverage;
+  const nbytes = groupOutputSize(group);
+  const why = { rtt: micro(rtt), duration: micro(duration), nbytes: Math.round(nbytes) };
+  if (rtt < 0 || duration < 0 || nbytes < 0) return { slots: base, limit: "dask", ...why };
+  const wanted = base + Math.ceil((ws.nthreads * rtt) / duration); // duration 0: Infinity, the cap holds
+  const cap = Math.floor(config.adaptiveSaturationCap * ws.nthreads);
+  const byMemory = nbytes > 0 ? Math.floor(config.adaptiveSaturationMemory / nbytes) : Infinity;
+  let slots = wanted;
+  let limit: SaturationWhy["limit"] = "round-trip";
+  if (cap < slots) {
+    slots = cap;
+    limit = "cap";
+  }
+  if (byMemory < slots) {
+    slots = byMemory;
+    limit = "memory";
+  }
+  return { slots: Math.max(slots, base), limit, ...why };
+}
+
+/**
+ * A worker's smoothed round trip after a new sample (seconds): the first sample as it is,
+ * then a quarter of each new one (RFC 6298's smoothing of TCP round trips weighs 1/8; a
+ * worker reports far fewer samples than a TCP connection sees, so it follows faster).
+ */
+export function smoothRoundTrip(previous: number, sample: number): number {
+  return previous < 0 ? sample : 0.75 * previous + 0.25 * sample;
+}
