@@ -14,7 +14,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { connectClient, LocalCluster, readLogSync, type Client } from "../index.js";
 import { FileLogSink } from "../log/file-log.js";
 import type { LogSink } from "../log/types.js";
-import { resolveConfig, type Config } from "../machines/config.js";
+import { resolveConfig } from "../machines/config.js";
 import { FUNCTIONS } from "./functions.js";
 import { randomHex, sleep } from "./lib.js";
 import { TapSink } from "./tap.js";
@@ -25,7 +25,7 @@ export type TransportName = "memory" | "nats";
 
 export type Saturation = number | "adaptive";
 
-/** Whether this checkout's scheduler accepts `workerSaturation: value` ("adaptive" arrives with issue 26). */
+/** Whether this checkout's scheduler accepts `workerSaturation: value` (a benchmark of another checkout may run). */
 export function saturationSupported(value: Saturation): boolean {
   try {
     resolveConfig({ workerSaturation: value });
@@ -35,12 +35,7 @@ export function saturationSupported(value: Saturation): boolean {
   }
 }
 
-/** The setting as config and the environment spell it. */
-function saturationConfig(value: Saturation | undefined): Config["workerSaturation"] {
-  // A cast until the checkout's Config types "adaptive"; saturationSupported() guards the value.
-  return (value ?? 1.1) as Config["workerSaturation"];
-}
-
+/** The setting as the environment spells it. */
 function saturationEnv(value: Saturation | undefined): string {
   const v = value ?? 1.1;
   return v === Infinity ? "inf" : String(v);
@@ -127,7 +122,7 @@ export async function startEmbedded(o: HarnessOptions, tag: string): Promise<Har
     functions: o.threadModule !== undefined ? join(ROOT, o.threadModule) : FUNCTIONS,
     log,
     configFile: false,
-    config: { workStealing: o.stealing ?? true, workerSaturation: saturationConfig(o.saturation) },
+    config: { workStealing: o.stealing ?? true, workerSaturation: o.saturation ?? 1.1 },
   });
   const client = cluster.client();
   return {

@@ -100,10 +100,10 @@ describe("W8 workload", () => {
   const hosts = { transport: "memory" as const, idSuffix: "", labelSuffix: "", start: startEmbedded };
   const base: W8Case = { kind: "W8", roots: 9, chunkBytes: 10_000, scale: 0.001, saturation: 1.1, log: false, reps: 1, budgetBytes: 1e9, intervalMs: 20 };
 
-  it("reduces to the right root and reports a peak between one chunk and every output", async () => {
-    const rows = await w8(base, hosts);
-    const peak = rows.find((r) => r.id === "W8.sat-1.1.peak")!;
-    const makespan = rows.find((r) => r.id === "W8.sat-1.1.makespan")!;
+  it.each([[1.1, "1.1"], ["adaptive", "adaptive"], [Infinity, "inf"]] as const)("reduces to the right root and reports a peak between one chunk and every output (saturation %s)", async (saturation, tag) => {
+    const rows = await w8({ ...base, saturation }, hosts);
+    const peak = rows.find((r) => r.id === `W8.sat-${tag}.peak`)!;
+    const makespan = rows.find((r) => r.id === `W8.sat-${tag}.makespan`)!;
     expect(makespan.status).toBe("ok");
     const chunk = sizeof(new Uint8Array(base.chunkBytes)) / 1e6;
     expect(peak.value!.median).toBeGreaterThanOrEqual(chunk);
