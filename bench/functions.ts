@@ -18,6 +18,13 @@ function probeHeap(): void {
   if (heapProbe.every > 0 && ++heapProbe.calls % heapProbe.every === 0) heapProbe.peak = Math.max(heapProbe.peak, getHeapStatistics().used_heap_size);
 }
 
+/**
+ * Called at the start of every W8 task, in the process that runs it: the embedded W8 samples
+ * the workers' stored bytes from here too, since its interval timer may not fire while the
+ * cluster works through a burst (see heapProbe). NATS worker processes leave it unset.
+ */
+export const taskProbe: { hook: (() => void) | null } = { hook: null };
+
 /** W3's task length and W4's, in ms (the shapes fix them at 50 and 1). */
 export const SLOW_MS = 50;
 export const FAST_MS = 1;
@@ -45,6 +52,18 @@ export const FUNCTIONS = {
   work: async (duration: number) => {
     await sleep(duration * 1000);
     return duration;
+  },
+  /** W8: a root task's output, `bytes` of one repeated value (Uint8Array: raw bytes on NATS). */
+  chunk: (i: number, bytes: number) => {
+    taskProbe.hook?.();
+    return new Uint8Array(bytes).fill(i & 255);
+  },
+  /** W8: one pairwise reduction; an output as large as its inputs, as summing two arrays gives. */
+  combine: (a: Uint8Array, b: Uint8Array) => {
+    taskProbe.hook?.();
+    const out = a.slice();
+    out[0] = (a[0]! + b[0]!) & 255;
+    return out;
   },
   /** SOAK (bench/soak-round.ts): a task that succeeds, and one that always fails, naming its tag. */
   soakInc: (x: number) => x + 1,

@@ -10,9 +10,11 @@ import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { connectClient, LocalCluster, readLogSync, type Client } from "../index.js";
 import { FileLogSink } from "../log/file-log.js";
 import type { LogSink } from "../log/types.js";
+import { resolveConfig } from "../machines/config.js";
 import { FUNCTIONS } from "./functions.js";
 import { randomHex, sleep } from "./lib.js";
 import { TapSink } from "./tap.js";
@@ -21,12 +23,31 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 export type TransportName = "memory" | "nats";
 
+export type Saturation = number | "adaptive";
+
+/** Whether this checkout's scheduler accepts `workerSaturation: value` (a benchmark of another checkout may run). */
+export function saturationSupported(value: Saturation): boolean {
+  try {
+    resolveConfig({ workerSaturation: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The setting as the environment spells it. */
+function saturationEnv(value: Saturation | undefined): string {
+  const v = value ?? 1.1;
+  return v === Infinity ? "inf" : String(v);
+}
+
 export interface HarnessOptions {
   workers: number;
   threadsPerWorker?: number;
   log: boolean;
   stealing?: boolean;
-  saturation?: number;
+  /** `workerSaturation`: a number (Infinity: queuing off) or "adaptive" where the scheduler has it. */
+  saturation?: Saturation;
   /** Watch worker inputs (bytes received from peers, first durations): W3-W5. */
   observe?: boolean;
   /** Only count executions of keys with this prefix (embedded tap). */
@@ -53,6 +74,12 @@ export interface Harness {
   steals(): Record<string, unknown> | null;
   /** The scheduler's first duration samples of counted keys (embedded only). */
   firstDurationsMs(): number[] | null;
+  /**
+   * Bytes each worker holds in memory (its tasks in state memory: the store's sizes), in
+   * `workerNames` order. Embedded: read from the worker actors at once; NATS: each worker
+   * process's status endpoint (the same sum its `$SRV.STATS` gives).
+   */
+  storedBytes(): number[] | Promise<number[]>;
   /** Make everything logged so far durable; returns seconds taken (null: not from here). */
   flushLog(): Promise<number | null>;
   /** Close; returns bytes workers received from peers (from the tap or the worker logs, if observed) and the log size. */
@@ -126,6 +153,7 @@ export async function startEmbedded(o: HarnessOptions, tag: string): Promise<Har
       return { requests: sum(m.requests), confirmed: sum(m.confirmed), rejected: sum(m.rejected), stale: m.stale };
     },
     firstDurationsMs: () => tap?.firstDurationsMs ?? null,
+    storedBytes: () => [...cluster.workers.values()].map((w) => heldBytes(w.core.tasks.values())),
     async flushLog() {
       if (cluster.log === null) return null;
       const t0 = performance.now();
@@ -137,6 +165,13 @@ export async function startEmbedded(o: HarnessOptions, tag: string): Promise<Har
       return { bytesMoved: tap ? tap.bytesMoved : null, transfers: tap ? tap.transfers : null, logBytes: sizeAndRemove(path) };
     },
   };
+}
+
+/** The bytes of a worker's tasks in memory: what `natsched worker`'s status reports as nbytes. */
+export function heldBytes(tasks: Iterable<{ state: string; nbytes: number }>): number {
+  let n = 0;
+  for (const ts of tasks) if (ts.state === "memory" && ts.nbytes > 0) n += ts.nbytes;
+  return n;
 }
 
 // ---- NATS --------------------------------------------------------------------------------------
@@ -256,7 +291,7 @@ export async function startNats(server: NatsServer, o: HarnessOptions, tag: stri
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NATSCHED_SCHEDULER__WORK_STEALING: String(o.stealing ?? true),
-    NATSCHED_SCHEDULER__WORKER_SATURATION: Number.isFinite(o.saturation ?? 1.1) ? String(o.saturation ?? 1.1) : "inf",
+    NATSCHED_SCHEDULER__WORKER_SATURATION: saturationEnv(o.saturation),
   };
   const schedLog = o.log ? logPath(`${tag}-scheduler`) : undefined;
   const workerLogs = new Map<string, string>();
@@ -294,6 +329,13 @@ export async function startNats(server: NatsServer, o: HarnessOptions, tag: stri
   // With the log on, the client writes its own too (actor client.<id>), as every process does.
   const clientLog = o.log ? logPath(`${tag}-client`) : undefined;
   const client = await connectClient({ servers: server.url, cluster, log: clientLog ?? false });
+  // Status requests go on a connection of their own, beside the client's.
+  let statusConn: Promise<NatsConnection> | null = null;
+  const status = async (name: string): Promise<{ nbytes: number }> => {
+    statusConn ??= connect({ servers: server.url });
+    const msg = await (await statusConn).request(`natsched.${cluster}.status.worker.${name}`, "", { timeout: 5_000 });
+    return msg.json<{ nbytes: number }>();
+  };
   const byName = async (): Promise<Map<string, { processing: number; keys: number }>> => new Map((await client.workers()).map((w) => [w.name, w]));
   return {
     transport: "nats",
@@ -315,8 +357,10 @@ export async function startNats(server: NatsServer, o: HarnessOptions, tag: stri
     replicas: () => null,
     steals: () => null,
     firstDurationsMs: () => null,
+    storedBytes: () => Promise.all(names.map(async (n) => (await status(n)).nbytes)),
     flushLog: async () => null,
     async close() {
+      if (statusConn !== null) await (await statusConn).close().catch(() => undefined);
       await client.close().catch(() => undefined);
       await Promise.all(workers.map((w) => stopProcess(w)));
       await stopProcess(scheduler);

@@ -1,9 +1,9 @@
 /**
  * natsched benchmarks (issue 6): `npm run bench -- [options]`.
  *
- *   --workload W1|W2|W3|W4|W5|W6|W7|R1|SOAK|all
+ *   --workload W1|W2|W3|W4|W5|W6|W7|W8|R1|SOAK|all
  *                                         comma-separated; default W1-W7 and R1 (the speed
- *                                         workloads); SOAK runs when named (or with all)
+ *                                         workloads); W8 and SOAK run when named (or with all)
  *   --transport memory|nats|both          default memory (embedded LocalCluster); nats: a real
  *                                         nats-server, `natsched scheduler` and one
  *                                         `natsched worker` process per worker (W1-W5, W7)
@@ -32,6 +32,11 @@
  *   --keep-logs                           keep every case's event logs (one per process on
  *                                         NATS) and print their paths, for `natsched replay`,
  *                                         `story` or `inspect`
+ *   --w8-scale X                          W8: each root's output is X x 10 MB (default 1)
+ *   --w8-roots N                          W8: root tasks (default 2,000; --quick: 200)
+ *   --w8-budget-gb X                      W8: a run stops once the workers hold more than
+ *                                         this together (default: 8, or 40% of the free
+ *                                         memory at the start if less)
  *   --soak-rounds N                       SOAK: rounds (default 40; --quick: 5 small ones)
  *   --soak-timeout S                      SOAK: seconds a phase of a client's round may take
  *                                         before its unsettled futures count as hung (default 15)
@@ -43,12 +48,13 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, loadavg } from "node:os";
+import { availableParallelism, cpus, freemem, loadavg } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { machineInfo, meets, type Row, type Stats, type Target } from "./lib.js";
 import { formatTop, topSelfTime } from "./profile-top.js";
-import { NATS_GOMAXPROCS_ENV, natsAvailability, type TransportName } from "./harness.js";
+import { NATS_GOMAXPROCS_ENV, natsAvailability, type Saturation, type TransportName } from "./harness.js";
+import { saturationRatios } from "./saturation-ratios.js";
 import type { Case } from "./workloads.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -62,8 +68,8 @@ const ROOT = join(HERE, "..");
 const RESULT_MARK = "@@natsched-bench-result ";
 /** Debian's python3 has python3-distributed; the pyenv python3 on PATH does not. */
 const PYTHON = process.env.NATSCHED_BENCH_PYTHON ?? "/usr/bin/python3";
-const ALL = ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "R1", "SOAK"] as const;
-/** Without --workload: the speed workloads (SOAK, a check of memory over minutes, runs when named). */
+const ALL = ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "R1", "SOAK"] as const;
+/** Without --workload: the speed workloads (W8, gigabytes of memory, and SOAK, minutes, run when named). */
 const DEFAULT_WORKLOADS: readonly Workload[] = ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "R1"];
 /** W7's task: pure CPU for this long. */
 const W7_MS = 20;
@@ -72,6 +78,10 @@ const W7_SHAPES = ["workers", "threads"] as const;
 /** W4's shapes: "spec" (one scattered array, the issue's reference figures) and "pinned" (plus 4 tiny arrays). */
 const W4_VARIANTS = ["spec", "pinned"] as const;
 type Workload = (typeof ALL)[number];
+/** W8: a root's output at --w8-scale 1 (issue 26). */
+const W8_CHUNK_BYTES = 10e6;
+/** W8: the saturations compared (Infinity: queuing off). */
+const W8_SATURATIONS: readonly Saturation[] = [1.1, "adaptive", Infinity];
 
 interface Options {
   workloads: Workload[];
@@ -94,6 +104,9 @@ interface Options {
   /** SOAK rounds (undefined: 40, or 5 with --quick) and seconds per phase before a future counts as hung. */
   soakRounds: number | undefined;
   soakTimeout: number;
+  w8Scale: number;
+  w8Roots: number | undefined;
+  w8BudgetGB: number;
 }
 
 function usage(message?: string): never {
@@ -104,7 +117,7 @@ function usage(message?: string): never {
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { workloads: [...DEFAULT_WORKLOADS], transports: ["memory"], log: "both", repeat: 3, repeatGiven: false, largeRepeat: 3, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined, natsGomaxprocs: defaultNatsGomaxprocs(), soakRounds: undefined, soakTimeout: 15 };
+  const o: Options = { workloads: [...DEFAULT_WORKLOADS], transports: ["memory"], log: "both", repeat: 3, repeatGiven: false, largeRepeat: 3, quick: false, peer: false, peerRepeat: 1, peerThreads: false, profile: false, json: false, w6Leaves: undefined, replayThreads: undefined, natsGomaxprocs: defaultNatsGomaxprocs(), soakRounds: undefined, soakTimeout: 15, w8Scale: 1, w8Roots: undefined, w8BudgetGB: Math.min(8, Number(((0.4 * freemem()) / 1e9).toFixed(1))) };
   let repeatGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -113,6 +126,11 @@ function parseArgs(argv: string[]): Options {
       const v = inline ?? argv[++i];
       if (v === undefined) usage(`${flag} needs a value`);
       return v;
+    };
+    const positive = (v: string, name: string): number => {
+      const n = Number(v);
+      if (!Number.isFinite(n) || n <= 0) usage(`${name} must be a number > 0, got ${v}`);
+      return n;
     };
     const int = (v: string, name: string): number => {
       const n = Number(v);
@@ -179,6 +197,15 @@ function parseArgs(argv: string[]): Options {
         break;
       case "--replay-threads":
         o.replayThreads = int(value(), "--replay-threads");
+        break;
+      case "--w8-scale":
+        o.w8Scale = positive(value(), "--w8-scale");
+        break;
+      case "--w8-roots":
+        o.w8Roots = int(value(), "--w8-roots");
+        break;
+      case "--w8-budget-gb":
+        o.w8BudgetGB = positive(value(), "--w8-budget-gb");
         break;
       case "--soak-rounds":
         o.soakRounds = int(value(), "--soak-rounds");
@@ -254,6 +281,9 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
   // 100 tasks a core: 2 s of ideal makespan (1 s with --quick) whatever the core count.
   const w7Tasks = (q ? 50 : 100) * availableParallelism();
   const onOff = (b: boolean): string => (b ? "on" : "off");
+  const w8Roots = o.w8Roots ?? (q ? 200 : 2_000);
+  const w8Chunk = Math.round(W8_CHUNK_BYTES * o.w8Scale);
+  const w8Budget = Math.round(o.w8BudgetGB * 1e9);
   for (const transport of o.transports) {
     const t = transport === "nats" ? " [NATS]" : "";
     const add = (workload: Workload, title: string, c: Case, nodeFlags?: string[], limitMs?: number): void => {
@@ -267,14 +297,25 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
         add("W1", `W1 ${n} tasks, log ${w1Logs.map(onOff).join("/")}`, { kind: "W1", n, logs: w1Logs, saturation: 1.1, reps: w1Reps, warmup: W1_WARMUP }, ["--max-old-space-size=8192"]);
       }
       add("W1", `W1 ${w1PeerN} tasks, queuing off`, { kind: "W1", n: w1PeerN, logs: [logOn], saturation: Infinity, reps, warmup: W1_WARMUP });
+      add("W1", `W1 ${w1PeerN} tasks, adaptive saturation`, { kind: "W1", n: w1PeerN, logs: [logOn], saturation: "adaptive", reps, warmup: W1_WARMUP });
     }
     if (has("W2")) for (const fanin of [2, 8]) add("W2", `W2 fan-in ${fanin}`, { kind: "W2", leaves, fanin, log: logOn, reps, warmupLeaves: q ? 64 : 512 });
-    if (has("W3")) for (const stealing of [true, false]) add("W3", `W3 stealing ${onOff(stealing)}`, { kind: "W3", nTasks: w3Tasks, stealing, log: logOn, reps });
+    if (has("W3")) {
+      for (const stealing of [true, false]) add("W3", `W3 stealing ${onOff(stealing)}`, { kind: "W3", nTasks: w3Tasks, stealing, log: logOn, reps });
+      add("W3", "W3 stealing on, adaptive saturation", { kind: "W3", nTasks: w3Tasks, stealing: true, log: logOn, reps, saturation: "adaptive" });
+    }
     if (has("W4")) for (const variant of W4_VARIANTS) for (const stealing of [true, false]) add("W4", `W4 ${variant} stealing ${onOff(stealing)}`, { kind: "W4", variant, nTasks: w4Tasks, elements: w4Elements, stealing, log: logOn, reps }, ["--max-old-space-size=4096"]);
     if (has("W5")) {
       for (const mode of w5Modes) for (const stealing of [true, false]) add("W5", `W5 ${mode} stealing ${onOff(stealing)}`, { kind: "W5", mode, ...w5Shape, longMs: 100, shortMs: 1, seed: 20240607, stealing, log: logOn, reps });
+      for (const mode of w5Modes) add("W5", `W5 ${mode} stealing on, adaptive saturation`, { kind: "W5", mode, ...w5Shape, longMs: 100, shortMs: 1, seed: 20240607, stealing: true, log: logOn, reps, saturation: "adaptive" });
     }
     if (has("W7")) for (const shape of W7_SHAPES) add("W7", `W7 CPU-bound, ${shape === "workers" ? "cores x 1 thread" : "1 worker x cores threads"}`, { kind: "W7", shape, nTasks: w7Tasks, ms: W7_MS, log: logOn, reps });
+    if (has("W8")) {
+      for (const saturation of W8_SATURATIONS) {
+        const tag = saturation === Infinity ? "inf" : String(saturation);
+        add("W8", `W8 ${w8Roots} x ${w8Chunk / 1e6} MB pairwise, saturation ${tag}`, { kind: "W8", roots: w8Roots, chunkBytes: w8Chunk, scale: o.w8Scale, saturation, log: logOn, reps, budgetBytes: w8Budget, intervalMs: 50 });
+      }
+    }
     if (has("SOAK")) {
       const rounds = o.soakRounds ?? (q ? 5 : 40);
       const timeoutMs = o.soakTimeout * 1000;
@@ -306,6 +347,11 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
   if (has("W4")) for (const variant of W4_VARIANTS) for (const st of ["on", "off"]) peer.push({ workload: "W4", title: `Dask W4 ${variant} stealing ${st}`, args: ["w4", "--variant", variant, "--tasks", String(w4Tasks), "--elements", String(w4Elements), "--stealing", st] });
   if (has("W5")) {
     for (const mode of w5Modes) for (const st of ["on", "off"]) peer.push({ workload: "W5", title: `Dask W5 ${mode} stealing ${st}`, args: ["w5", "--mode", mode, "--n-long", String(w5Shape.nLong), "--n-short", String(w5Shape.nShort), "--stealing", st] });
+  }
+  if (has("W8")) {
+    for (const sat of ["default", "inf"]) {
+      peer.push({ workload: "W8", title: `Dask W8 ${w8Roots} x ${w8Chunk / 1e6} MB, saturation ${sat === "default" ? "1.1" : "inf"}`, args: ["w8", "--roots", String(w8Roots), "--chunk-bytes", String(w8Chunk), "--saturation", sat, "--budget-bytes", String(w8Budget)] });
+    }
   }
   if (has("W7")) {
     // Dask's worker processes (the shapes natsched is compared with) and its threads in one
@@ -459,8 +505,9 @@ function targetsFor(row: Row): { target?: Target; daskTarget?: Target } {
   if (/^W6\.sim/.test(id)) return { target: { op: "<=", value: 60, text: "1M tasks < 60 s" } };
   if (/^W7\.(workers|threads)$/.test(id)) return { target: { op: "<=", value: 1.1, text: "<= 1.10x ideal" }, daskTarget: { op: "<=", value: 1, text: "<= Dask" } };
   if (/^R1/.test(id)) return { target: { op: ">=", value: 200_000, text: ">= 200,000 transitions/s" } };
-  // SOAK's rows carry their own (records back to baseline, no hang, heap growth within its tolerance).
-  if (/^SOAK\./.test(id) && row.target) return { target: row.target };
+  // SOAK's rows carry their own (records back to baseline, no hang, heap growth within its
+  // tolerance), as do issue 26's ratios (bench/saturation-ratios.ts).
+  if (row.target) return { target: row.target };
   return {};
 }
 
@@ -528,6 +575,7 @@ async function main(): Promise<void> {
   if (profDir) mkdirSync(profDir, { recursive: true });
   log(o, `natsched bench: ${o.workloads.join(",")} transport=${o.transports.join("+")} log=${o.log} repeat=${o.repeat}${o.quick ? " quick" : ""}${o.peer ? ` peer=dask(x${o.peerRepeat}${o.peerThreads ? ", threads" : ""})` : ""}`);
   log(o, `machine: ${machine.cpus} cpus (${machine.cpuModel}), node ${machine.node}, load ${machine.loadavgAtStart.join(" ")}`);
+  if (o.workloads.includes("W8")) log(o, `W8: scale ${o.w8Scale} (${(W8_CHUNK_BYTES * o.w8Scale) / 1e6} MB a root), budget ${o.w8BudgetGB} GB held by the workers together, free memory ${(freemem() / 1e9).toFixed(1)} GB`);
   if (o.transports.includes("nats")) log(o, `nats-server: GOMAXPROCS ${o.natsGomaxprocs === "go-default" ? "Go's default (one per core)" : o.natsGomaxprocs} (--nats-gomaxprocs)`);
 
   const rows: Row[] = [];
@@ -597,6 +645,7 @@ async function main(): Promise<void> {
     }
   }
 
+  rows.push(...saturationRatios(rows));
   const judged = rows.map((row) => {
     const verdict = judge(row, daskRows);
     return { row, verdict, ...(verdict.daskShape ? { dask: daskRows.get(verdict.daskShape)! } : {}) };

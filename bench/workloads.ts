@@ -13,22 +13,24 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Future, LocalCluster } from "../index.js";
 import { FAST_MS, FUNCTIONS, heapProbe, SLOW_MS } from "./functions.js";
-import { NatsServer, startEmbedded, startNats, type Harness, type HarnessOptions, type TransportName } from "./harness.js";
+import { NatsServer, saturationSupported, startEmbedded, startNats, type Harness, type HarnessOptions, type Saturation, type TransportName } from "./harness.js";
 import { pythonShuffle, randomHex, sleep, stats, type Row } from "./lib.js";
 import { roundLine, soak, soakRows, type SoakCase } from "./soak.js";
+import { w8, type W8Case } from "./w8.js";
 
 export type Case = (
-  | { kind: "W1"; n: number; logs: boolean[]; saturation: number; reps: number; warmup: number }
+  | { kind: "W1"; n: number; logs: boolean[]; saturation: Saturation; reps: number; warmup: number }
   | { kind: "W2"; leaves: number; fanin: number; log: boolean; reps: number; warmupLeaves: number }
-  | { kind: "W3"; nTasks: number; stealing: boolean; log: boolean; reps: number }
+  | { kind: "W3"; nTasks: number; stealing: boolean; log: boolean; reps: number; saturation?: Saturation }
   | { kind: "W4"; variant: "spec" | "pinned"; nTasks: number; elements: number; stealing: boolean; log: boolean; reps: number }
-  | { kind: "W5"; mode: "map" | "submit"; nLong: number; nShort: number; longMs: number; shortMs: number; seed: number; stealing: boolean; log: boolean; reps: number }
+  | { kind: "W5"; mode: "map" | "submit"; nLong: number; nShort: number; longMs: number; shortMs: number; seed: number; stealing: boolean; log: boolean; reps: number; saturation?: Saturation }
   | { kind: "W6-memory"; leaves: number; fanin: number }
   | { kind: "W6-embedded"; leaves: number; fanin: number; reps: number }
   | { kind: "W6-sim"; leaves: number; fanin: number; log: "memory" | "dropped" }
   | { kind: "R1"; n: number; treeLeaves: number; reps: number; threads?: number }
   | { kind: "W7"; shape: "workers" | "threads"; nTasks: number; ms: number; log: boolean; reps: number }
   | SoakCase
+  | W8Case
 ) & { transport?: TransportName };
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -105,6 +107,19 @@ const NATS_W1_WARMUP_RUNS = 3;
  * moment, and which of the two goes first alternates too.
  */
 async function w1(c: Extract<Case, { kind: "W1" }>, hosts: Hosts): Promise<Row[]> {
+  const sat = c.saturation === Infinity ? ".queuing-off" : c.saturation === "adaptive" ? ".adaptive" : "";
+  if (!saturationSupported(c.saturation)) {
+    return c.logs.map((log) => ({
+      id: `W1.n${c.n}.log-${log ? "on" : "off"}${sat}${hosts.idSuffix}`,
+      workload: "W1",
+      label: `W1 ${fmtN(c.n)} no-op, 2x1, log ${log ? "on" : "off"}, saturation ${String(c.saturation)}${hosts.labelSuffix}`,
+      unit: "tasks/s",
+      higherIsBetter: true,
+      value: null,
+      status: "not-available" as const,
+      note: `not available: this checkout's scheduler does not accept workerSaturation: ${JSON.stringify(c.saturation)}`,
+    }));
+  }
   const modes = [];
   for (const log of c.logs) {
     const h = await hosts.start({ workers: 2, threadsPerWorker: 1, log, saturation: c.saturation }, "w1");
@@ -142,19 +157,20 @@ async function w1(c: Extract<Case, { kind: "W1" }>, hosts: Hosts): Promise<Row[]
     }
   }
   const rows: Row[] = [];
-  const sat = Number.isFinite(c.saturation) ? "" : ".queuing-off";
+  const satLabel = c.saturation === Infinity ? ", queuing off" : c.saturation === "adaptive" ? ", adaptive saturation" : "";
   for (const m of modes) {
     const { logBytes } = await m.h.close();
     const tasksRun = c.n * c.reps + Math.min(c.warmup, c.n) * warmupRuns;
     rows.push({
       id: `W1.n${c.n}.log-${m.log ? "on" : "off"}${sat}${hosts.idSuffix}`,
       workload: "W1",
-      label: `W1 ${fmtN(c.n)} no-op, 2x1, log ${m.log ? "on" : "off"}${sat ? ", queuing off" : ""}${hosts.labelSuffix}`,
+      label: `W1 ${fmtN(c.n)} no-op, 2x1, log ${m.log ? "on" : "off"}${satLabel}${hosts.labelSuffix}`,
       unit: "tasks/s",
       higherIsBetter: true,
       value: stats(m.walls.map((w) => c.n / w), 4),
       status: "ok",
-      shape: `W1.n${c.n}${sat || ".queuing-on"}`,
+      // Adaptive is compared with Dask's default (queuing on, 1.1): Dask has no adaptive.
+      shape: `W1.n${c.n}${sat === ".queuing-off" ? sat : ".queuing-on"}`,
       extra: {
         wall_s: stats(m.walls),
         us_per_task: stats(m.walls.map((w) => (w / c.n) * 1e6)),
@@ -263,7 +279,7 @@ async function w3(c: Extract<Case, { kind: "W3" }>, hosts: Hosts): Promise<Row[]
   const placement: number[][] = [];
   const steals: unknown[] = [];
   for (let r = 0; r < c.reps; r++) {
-    const h = await hosts.start({ workers: 4, log: c.log, stealing: c.stealing, observe: true, countPrefix: "slow-" }, "w3");
+    const h = await hosts.start({ workers: 4, log: c.log, stealing: c.stealing, observe: true, countPrefix: "slow-", ...(c.saturation !== undefined ? { saturation: c.saturation } : {}) }, "w3");
     const client = h.client;
     const data = await client.scatter([100, 101, 102, 103, 104], { workers: [h.workerNames[0]!] });
     const t0 = performance.now();
@@ -275,11 +291,12 @@ async function w3(c: Extract<Case, { kind: "W3" }>, hosts: Hosts): Promise<Row[]
     await h.close();
   }
   const on = c.stealing ? "on" : "off";
+  const adaptive = c.saturation === "adaptive";
   return [
     {
-      id: `W3.pinned.stealing-${on}${hosts.idSuffix}`,
+      id: `W3.pinned.stealing-${on}${adaptive ? ".adaptive" : ""}${hosts.idSuffix}`,
       workload: "W3",
-      label: `W3 good steal ${c.nTasks}x${SLOW_MS}ms, 4x1, stealing ${on}: makespan / ideal ${ideal.toFixed(2)}s${hosts.labelSuffix}`,
+      label: `W3 good steal ${c.nTasks}x${SLOW_MS}ms, 4x1, stealing ${on}${adaptive ? ", adaptive saturation" : ""}: makespan / ideal ${ideal.toFixed(2)}s${hosts.labelSuffix}`,
       unit: "x ideal",
       higherIsBetter: false,
       value: stats(walls.map((w) => w / ideal)),
@@ -378,7 +395,7 @@ async function w5(c: Extract<Case, { kind: "W5" }>, hosts: Hosts): Promise<Row[]
   const walls: number[] = [];
   const steals: unknown[] = [];
   for (let r = 0; r < c.reps; r++) {
-    const h = await hosts.start({ workers: 4, log: c.log, stealing: c.stealing, observe: true, countPrefix: "work-" }, "w5");
+    const h = await hosts.start({ workers: 4, log: c.log, stealing: c.stealing, observe: true, countPrefix: "work-", ...(c.saturation !== undefined ? { saturation: c.saturation } : {}) }, "w5");
     const client = h.client;
     const t0 = performance.now();
     let futs: Future[];
@@ -393,11 +410,12 @@ async function w5(c: Extract<Case, { kind: "W5" }>, hosts: Hosts): Promise<Row[]
     await h.close();
   }
   const on = c.stealing ? "on" : "off";
+  const adaptive = c.saturation === "adaptive";
   return [
     {
-      id: `W5.${c.mode}.stealing-${on}${hosts.idSuffix}`,
+      id: `W5.${c.mode}.stealing-${on}${adaptive ? ".adaptive" : ""}${hosts.idSuffix}`,
       workload: "W5",
-      label: `W5 imbalance ${c.nLong}x${c.longMs}ms+${c.nShort}x${c.shortMs}ms (${c.mode}), 4x1, stealing ${on}: makespan / lower bound ${lower.toFixed(3)}s${hosts.labelSuffix}`,
+      label: `W5 imbalance ${c.nLong}x${c.longMs}ms+${c.nShort}x${c.shortMs}ms (${c.mode}), 4x1, stealing ${on}${adaptive ? ", adaptive saturation" : ""}: makespan / lower bound ${lower.toFixed(3)}s${hosts.labelSuffix}`,
       unit: "x bound",
       higherIsBetter: false,
       value: stats(walls.map((w) => w / lower)),
@@ -698,6 +716,10 @@ async function r1(c: Extract<Case, { kind: "R1" }>): Promise<Row[]> {
   return rows;
 }
 
+function saturationUnavailable(saturation: Saturation, id: string, workload: string, unit: string): Row {
+  return { id, workload, label: `${id}: saturation ${String(saturation)}`, unit, higherIsBetter: false, value: null, status: "not-available", note: `not available: this checkout's scheduler does not accept workerSaturation: ${JSON.stringify(saturation)}` };
+}
+
 export async function runCase(c: Case): Promise<Row[]> {
   const hosts = new Hosts(c.transport ?? "memory");
   try {
@@ -707,11 +729,11 @@ export async function runCase(c: Case): Promise<Row[]> {
       case "W2":
         return await w2(c, hosts);
       case "W3":
-        return await w3(c, hosts);
+        return c.saturation === undefined || saturationSupported(c.saturation) ? await w3(c, hosts) : [saturationUnavailable(c.saturation, `W3.pinned.stealing-${c.stealing ? "on" : "off"}.adaptive${hosts.idSuffix}`, "W3", "x ideal")];
       case "W4":
         return await w4(c, hosts);
       case "W5":
-        return await w5(c, hosts);
+        return c.saturation === undefined || saturationSupported(c.saturation) ? await w5(c, hosts) : [saturationUnavailable(c.saturation, `W5.${c.mode}.stealing-${c.stealing ? "on" : "off"}.adaptive${hosts.idSuffix}`, "W5", "x bound")];
       case "W6-memory":
         return await w6Memory(c);
       case "W6-embedded":
@@ -722,6 +744,8 @@ export async function runCase(c: Case): Promise<Row[]> {
         return await r1(c);
       case "W7":
         return await w7(c, hosts);
+      case "W8":
+        return await w8(c, hosts);
       case "SOAK":
         // Progress on stderr: a full soak runs for minutes.
         return soakRows(

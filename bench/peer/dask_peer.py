@@ -10,6 +10,7 @@ side and print natsched/Dask ratios measured in the same run.
     /usr/bin/python3 bench/peer/dask_peer.py w4 --variant spec|pinned --stealing on|off [--tasks 200 --elements 25000000]
     /usr/bin/python3 bench/peer/dask_peer.py w5 --mode map|submit --stealing on|off
     /usr/bin/python3 bench/peer/dask_peer.py w7 --shape workers|threads --pool processes|threads [--tasks 200 --ms 20]
+    /usr/bin/python3 bench/peer/dask_peer.py w8 [--roots 2000 --chunk-bytes 10000000 --saturation default|inf --budget-bytes B]
 common: --reps N (default 1), --threads (workers as threads in this process; default:
 worker processes, as the issue's reference figures).
 
@@ -77,6 +78,18 @@ def iterations_for(ms):
         spin(probe, 0)
         best = max(best, probe / ((time.thread_time() - t0) * 1000))
     return round(best * ms)
+
+
+def chunk(i, nbytes):
+    import numpy as np
+    return np.full(nbytes, i & 255, dtype=np.uint8)
+
+
+def combine(a, b):
+    # An output as large as the inputs, as summing two arrays gives (natsched's combine).
+    out = a.copy()
+    out[0] = (int(a[0]) + int(b[0])) & 255
+    return out
 
 
 def work(duration, i):
@@ -304,9 +317,97 @@ def w7(a):
              "unit": "x ideal", "value": summary([w / ideal for w in walls]), "extra": {"cores": cores, "iterations_per_task": iterations, "ideal_s": ideal, "wall_s": summary(walls)}}]
 
 
+def w8_graph(roots, nbytes):
+    """chunk-<i> roots, then layers of combine-<depth>-<j> over pairs (bench/w8.ts w8Graph)."""
+    dsk, layer = {}, []
+    for i in range(roots):
+        dsk[f"chunk-{i}"] = (chunk, i, nbytes)
+        layer.append(f"chunk-{i}")
+    depth = 1
+    while len(layer) > 1:
+        nxt = []
+        for j in range(0, len(layer), 2):
+            if j + 1 == len(layer):
+                nxt.append(layer[j])
+                continue
+            key = f"combine-{depth}-{j // 2}"
+            dsk[key] = (combine, layer[j], layer[j + 1])
+            nxt.append(key)
+        layer = nxt
+        depth += 1
+    return dsk, layer[0]
+
+
+def w8(a):
+    """W8 as bench/w8.ts: a fresh cluster per repetition, the graph through client.get (dask.order
+    applies), the workers' stored bytes summed every 50 ms from a thread, a run stopped once
+    they pass --budget-bytes together. The bytes are each worker's managed memory as the
+    scheduler (in this process) knows it, WorkerState.nbytes, read directly: asking the
+    workers (client.run) took about 250 ms a round on the loaded 2-core machine."""
+    import threading
+    sat = "inf" if a.saturation == "inf" else None
+    tag = "inf" if sat else "1.1"
+    expected = sum(i & 255 for i in range(a.roots)) & 255
+    peaks, walls, samples, peak_at, per_worker = [], [], [], [], []
+    stopped = False
+    for _ in range(a.reps):
+        c = Cluster(4, 1, a.processes, saturation=sat)
+        state = {"peak": 0, "at": 0.0, "per": [], "n": 0, "over": False, "stop": False}
+        t0 = time.perf_counter()
+
+        def sample():
+            while not state["stop"]:
+                try:
+                    per = {w.address: w.nbytes for w in list(c.cluster.scheduler.workers.values())}
+                except RuntimeError:  # the dict changed under the read: try again
+                    continue
+                total = sum(per.values())
+                state["n"] += 1
+                if total > state["peak"]:
+                    state.update(peak=total, at=time.perf_counter() - t0, per=[round(per[w] / 1e6) for w in sorted(per)])
+                if total > a.budget_bytes:
+                    state["over"] = True
+                    return
+                time.sleep(0.05)
+
+        try:
+            dsk, root = w8_graph(a.roots, a.chunk_bytes)
+            sampler = threading.Thread(target=sample, daemon=True)
+            t0 = time.perf_counter()
+            sampler.start()
+            fut = c.client.get(dsk, root, sync=False)
+            while not fut.done() and not state["over"]:
+                time.sleep(0.01)
+            wall = time.perf_counter() - t0
+            state["stop"] = True
+            sampler.join()
+            peaks.append(state["peak"])
+            samples.append(state["n"])
+            peak_at.append(round(state["at"], 2))
+            per_worker.append(state["per"])
+            if state["over"]:
+                stopped = True
+                c.client.cancel(fut)
+                break
+            v = fut.result()
+            assert len(v) == a.chunk_bytes and int(v[0]) == expected, (len(v), int(v[0]), expected)
+            walls.append(wall)
+            del fut, v
+        finally:
+            c.close()
+    extra = {"roots": a.roots, "chunk_mb": a.chunk_bytes / 1e6, "budget_mb": round(a.budget_bytes / 1e6), "samples": samples,
+             "peak_at_s": peak_at, "peak_per_worker_mb": per_worker, "sampling": "scheduler's WorkerState.nbytes (managed memory) every 50 ms"}
+    label = f"Dask W8 {a.roots}x{a.chunk_bytes / 1e6:g}MB pairwise, 4x1, saturation {tag}"
+    rows = [{"shape": f"W8.sat-{tag}.peak", "label": f"{label}: peak stored bytes", "unit": "MB",
+             "value": summary([p / 1e6 for p in peaks]), "extra": {**extra, "stopped_at_budget": stopped}}]
+    if walls:
+        rows.append({"shape": f"W8.sat-{tag}.makespan", "label": f"{label}: makespan", "unit": "s", "value": summary(walls), "extra": {}})
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("workload", choices=["w1", "w2", "w3", "w4", "w5", "w7"])
+    ap.add_argument("workload", choices=["w1", "w2", "w3", "w4", "w5", "w7", "w8"])
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--threads", dest="processes", action="store_false")
     ap.add_argument("--n", type=int, default=10_000)
@@ -326,6 +427,9 @@ def main():
     ap.add_argument("--shape", choices=["workers", "threads"], default="workers")
     ap.add_argument("--pool", choices=["processes", "threads"], default="processes")
     ap.add_argument("--ms", type=float, default=20)
+    ap.add_argument("--roots", type=int, default=2000)
+    ap.add_argument("--chunk-bytes", type=int, default=10_000_000)
+    ap.add_argument("--budget-bytes", type=int, default=8_000_000_000)
     a = ap.parse_args()
     if a.sleep_ms is None:
         a.sleep_ms = 50 if a.workload == "w3" else 1
@@ -333,7 +437,7 @@ def main():
         "python": sys.version.split()[0], "dask": dask.__version__, "distributed": distributed.__version__,
         "cpus": len(os.sched_getaffinity(0)), "platform": platform.platform(), "worker_processes": a.processes,
     }
-    rows = {"w1": w1, "w2": w2, "w3": w3, "w4": w4, "w5": w5, "w7": w7}[a.workload](a)
+    rows = {"w1": w1, "w2": w2, "w3": w3, "w4": w4, "w5": w5, "w7": w7, "w8": w8}[a.workload](a)
     print(json.dumps({"rows": rows, "env": env}), flush=True)
 
 
