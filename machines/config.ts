@@ -40,9 +40,11 @@ export interface Config {
    */
   adaptiveSaturationCap: number;
   /**
-   * Adaptive saturation: bytes of root-task outputs a worker may have in flight beyond Dask's
-   * share (tasks sent to it times the group's measured output size). 256 MiB: a sixteenth of a
-   * 4 GiB worker, well below where Dask starts spilling (60% of its memory limit).
+   * Adaptive saturation: bytes of root-task outputs a worker may have in flight (tasks sent to
+   * it times the group's measured output size), though never fewer tasks than Dask's share.
+   * 1 MiB: W8 measured each extra queued root costing about three times its output in peak
+   * memory (its result waits for its partner), so large outputs get Dask's count and the
+   * small outputs of fast tasks (under 64 KiB a task) the whole cap.
    */
   adaptiveSaturationMemory: number;
   /** Seconds assumed for a task whose prefix has no measured duration yet. Dask `unknown-task-duration` ("500ms"). */
@@ -108,7 +110,7 @@ export const DEFAULT_CONFIG: Readonly<Config> = Object.freeze({
   workStealingInterval: 1,
   workerSaturation: 1.1,
   adaptiveSaturationCap: 16,
-  adaptiveSaturationMemory: 256 * 1024 * 1024,
+  adaptiveSaturationMemory: 1024 * 1024,
   unknownTaskDuration: 0.5,
   defaultTaskDurations: Object.freeze({
     "rechunk-split": 1e-6,

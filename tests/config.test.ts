@@ -26,7 +26,7 @@ const DASK_DEFAULTS: Config = {
   workerSaturation: 1.1,
   // natsched's own adaptive saturation's bounds (used only with workerSaturation "adaptive").
   adaptiveSaturationCap: 16,
-  adaptiveSaturationMemory: 256 * 1024 * 1024,
+  adaptiveSaturationMemory: 1024 * 1024,
   unknownTaskDuration: 0.5,
   defaultTaskDurations: {
     "rechunk-split": 1e-6,
