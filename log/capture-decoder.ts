@@ -14,6 +14,11 @@ export interface RecordSink {
   record(record: LogRecord): void;
   /** A record the capture could only hold as its JSON text. */
   raw(json: string): void;
+  /**
+   * If present, takes each transition record instead of record(), as its parts: the sink
+   * builds the record (`why` undefined: a record without that field), or has no use for it.
+   */
+  transition?(shape: TransitionShape, seq: number | null, t: number | null, id: string, why: unknown): void;
 }
 
 export interface FrameDecoder {
@@ -24,7 +29,8 @@ export interface FrameDecoder {
   decode(nums: Float64Array, chars: Uint16Array, n: number, c: number, sink: RecordSink): void;
 }
 
-interface TransitionShape {
+/** The fields a frame's transitions of one actor, machine, event and move share. */
+export interface TransitionShape {
   actor: string;
   machine: string;
   event: string;
@@ -137,6 +143,10 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
           const seq = jsonNumber(this.next());
           const t = jsonNumber(this.next());
           const id = this.str();
+          if (sink.transition !== undefined) {
+            sink.transition(shape, seq, t, id, tag === T.R_TRANSITION ? undefined : this.value(1));
+            return;
+          }
           if (tag === T.R_TRANSITION) {
             sink.record({ actor: shape.actor, seq, t, kind: "transition", machine: shape.machine, id, event: shape.event, from: shape.from, to: shape.to } as LogRecord);
           } else {

@@ -11,7 +11,7 @@
  */
 import { endianness } from "node:os";
 import { LogCorruptError } from "../machines/errors.js";
-import { captureDecoderProgram, type RecordSink } from "./capture-decoder.js";
+import { captureDecoderProgram, type RecordSink, type TransitionShape } from "./capture-decoder.js";
 import { CAPTURE_TAGS } from "./capture-tags.js";
 import { recordShapeProblem } from "./codec.js";
 import { decodeFrameHead, FRAME_HEAD_BYTES, FRAME_MAGIC_BYTES, frameBodyCrc } from "./frame-format.js";
@@ -20,6 +20,8 @@ import type { LogProblem, LogRecord } from "./types.js";
 
 const decoders = captureDecoderProgram(CAPTURE_TAGS);
 const EMPTY = Buffer.alloc(0);
+/** In a frame's decoded records, in place of one of an actor not taken that is not built (FrameScanner.transition). */
+const SKIPPED = Object.freeze({ skipped: true }) as unknown as LogRecord;
 /** The most room made ahead for a frame cut by the end of a chunk; beyond it the buffer grows as bytes come. */
 const MAX_PREALLOCATED = 16 * 1024 * 1024;
 
@@ -177,6 +179,29 @@ export class FrameScanner implements RecordSink {
     this.decoded.push(json);
   }
 
+  /**
+   * A transition: built as a record, except one of an actor this scan already knows it does
+   * not take, whose shape is right (recordShapeProblem would find nothing): only counted.
+   */
+  transition(shape: TransitionShape, seq: number | null, t: number | null, id: string, why: unknown): void {
+    const actor = shape.actor;
+    if (
+      this.options.takes !== undefined &&
+      this.taken.get(actor) === false &&
+      actor !== "" &&
+      typeof seq === "number" &&
+      Number.isSafeInteger(seq) &&
+      seq >= 0 &&
+      typeof t === "number" &&
+      (why === undefined || (typeof why === "object" && why !== null && !Array.isArray(why)))
+    ) {
+      this.decoded.push(SKIPPED);
+      return;
+    }
+    const { machine, event, from, to } = shape;
+    this.decoded.push((why === undefined ? { actor, seq, t, kind: "transition", machine, id, event, from, to } : { actor, seq, t, kind: "transition", machine, id, event, from, to, why }) as LogRecord);
+  }
+
   private frames(): void {
     const buf = this.buf;
     while (!this.stopped) {
@@ -226,6 +251,7 @@ export class FrameScanner implements RecordSink {
 
   private take(item: LogRecord | string, at: number): void {
     const index = this.index++;
+    if (item === SKIPPED) return;
     let record: LogRecord;
     if (typeof item === "string") {
       let value: unknown;
