@@ -14,6 +14,11 @@ export interface RecordSink {
   record(record: LogRecord): void;
   /** A record the capture could only hold as its JSON text. */
   raw(json: string): void;
+  /**
+   * If present, takes each transition record instead of record(), as its parts: the sink
+   * builds the record (`why` undefined: a record without that field), or has no use for it.
+   */
+  transition?(shape: TransitionShape, seq: number | null, t: number | null, id: string, why: unknown): void;
 }
 
 export interface FrameDecoder {
@@ -24,7 +29,8 @@ export interface FrameDecoder {
   decode(nums: Float64Array, chars: Uint16Array, n: number, c: number, sink: RecordSink): void;
 }
 
-interface TransitionShape {
+/** The fields a frame's transitions of one actor, machine, event and move share. */
+export interface TransitionShape {
   actor: string;
   machine: string;
   event: string;
@@ -46,6 +52,8 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
   class Decoder implements FrameDecoder {
     private nums: Float64Array = new Float64Array(0);
     private chars: Uint16Array = new Uint16Array(0);
+    /** The bytes of `chars`, for decoding strings. */
+    private units: Buffer = Buffer.alloc(0);
     private n = 0;
     private c = 0;
     private i = 0;
@@ -58,6 +66,7 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
     decode(nums: Float64Array, chars: Uint16Array, n: number, c: number, sink: RecordSink): void {
       this.nums = nums;
       this.chars = chars;
+      this.units = Buffer.from(chars.buffer, chars.byteOffset, chars.byteLength);
       this.n = n;
       this.c = c;
       this.i = 0;
@@ -72,6 +81,7 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
       } finally {
         this.nums = new Float64Array(0);
         this.chars = new Uint16Array(0);
+        this.units = Buffer.alloc(0);
       }
     }
 
@@ -96,11 +106,24 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
       const end = start + length;
       if (end > this.c) this.fail("a string runs past the code units");
       this.j = end;
-      if (length === 0) return "";
-      if (length <= 8192) return String.fromCharCode.apply(null, this.chars.subarray(start, end) as unknown as number[]);
-      let s = "";
-      for (let k = start; k < end; k += 8192) s += String.fromCharCode.apply(null, this.chars.subarray(k, Math.min(k + 8192, end)) as unknown as number[]);
-      return s;
+      const chars = this.chars;
+      // The shortest (names, ops) straight from their code units; longer ones through the
+      // Buffer view, which copies the units as they are (lone surrogates included) about 3x
+      // faster than fromCharCode.apply on a subarray, and allocates no view per string.
+      switch (length) {
+        case 0:
+          return "";
+        case 1:
+          return String.fromCharCode(chars[start]!);
+        case 2:
+          return String.fromCharCode(chars[start]!, chars[start + 1]!);
+        case 3:
+          return String.fromCharCode(chars[start]!, chars[start + 1]!, chars[start + 2]!);
+        case 4:
+          return String.fromCharCode(chars[start]!, chars[start + 1]!, chars[start + 2]!, chars[start + 3]!);
+        default:
+          return this.units.toString("utf16le", 2 * start, 2 * end);
+      }
     }
 
     private name(): string {
@@ -120,6 +143,10 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
           const seq = jsonNumber(this.next());
           const t = jsonNumber(this.next());
           const id = this.str();
+          if (sink.transition !== undefined) {
+            sink.transition(shape, seq, t, id, tag === T.R_TRANSITION ? undefined : this.value(1));
+            return;
+          }
           if (tag === T.R_TRANSITION) {
             sink.record({ actor: shape.actor, seq, t, kind: "transition", machine: shape.machine, id, event: shape.event, from: shape.from, to: shape.to } as LogRecord);
           } else {

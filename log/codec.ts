@@ -174,6 +174,8 @@ function hex(value: number): string {
 }
 
 const KINDS: ReadonlySet<RecordKind> = new Set<RecordKind>(["start", "input", "transition", "stop"]);
+/** A module constant: an array literal in the loop was allocated for every transition checked. */
+const TRANSITION_STRINGS = ["machine", "id", "event", "from", "to"] as const;
 
 /** Why `value` is not a LogRecord, or undefined if it is one. Unknown extra fields are allowed. */
 export function recordShapeProblem(value: unknown): string | undefined {
@@ -192,7 +194,7 @@ export function recordShapeProblem(value: unknown): string | undefined {
       if (!isObject(value.event) || typeof value.event.op !== "string") return "input record event has no op";
       return undefined;
     case "transition":
-      for (const field of ["machine", "id", "event", "from", "to"] as const) {
+      for (const field of TRANSITION_STRINGS) {
         if (typeof value[field] !== "string") return `transition record ${field} is not a string`;
       }
       if (value.why !== undefined && !isObject(value.why)) return "transition record why is not an object";

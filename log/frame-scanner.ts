@@ -11,7 +11,7 @@
  */
 import { endianness } from "node:os";
 import { LogCorruptError } from "../machines/errors.js";
-import { captureDecoderProgram, type RecordSink } from "./capture-decoder.js";
+import { captureDecoderProgram, type RecordSink, type TransitionShape } from "./capture-decoder.js";
 import { CAPTURE_TAGS } from "./capture-tags.js";
 import { recordShapeProblem } from "./codec.js";
 import { decodeFrameHead, FRAME_HEAD_BYTES, FRAME_MAGIC_BYTES, frameBodyCrc } from "./frame-format.js";
@@ -19,6 +19,11 @@ import { SequenceChecker } from "./sequences.js";
 import type { LogProblem, LogRecord } from "./types.js";
 
 const decoders = captureDecoderProgram(CAPTURE_TAGS);
+const EMPTY = Buffer.alloc(0);
+/** In a frame's decoded records, in place of one of an actor not taken that is not built (FrameScanner.transition). */
+const SKIPPED = Object.freeze({ skipped: true }) as unknown as LogRecord;
+/** The most room made ahead for a frame cut by the end of a chunk; beyond it the buffer grows as bytes come. */
+const MAX_PREALLOCATED = 16 * 1024 * 1024;
 
 export interface FrameScanHandler {
   problem(problem: LogProblem): void;
@@ -43,7 +48,9 @@ export interface FrameScanOptions {
 }
 
 export class FrameScanner implements RecordSink {
-  private buf: Buffer = Buffer.alloc(0);
+  private buf: Buffer = EMPTY;
+  /** Reused for the bytes pending between chunks (not a chunk: those belong to the caller). */
+  private kept: Buffer = EMPTY;
   private start = 0;
   private end = 0;
   /** File offset of buf[0]. */
@@ -69,42 +76,78 @@ export class FrameScanner implements RecordSink {
     for (const [actor, seq] of options.startAt ?? []) this.sequences.startAt(actor, seq);
   }
 
-  /** Takes the next bytes of the file (kept only as long as a frame needs them); false once the handler asked to stop. */
+  /**
+   * Takes the next bytes of the file; false once the handler asked to stop. `chunk` is not
+   * kept after the call (what a frame still needs of it is copied), so the caller may reuse it.
+   */
   push(chunk: Buffer): boolean {
     if (this.stopped) return false;
-    if (this.end === this.start) {
-      // Nothing pending: read frames in the chunk itself, copy what is left of it.
-      this.base += this.start;
-      this.buf = chunk;
-      this.start = 0;
-      this.end = chunk.length;
+    let from = 0;
+    // Bytes left from earlier chunks: only what their frame still needs is copied to them,
+    // so each chunk is read in place but for its first frame.
+    while (this.end > this.start && from < chunk.length) {
+      // Less than a head pending (junk skipped, or a head cut short): a few KB more, so that
+      // junk is searched in long runs.
+      const needed = this.end - this.start < FRAME_HEAD_BYTES ? Math.max(this.needed(), 4096) : this.needed();
+      const take = Math.min(needed, chunk.length - from);
+      this.append(chunk, from, from + take);
+      from += take;
       this.frames();
-      if (this.end > this.start) {
-        const rest = Buffer.allocUnsafe(Math.max(this.end - this.start, 64 * 1024));
-        chunk.copy(rest, 0, this.start, this.end);
-        this.base += this.start;
-        this.buf = rest;
-        this.end -= this.start;
-        this.start = 0;
-      } else {
-        this.base += this.end;
-        this.buf = Buffer.alloc(0);
-        this.start = this.end = 0;
-      }
-      return !this.stopped;
+      if (this.stopped) return false;
     }
-    if (this.end + chunk.length > this.buf.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(this.end - this.start + chunk.length, 2 * this.buf.length));
+    if (from === chunk.length) return true;
+    this.base += this.start;
+    this.buf = from === 0 ? chunk : chunk.subarray(from);
+    this.start = 0;
+    this.end = this.buf.length;
+    this.frames();
+    const left = this.end - this.start;
+    this.base += this.start;
+    if (left > 0) {
+      // Room for the whole frame if its head says how long it is (within reason: a head
+      // may claim more bytes than the file has).
+      const head = left >= FRAME_HEAD_BYTES ? decodeFrameHead(this.buf, this.start) : undefined;
+      const frame = head === undefined ? 0 : Math.min(FRAME_HEAD_BYTES + head.bodyBytes, MAX_PREALLOCATED);
+      const rest = this.spare(Math.max(left, frame));
+      this.buf.copy(rest, 0, this.start, this.end);
+      this.buf = rest;
+      this.end = left;
+    } else {
+      this.buf = EMPTY;
+      this.end = 0;
+    }
+    this.start = 0;
+    return !this.stopped;
+  }
+
+  /** How many more bytes the bytes pending need before frames() can go on: the rest of a head, or of a frame. */
+  private needed(): number {
+    const left = this.end - this.start;
+    if (left < FRAME_HEAD_BYTES) return FRAME_HEAD_BYTES - left;
+    const head = decodeFrameHead(this.buf, this.start);
+    // frames() leaves a head it cannot read only when fewer bytes than a head follow it.
+    return head === undefined ? 1 : FRAME_HEAD_BYTES + head.bodyBytes - left;
+  }
+
+  /** Appends chunk[from, to) to the bytes pending. */
+  private append(chunk: Buffer, from: number, to: number): void {
+    const left = this.end - this.start;
+    if (this.end + (to - from) > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(left + (to - from), 2 * this.buf.length));
       this.buf.copy(bigger, 0, this.start, this.end);
       this.base += this.start;
-      this.end -= this.start;
       this.start = 0;
-      this.buf = bigger;
+      this.end = left;
+      this.buf = this.kept = bigger;
     }
-    chunk.copy(this.buf, this.end);
-    this.end += chunk.length;
-    this.frames();
-    return !this.stopped;
+    chunk.copy(this.buf, this.end, from, to);
+    this.end += to - from;
+  }
+
+  /** A buffer of at least `bytes` for the bytes pending: the one kept from before when it is large enough. */
+  private spare(bytes: number): Buffer {
+    if (this.kept.length < bytes) this.kept = Buffer.allocUnsafe(Math.max(bytes, 64 * 1024));
+    return this.kept;
   }
 
   /** The end of the file: whatever is left is a torn frame or not a frame. */
@@ -134,6 +177,29 @@ export class FrameScanner implements RecordSink {
 
   raw(json: string): void {
     this.decoded.push(json);
+  }
+
+  /**
+   * A transition: built as a record, except one of an actor this scan already knows it does
+   * not take, whose shape is right (recordShapeProblem would find nothing): only counted.
+   */
+  transition(shape: TransitionShape, seq: number | null, t: number | null, id: string, why: unknown): void {
+    const actor = shape.actor;
+    if (
+      this.options.takes !== undefined &&
+      this.taken.get(actor) === false &&
+      actor !== "" &&
+      typeof seq === "number" &&
+      Number.isSafeInteger(seq) &&
+      seq >= 0 &&
+      typeof t === "number" &&
+      (why === undefined || (typeof why === "object" && why !== null && !Array.isArray(why)))
+    ) {
+      this.decoded.push(SKIPPED);
+      return;
+    }
+    const { machine, event, from, to } = shape;
+    this.decoded.push((why === undefined ? { actor, seq, t, kind: "transition", machine, id, event, from, to } : { actor, seq, t, kind: "transition", machine, id, event, from, to, why }) as LogRecord);
   }
 
   private frames(): void {
@@ -185,6 +251,7 @@ export class FrameScanner implements RecordSink {
 
   private take(item: LogRecord | string, at: number): void {
     const index = this.index++;
+    if (item === SKIPPED) return;
     let record: LogRecord;
     if (typeof item === "string") {
       let value: unknown;

@@ -116,8 +116,9 @@ async function scanFrames(handle: FileHandle, start: number, handler: ScanHandle
     startAt,
   });
   let position = start;
+  // One buffer for every read: the scanner keeps nothing of a chunk after push().
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   for (;;) {
-    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, position);
     if (bytesRead === 0) break;
     position += bytesRead;

@@ -172,6 +172,38 @@ describe("version-2 frames", () => {
   });
 });
 
+describe("a share of a version-2 log (a parallel replay's part)", () => {
+  /** Scans as one part of a parallel replay does: only `taken` actors' records handed over, problems of all. */
+  function scanShare(bytes: Buffer, taken: (actor: string) => boolean, chunk: number): { records: LogRecord[]; problems: LogProblem[]; first: Map<string, number> } {
+    const records: LogRecord[] = [];
+    const problems: LogProblem[] = [];
+    const first = new Map<string, number>();
+    const scanner = new FrameScanner(0, { problem: (p) => problems.push(p), record: (r) => records.push(r) > 0 }, { takes: taken, firstRecord: (actor, index) => first.set(actor, index) });
+    for (let at = 0; at < bytes.length; at += chunk) scanner.push(bytes.subarray(at, Math.min(at + chunk, bytes.length)));
+    scanner.finish();
+    return { records, problems, first };
+  }
+
+  it("hands over the taken actors' records and reports a bad record of an actor it does not take, as a whole scan does", () => {
+    const records = sequenced(Array.from({ length: 40 }, (_, i): LogRecord => ({ actor: `a${i % 2}`, seq: 0, t: i, kind: "transition", machine: "task", id: `k-${i}`, event: "E", from: "x", to: "y", ...(i % 4 === 1 ? { why: { rule: "r", n: i } } : {}) }) as LogRecord));
+    // Records of a1 that are not records (a seq that is not a whole number, a why that is not an object), late in a frame.
+    const bad = records.map((r, i) => (i === 13 ? { ...r, seq: 6.5 } : i === 33 ? { ...r, why: [1] } : r)) as LogRecord[];
+    const bytes = Buffer.concat([0, 1, 2, 3].map((f) => framesOf(bad.slice(f * 10, f * 10 + 10), { nums: 4096, chars: 4096 })));
+    const whole = scan(bytes);
+    for (const chunk of [bytes.length, 64, 7]) {
+      const part = scanShare(bytes, (actor) => actor === "a0", chunk);
+      expect(part.records).toEqual(whole.records.filter((r) => r.actor === "a0"));
+      expect(part.first).toEqual(new Map([["a0", 0]]));
+      // The whole scan's problems but the gaps of a1, whose sequence only the part taking it checks.
+      expect(part.problems).toEqual(whole.problems.filter((p) => p.kind === "malformed"));
+      expect(part.problems.map((p) => p.message)).toEqual([
+        expect.stringMatching(/^record #13 \(frame at byte \d+\): record seq is not a non-negative integer$/),
+        expect.stringMatching(/^record #33 \(frame at byte \d+\): transition record why is not an object$/),
+      ]);
+    }
+  });
+});
+
 describe("a version-2 log file", () => {
   it("is what FileLogSink writes by default: a padded header, aligned frames, read back streaming and whole", async () => {
     const path = join(dir, "default.natlog");
