@@ -1,55 +1,6 @@
 /** The server's answers as the page reads them (dashboard/server/model.ts and dash-fold.ts write them). */
 
-export interface WorkerRow {
-  name: string;
-  status: string;
-  schedulerState?: string;
-  reason?: string;
-  nthreads?: number;
-  executing: string[];
-  occupancy: number;
-  processing: number;
-  inMemory: number;
-  bytes: number;
-  done: number;
-  stealsIn: number;
-  stealsOut: number;
-}
-
-export interface ProgressRow {
-  prefix: string;
-  total: number;
-  waiting: number;
-  queued: number;
-  processing: number;
-  memory: number;
-  released: number;
-  erred: number;
-}
-
-export interface ClusterAt {
-  records: number;
-  last?: { actor: string; seq: number; t: number };
-  schedulerState?: string;
-  workers: WorkerRow[];
-  progress: ProgressRow[];
-  steals: { key: string; victim?: string; thief?: string }[];
-}
-
-export interface Summary {
-  source: { kind: "log" | "embedded" | "nats"; location: string; cluster?: string; live: boolean };
-  start: number;
-  startIso?: string;
-  end: number;
-  records: number;
-  now: ClusterAt;
-}
-
-export interface AtAnswer extends ClusterAt {
-  cut: string;
-  index: number;
-  t: number;
-}
+export type { AtAnswer, ClusterAt, ProgressRow, Summary, WorkerRow } from "../server/wire-types.js";
 
 export interface StoryLine {
   t: number;

@@ -6,47 +6,9 @@
 import type { LogRecord } from "../../log/types.js";
 import { ClusterFold } from "../../log/cluster-fold.js";
 import { keySplit } from "../../machines/graph/keys.js";
+import type { ClusterAt, ProgressRow, WorkerRow } from "./wire-types.js";
 
-export interface WorkerRow {
-  name: string;
-  /** running | stopped | unknown, with the scheduler's state of it and the reason when it stopped. */
-  status: string;
-  schedulerState?: string;
-  reason?: string;
-  nthreads?: number;
-  executing: string[];
-  /** Estimated seconds of compute it holds (the scheduler's estimates of its tasks not yet done). */
-  occupancy: number;
-  processing: number;
-  /** Keys in memory on it, and their bytes as reported. */
-  inMemory: number;
-  bytes: number;
-  done: number;
-  stealsIn: number;
-  stealsOut: number;
-}
-
-/** Dask's progress columns for one prefix; `released`: computed, then let go; `erred` keeps a failure let go. */
-export interface ProgressRow {
-  prefix: string;
-  total: number;
-  waiting: number;
-  queued: number;
-  processing: number;
-  memory: number;
-  released: number;
-  erred: number;
-}
-
-export interface ClusterAt {
-  /** Records folded, and the last one's actor, seq and `t`. */
-  records: number;
-  last?: { actor: string; seq: number; t: number };
-  schedulerState?: string;
-  workers: WorkerRow[];
-  progress: ProgressRow[];
-  steals: { key: string; victim?: string; thief?: string }[];
-}
+export type { ClusterAt, ProgressRow, WorkerRow } from "./wire-types.js";
 
 interface Tally {
   done: number;

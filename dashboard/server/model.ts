@@ -11,33 +11,10 @@ import { resolveKey } from "../../tools/keys.js";
 import { addCauses, recordsSource } from "../../tools/story-causes.js";
 import { storyLines } from "../../tools/story.js";
 import { encodeTaskStream, TaskStreamBuilder } from "../../tools/task-stream.js";
-import { DashFold, type ClusterAt } from "./dash-fold.js";
+import { DashFold } from "./dash-fold.js";
+import type { AtAnswer, ClusterAt, SourceInfo, Summary } from "./wire-types.js";
 
-export interface SourceInfo {
-  /** "log" (a recorded log file or JetStream log), "embedded" (a LocalCluster in this process), "nats" (a live cluster on NATS). */
-  kind: "log" | "embedded" | "nats";
-  /** The log file, JetStream location or cluster name shown in the header. */
-  location: string;
-  cluster?: string;
-  live: boolean;
-}
-
-export interface Summary {
-  source: SourceInfo;
-  start: number;
-  startIso?: string;
-  /** Seconds from the start to the last record. */
-  end: number;
-  records: number;
-  now: ClusterAt;
-}
-
-/** The cluster at a cut, with where the cut fell: `index` records of the log in log order, the last at `t` (from the start). */
-export interface AtAnswer extends ClusterAt {
-  cut: string;
-  index: number;
-  t: number;
-}
+export type { AtAnswer, SourceInfo, Summary } from "./wire-types.js";
 
 /** A way to name a cut: the first `index` records in log order, or a cut as replay --until takes it. */
 export type DashCut = { index: number } | { spec: CutSpec };
