@@ -84,16 +84,11 @@ export interface TaskStream {
   deaths: StreamDeath[];
 }
 
-/** What a live builder completed since its last drain (tools/task-stream.ts, TaskStreamBuilder). */
-export interface TaskStreamDelta {
-  runStart: number;
-  end: number;
-  /** Every worker as it is now (a handful: sent whole). */
-  workers: StreamWorker[];
-  bars: StreamBar[];
-  transfers: StreamTransfer[];
-  steals: StreamSteal[];
-  deaths: StreamDeath[];
+/**
+ * What a live builder completed since its last drain (tools/task-stream.ts,
+ * TaskStreamBuilder), with every worker as it is now (a handful: sent whole).
+ */
+export interface TaskStreamDelta extends TaskStream {
   /** The executions running now (outcome "running", ending at `end`): each delta's replace the last's. */
   running?: StreamBar[];
 }
