@@ -61,8 +61,10 @@ describe("natsched dashboard on NATS", () => {
       let seen: Summary | undefined;
       for (let i = 0; i < 600; i++) {
         seen = await summary(live.url);
+        // The scheduler's records and each worker's come on their own subjects: wait for all of them.
         const nap = seen.now.progress.find((p) => p.prefix === "nap");
-        if (nap !== undefined && nap.memory + nap.released === TASKS) break;
+        const done = seen.now.workers.reduce((n, w) => n + w.done, 0);
+        if (nap !== undefined && nap.memory + nap.released === TASKS && done === TASKS) break;
         await sleep(50);
       }
       expect(seen!.source).toEqual(expect.objectContaining({ kind: "nats", live: true }));
