@@ -21,6 +21,7 @@ import { ReplayEngine } from "./replay-engine.js";
 import { scanLogFile, type ScanShare } from "./replay-scan.js";
 import type { ActorReplay, ReplayProblem } from "./replay-types.js";
 import { schedulerStateView, workerCoreView, type SchedulerStateView, type WorkerCoreView } from "./state-view.js";
+import { threadSource } from "../log/thread-source.js";
 
 /** Below this size a log is replayed in one pass: a thread's start costs more than it saves. */
 export const PARALLEL_MIN_BYTES = 8 * 1024 * 1024;
@@ -159,19 +160,6 @@ interface Job {
 
 type Reply = { id: number; outcome: PartOutcome } | { id: number; error: string };
 
-/** The program a replay thread runs: replay-thread.ts (or .js), loaded through tsx when running from source. */
-function threadSource(): string {
-  const entry = new URL(import.meta.url.endsWith(".ts") ? "./replay-thread.ts" : "./replay-thread.js", import.meta.url).href;
-  if (!import.meta.url.endsWith(".ts")) return `import(${JSON.stringify(entry)});`;
-  // From TypeScript sources (tsx, vitest): the thread registers tsx's loader first.
-  return [
-    'const { createRequire } = require("node:module");',
-    'const { pathToFileURL } = require("node:url");',
-    `const req = createRequire(${JSON.stringify(new URL(import.meta.url).pathname)});`,
-    'import(pathToFileURL(req.resolve("tsx/esm/api")).href.replace(/\\.cjs$/, ".mjs"))',
-    `  .then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`,
-  ].join("\n");
-}
 
 class ReplayThread {
   private readonly worker: Worker;
@@ -227,7 +215,7 @@ class ReplayThreads {
     let thread = this.threads[index];
     if (thread === undefined || thread.dead) {
       try {
-        this.threads[index] = thread = new ReplayThread(threadSource());
+        this.threads[index] = thread = new ReplayThread(threadSource(import.meta.url, "replay-thread"));
       } catch {
         this.broken = true;
         return undefined;

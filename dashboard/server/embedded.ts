@@ -9,6 +9,7 @@ import type { DashboardSource, EmbeddedDashboard, EmbeddedDashboardOptions } fro
 import type { LogTap } from "../../log/log-tap.js";
 import { DashboardModel } from "./model.js";
 import { startDashboard } from "./server.js";
+import { threadSource } from "../../log/thread-source.js";
 
 const TAKE_MS = 100;
 
@@ -38,7 +39,7 @@ async function tapDashboard(tap: LogTap, opts: EmbeddedDashboardOptions): Promis
 }
 
 async function threadDashboard(logFile: string, opts: EmbeddedDashboardOptions): Promise<EmbeddedDashboard> {
-  const thread = new Worker(threadSource(), { eval: true, name: "natsched dashboard", workerData: { path: logFile, ...opts } });
+  const thread = new Worker(threadSource(import.meta.url, "embedded-thread"), { eval: true, name: "natsched dashboard", workerData: { path: logFile, ...opts } });
   thread.unref();
   const started = await new Promise<{ url?: string; error?: string }>((resolve) => {
     thread.once("message", resolve);
@@ -62,15 +63,3 @@ async function threadDashboard(logFile: string, opts: EmbeddedDashboardOptions):
   };
 }
 
-/** The thread's program: embedded-thread.ts (or .js), loaded through tsx when running from source. */
-function threadSource(): string {
-  const entry = new URL(import.meta.url.endsWith(".ts") ? "./embedded-thread.ts" : "./embedded-thread.js", import.meta.url).href;
-  if (!import.meta.url.endsWith(".ts")) return `import(${JSON.stringify(entry)});`;
-  return [
-    'const { createRequire } = require("node:module");',
-    'const { pathToFileURL } = require("node:url");',
-    `const req = createRequire(${JSON.stringify(new URL(import.meta.url).pathname)});`,
-    'import(pathToFileURL(req.resolve("tsx/esm/api")).href.replace(/\\.cjs$/, ".mjs"))',
-    `  .then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`,
-  ].join("\n");
-}
