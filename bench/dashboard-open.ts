@@ -9,7 +9,12 @@
  * (no-op tasks, `--workers` x `--threads` on the embedded cluster), written once and
  * reused from `--log`.
  *
- *   npx tsx bench/dashboard-open.ts [--tasks 100000] [--log /tmp/natsched-dashboard-100k.natlog] [--runs 3]
+ * Then the whole path as a user counts it (bench/dashboard-command.ts): `natsched dashboard
+ * <log>` spawned, to its URL, to the page's first full render; cold (no dashboard cache next
+ * to the log: the server reads the log first) and warm (the cache the cold open wrote).
+ * Say the machine's load (uptime) with the figures.
+ *
+ *   npx tsx bench/dashboard-open.ts [--tasks 100000] [--log /tmp/natsched-dashboard-100k.natlog] [--runs 3] [--command-runs 2]
  */
 import { existsSync, statSync } from "node:fs";
 import { createServer } from "node:http";
@@ -19,6 +24,7 @@ import { LocalCluster } from "../index.js";
 import { openLog } from "../log/reader.js";
 import { encodeTaskStream, TaskStreamBuilder } from "../tools/task-stream.js";
 import { launchChromium, widgetHtml, widgetScript } from "../tests/support/widget-page.js";
+import { openByCommand, type CommandOpen } from "./dashboard-command.js";
 import { FUNCTIONS } from "./functions.js";
 
 const { values } = parseArgs({
@@ -28,6 +34,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "3" },
     workers: { type: "string", default: "4" },
     threads: { type: "string", default: "2" },
+    "command-runs": { type: "string", default: "2" },
   },
 });
 const tasks = Number(values.tasks);
@@ -58,6 +65,8 @@ await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 
 const browser = await launchChromium();
+const commandRuns = Number(values["command-runs"]);
+const opens: CommandOpen[] = [];
 const results: { fetchMs: number; decodeMs: number; renderMs: number; totalMs: number; panFrameMs: number; panDrawMs: number }[] = [];
 try {
   for (let run = 0; run < runs; run++) {
@@ -100,6 +109,11 @@ try {
     results.push({ ...timing, panFrameMs: frames[Math.floor(frames.length / 2)]!, panDrawMs: draws[Math.floor(draws.length / 2)]! });
     await page.close();
   }
+  for (let run = 0; run < commandRuns; run++) {
+    opens.push(await openByCommand(browser, values.log, "cold"));
+    opens.push(await openByCommand(browser, values.log, "warm"));
+    if (opens.some((o) => o.bars !== stream.bars.length)) throw new Error(`the page drew ${opens.map((o) => o.bars).join(", ")} bars, the log has ${stream.bars.length}`);
+  }
 } finally {
   await browser.close();
   server.close();
@@ -125,6 +139,21 @@ console.log(
     medianPanDrawMs: median(results.map((r) => r.panDrawMs)),
   }),
 );
+for (const cache of ["cold", "warm"] as const) {
+  const these = opens.filter((o) => o.cache === cache);
+  if (these.length === 0) continue;
+  // From `natsched dashboard <log>`'s start: its URL, the page's first full render, every view loaded.
+  console.log(
+    JSON.stringify({
+      command: `natsched dashboard ${values.log}`,
+      cache,
+      runs: these.length,
+      urlMs: these.map((o) => round(o.urlMs)),
+      renderMs: these.map((o) => round(o.renderMs)),
+      readyMs: these.map((o) => round(o.readyMs)),
+    }),
+  );
+}
 
 /** A W1-like log: `n` no-op tasks in rounds of 20,000 (map, gather, release). */
 async function writeLog(path: string, n: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { BadOptionError } from "../machines/errors.js";
 import { followNatsCluster } from "../dashboard/server/nats-live.js";
 import type { DashboardModel } from "../dashboard/server/model.js";
-import { recordedLogModel } from "../dashboard/server/recorded-log.js";
+import { openRecordedLog } from "../dashboard/server/recorded-log.js";
 import { startDashboard, type Dashboard } from "../dashboard/server/server.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
 import { parseFlags } from "./parse-flags.js";
@@ -42,12 +42,19 @@ export async function dashboardCommand(args: string[], io: Io, stopped: Promise<
     stop = live.stop;
   } else {
     const { servers: _servers, ...connect } = natsOptions(parsed.values);
-    const recorded = await recordedLogModel(location, connect);
-    for (const problem of recorded.problems) io.err(`log problem: ${problem.message}`);
+    // Served at once: the log is read in the background (the page shows how far), its
+    // opening view cached next to a log file so the next open draws it before reading.
+    const recorded = await openRecordedLog(location, { connect, cache: true });
     model = recorded.model;
+    void recorded.loaded.then(
+      (problems) => {
+        for (const problem of problems) io.err(`log problem: ${problem.message}`);
+      },
+      (error: unknown) => io.err(`natsched dashboard: reading ${location} failed: ${(error as Error)?.message ?? error}`),
+    );
   }
   const dashboard: Dashboard = await startDashboard(model, { port, ...(parsed.values.host !== undefined ? { host: parsed.values.host } : {}) });
-  const what = location === undefined ? `live cluster ${model.source.cluster} at ${model.source.location}` : `${model.size} records of ${location}`;
+  const what = location === undefined ? `live cluster ${model.source.cluster} at ${model.source.location}` : `${location}, read in the background`;
   io.out(`natsched dashboard: ${dashboard.url} (${what}; Ctrl-C stops it)`);
   await stopped;
   await dashboard.close();

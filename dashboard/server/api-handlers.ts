@@ -6,10 +6,10 @@ import { json, problem, type Handler } from "./route-types.js";
 
 export const summaryHandler: Handler = ({ model }) => json(model.summary());
 
-export const streamHandler: Handler = ({ model }) => json(model.stream());
+export const streamHandler: Handler = ({ model }) => ({ status: 200, type: "application/json; charset=utf-8", body: model.streamJson() });
 
 /** `?index=N` (the first N records in log order), `?seq=N` or `?seq=actor:N`, or `?t=S` (seconds from the start). */
-export const atHandler: Handler = ({ model, url }) => {
+export const atHandler: Handler = async ({ model, url }) => {
   const q = url.searchParams;
   let cut: DashCut;
   try {
@@ -24,12 +24,15 @@ export const atHandler: Handler = ({ model, url }) => {
     if (error instanceof BadOptionError) return problem(error.message);
     throw error;
   }
+  // A cut is answered over the whole log (a recorded log is read in the background).
+  await model.whenLoaded();
   return json(model.at(cut));
 };
 
 export const storyHandler: Handler = async ({ model, url }) => {
   const key = url.searchParams.get("key");
   if (!key) return problem("give ?key=<task key>");
+  await model.whenLoaded();
   try {
     return json(await model.story(key));
   } catch (error) {

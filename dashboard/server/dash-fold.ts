@@ -26,7 +26,8 @@ const COMPUTE_STATES = new Set(["waiting", "ready", "executing", "resumed", "can
  * cluster's dashboard views its fold four times a second while the tasks pile up.
  */
 export class DashFold {
-  readonly cluster = new ClusterFold();
+  constructor(readonly cluster = new ClusterFold()) {}
+
   private readonly tallies = new Map<string, Tally>();
   private readonly nbytes = new Map<string, number>();
   /** How each key last ended (in memory, or erred): what a released or forgotten key counts as. */
@@ -74,6 +75,28 @@ export class DashFold {
       // A forgotten task is done with: its progress column keeps it, the fold need not.
       if (after.state === "forgotten") this.cluster.tasks.delete(task);
     }
+  }
+
+  /**
+   * An independent copy (the model's checkpoints: a scrubber moving back folds on from the
+   * latest one before the cut, not from the log's start).
+   */
+  clone(): DashFold {
+    // data() shares its facts objects, which the fold changes in place: a deep copy.
+    const copy = new DashFold(ClusterFold.from(structuredClone(this.cluster.data())));
+    for (const [worker, t] of this.tallies) copy.tallies.set(worker, { ...t });
+    for (const [key, n] of this.nbytes) copy.nbytes.set(key, n);
+    for (const [key, o] of this.outcome) copy.outcome.set(key, o);
+    for (const [key, victim] of this.stealing) copy.stealing.set(key, victim);
+    const rows = new Map<ProgressRow, ProgressRow>();
+    for (const [prefix, row] of this.progressRows) {
+      const own = { ...row };
+      rows.set(row, own);
+      copy.progressRows.set(prefix, own);
+    }
+    for (const [key, place] of this.columns) copy.columns.set(key, { row: rows.get(place.row)!, column: place.column });
+    for (const [worker, n] of this.processing) copy.processing.set(worker, n);
+    return copy;
   }
 
   /** Every task key seen, forgotten or not. */

@@ -96,13 +96,14 @@ export function cutOfQuery(query: URLSearchParams): DashCut | undefined {
   return undefined;
 }
 
-export const machinesHandler: Handler = ({ model, url }) => {
+export const machinesHandler: Handler = async ({ model, url }) => {
   let cut: DashCut | undefined;
   try {
     cut = cutOfQuery(url.searchParams);
   } catch (error) {
     return typedProblem(error);
   }
+  await model.whenLoaded();
   const { records, dropped } = model.kept();
   const view = machinesView(records, cut);
   if (dropped > 0) view.partial = `the dashboard keeps the latest ${records.length} records: counts are of those (${dropped} records before them are in the log)`;

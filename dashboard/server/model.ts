@@ -25,6 +25,20 @@ export type DashCut = { index: number } | { spec: CutSpec };
  */
 const LIVE_RECORDS = 50_000;
 
+/**
+ * Records between the scrubber's checkpoints: a copy of the fold taken when the scrubber's
+ * fold first passes each multiple (a copy costs about what folding 50,000 records does, so
+ * reading the log takes none), and a move back folds on from the latest one before the cut.
+ */
+const CHECKPOINT_RECORDS = 1 << 17;
+
+/** What a recorded log's opening view is before the log is read: its summary and task stream from the dashboard's cache (open-cache.ts). */
+export interface OpeningView {
+  summary: Summary;
+  /** The task stream in its wire form, as JSON text (served as it is). */
+  streamJson: string;
+}
+
 export class DashboardModel {
   /** In log order; a live model drops the oldest beyond LIVE_RECORDS. */
   private records: LogRecord[] = [];
@@ -39,13 +53,51 @@ export class DashboardModel {
   /** The fold of the last `at` by index, to step forward from without starting over. */
   private stepFold: { index: number; fold: DashFold } | undefined;
   private readonly listeners = new Set<() => void>();
+  /** Folds after every CHECKPOINT_RECORDS records, in order, taken as the scrubber passes them. */
+  private readonly checkpoints: DashFold[] = [];
+  /** Set while a recorded log is read in the background: how many records it has, if known. */
+  private reading: { of?: number } | undefined;
+  private doneReading: Promise<void> = Promise.resolve();
+  private finishReading: () => void = () => {};
+  /** The opening view from the cache, served while the log is read. */
+  private opening: OpeningView | undefined;
+  private streamText: string | undefined;
 
   constructor(
     readonly source: SourceInfo,
     /** The log header's `created` (ms), which says whether `t` is wall-clock time. */
     private readonly createdMs?: number,
+    /** Records between the scrubber's checkpoints (tests take fewer). */
+    private readonly checkpointRecords = CHECKPOINT_RECORDS,
   ) {
     this.time = TimeBase.of(undefined, createdMs);
+  }
+
+  /**
+   * A recorded log is being read (by recorded-log.ts): until `loaded`, the summary says how
+   * far it is, and the views that need the whole log wait (whenLoaded). `of`: its records,
+   * when the index says; `opening`: the cached summary and stream, served meanwhile.
+   */
+  beginLoading(of?: number, opening?: OpeningView): void {
+    this.reading = of !== undefined ? { of } : {};
+    this.opening = opening;
+    this.doneReading = new Promise((resolve) => (this.finishReading = resolve));
+  }
+
+  loaded(): void {
+    this.reading = undefined;
+    this.opening = undefined;
+    this.finishReading();
+    this.changed();
+  }
+
+  /** Resolves once a recorded log has been read whole (at once for other sources). */
+  whenLoaded(): Promise<void> {
+    return this.doneReading;
+  }
+
+  get loading(): boolean {
+    return this.reading !== undefined;
   }
 
   add(record: LogRecord): void {
@@ -84,20 +136,30 @@ export class DashboardModel {
   }
 
   summary(): Summary {
+    if (this.opening !== undefined) return { ...this.opening.summary, source: this.source, loading: { read: this.count, of: this.opening.summary.records, streamReady: true } };
     const last = this.records[this.records.length - 1];
     const summary: Summary = { source: this.source, start: this.time.start, end: last ? this.time.since(last.t) : 0, records: this.count, now: this.since(this.fold.view()) };
     if (this.time.iso !== undefined) summary.startIso = this.time.iso;
+    if (this.reading !== undefined) summary.loading = { read: this.count, ...(this.reading.of !== undefined ? { of: this.reading.of } : {}), streamReady: false };
     return summary;
   }
 
   /** The whole task stream so far, in its wire form. */
   stream(): unknown {
-    if (this.source.live) return encodeTaskStream(this.builder.snapshot());
+    if (this.source.live || this.reading !== undefined) return encodeTaskStream(this.builder.snapshot());
     return (this.encoded ??= encodeTaskStream(this.builder.snapshot()));
   }
 
-  /** The bars, transfers and steals completed since the last call (live only), encoded. */
+  /** The task stream as JSON text: a recorded log's is made once (or comes from the cache while the log is read). */
+  streamJson(): string {
+    if (this.opening !== undefined) return this.opening.streamJson;
+    if (this.source.live || this.reading !== undefined) return JSON.stringify(this.stream());
+    return (this.streamText ??= JSON.stringify(this.stream()));
+  }
+
+  /** The bars, transfers and steals completed since the last call, encoded; none while a cached stream stands for the log's. */
   drainStream(): unknown {
+    if (this.opening !== undefined) return undefined;
     // A delta has a stream's fields: it travels in the stream's compact wire form.
     return encodeTaskStream(this.builder.drain());
   }
@@ -122,11 +184,24 @@ export class DashboardModel {
   private atIndex(wanted: number): AtAnswer {
     const index = Math.max(0, Math.min(this.records.length, Math.floor(wanted)));
     let step = this.stepFold;
-    if (step === undefined || step.index > index) step = { index: 0, fold: new DashFold() };
-    for (let i = step.index; i < index; i++) step.fold.add(this.records[i]!);
+    if (step === undefined || step.index > index || this.checkpointBefore(index) > step.index) {
+      // Back (or far forward): from the latest checkpoint at or before the cut.
+      const at = this.checkpointBefore(index);
+      step = at === 0 ? { index: 0, fold: new DashFold() } : { index: at, fold: this.checkpoints[at / this.checkpointRecords - 1]!.clone() };
+    }
+    for (let i = step.index; i < index; i++) {
+      step.fold.add(this.records[i]!);
+      // A live model's records shift as the oldest go: its positions are not stable, no checkpoints.
+      if (!this.source.live && (i + 1) % this.checkpointRecords === 0 && this.checkpoints.length === (i + 1) / this.checkpointRecords - 1) this.checkpoints.push(step.fold.clone());
+    }
     step.index = index;
     this.stepFold = step;
     return this.answer(step.fold, `after record ${index} of ${this.records.length}`, index);
+  }
+
+  /** The position of the latest checkpoint at or before `index` (0: the start). */
+  private checkpointBefore(index: number): number {
+    return Math.min(Math.floor(index / this.checkpointRecords), this.checkpoints.length) * this.checkpointRecords;
   }
 
   private answer(fold: DashFold, cut: string, index: number): AtAnswer {

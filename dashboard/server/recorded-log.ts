@@ -1,13 +1,77 @@
-/** A recorded log (a file, or a JetStream log at nats://host:port/<cluster>) read whole into a dashboard model. */
-import { openLogAt } from "../../log/jetstream-open.js";
+/**
+ * A recorded log (a file, or a JetStream log at nats://host:port/<cluster>) as a dashboard
+ * model. `openRecordedLog` answers once the log's header is read and reads the records in
+ * the background, so the dashboard serves (and prints its URL) at once: meanwhile the page
+ * shows how far the reading is and the task stream as it grows, or, with the dashboard's
+ * cache next to a log file (open-cache.ts), the whole log's summary and task stream at once.
+ */
+import { setImmediate as turn } from "node:timers/promises";
+import { isJetStreamLocation, openLogAt } from "../../log/jetstream-open.js";
+import { indexPathOf } from "../../log/log-index-build.js";
+import { LogIndex } from "../../log/log-index.js";
 import type { LogProblem } from "../../log/types.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import { DashboardModel } from "./model.js";
+import { readOpeningCache, writeOpeningCache } from "./open-cache.js";
 
-export async function recordedLogModel(location: string, connect: Omit<NatsConnectOptions, "servers"> = {}): Promise<{ model: DashboardModel; problems: readonly LogProblem[] }> {
-  const reader = await openLogAt(location, connect);
+export interface RecordedLogOptions {
+  connect?: Omit<NatsConnectOptions, "servers">;
+  /** Read and write the dashboard's cache next to a log file (`natsched dashboard` does; default false). */
+  cache?: boolean;
+}
+
+export interface RecordedLog {
+  model: DashboardModel;
+  /** Resolves once every record is in the model, with the problems the reading found. */
+  loaded: Promise<readonly LogProblem[]>;
+}
+
+/** Reading yields to the server this often (ms), so it answers while a large log is read. */
+const SLICE_MS = 20;
+
+export async function openRecordedLog(location: string, opts: RecordedLogOptions = {}): Promise<RecordedLog> {
+  const reader = await openLogAt(location, opts.connect ?? {});
   const cluster = typeof reader.header.meta?.cluster === "string" ? reader.header.meta.cluster : undefined;
   const model = new DashboardModel({ kind: "log", location, live: false, ...(cluster !== undefined ? { cluster } : {}) }, reader.header.created);
-  for await (const record of reader.records()) model.add(record);
-  return { model, problems: reader.problems };
+  const file = !isJetStreamLocation(location);
+  const opening = file && opts.cache ? await readOpeningCache(location) : undefined;
+  model.beginLoading(opening?.summary.records ?? (file ? await indexedRecords(location) : undefined), opening);
+  const loaded = (async () => {
+    let slice = performance.now();
+    try {
+      for await (const record of reader.records()) {
+        model.add(record);
+        if (performance.now() - slice > SLICE_MS) {
+          model.changed();
+          await turn();
+          slice = performance.now();
+        }
+      }
+    } finally {
+      // A failed read (a JetStream log's server gone) leaves what was read, not views waiting forever.
+      model.loaded();
+    }
+    if (file && opts.cache && opening === undefined) await writeOpeningCache(location, { summary: model.summary(), streamJson: model.streamJson() });
+    return reader.problems;
+  })();
+  // The caller awaits `loaded`; until it does, a failure must not be an unhandled rejection.
+  loaded.catch(() => {});
+  return { model, loaded };
+}
+
+/** A recorded log read whole into a model. */
+export async function recordedLogModel(location: string, connect: Omit<NatsConnectOptions, "servers"> = {}): Promise<{ model: DashboardModel; problems: readonly LogProblem[] }> {
+  const { model, loaded } = await openRecordedLog(location, { connect });
+  return { model, problems: await loaded };
+}
+
+/** How many records the log's index says it has (undefined without a matching index: building one is a read of the whole log). */
+async function indexedRecords(path: string): Promise<number | undefined> {
+  try {
+    const index = await LogIndex.open(path, indexPathOf(path));
+    await index.close();
+    return index.records;
+  } catch {
+    return undefined;
+  }
 }

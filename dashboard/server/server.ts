@@ -1,7 +1,7 @@
 /**
  * The dashboard's HTTP server (node:http): the page, the JSON routes of routes.ts, and
  * `/api/events`, server-sent events that carry a live log's news at most every 250 ms (the
- * cluster now and the task stream's new bars). Binds 127.0.0.1 unless told otherwise; port 0
+ * cluster now and the task stream's new bars), and a recorded log's while it is read. Binds 127.0.0.1 unless told otherwise; port 0
  * takes a free port. Read-only: nothing it answers changes the cluster or the log.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -70,7 +70,7 @@ async function answer(model: DashboardModel, page: PageFiles, events: EventStrea
   const url = new URL(req.url ?? "/", "http://dashboard");
   if (url.pathname === "/api/events") {
     if (req.method !== "GET") return send(res, problem("GET only", 405));
-    events.add(res, { event: "hello", data: { live: model.source.live } });
+    events.add(res, { event: "hello", data: { live: model.source.live, loading: model.loading } });
     return;
   }
   const route = ROUTES.find((r) => r.path === url.pathname && r.method === req.method);

@@ -61,6 +61,12 @@ export interface Summary {
   end: number;
   records: number;
   now: ClusterAt;
+  /**
+   * Set while a recorded log is still read in the background: records read so far, of how
+   * many (when known), and whether /api/stream already has the whole log's task stream
+   * (from the dashboard's cache: `records`, `end` and `now` are then the whole log's too).
+   */
+  loading?: { read: number; of?: number; streamReady: boolean };
 }
 
 /** The cluster at a cut, with where the cut fell: `index` records of the log in log order, the last at `t` (from the start). */

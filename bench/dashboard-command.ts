@@ -1,0 +1,60 @@
+/**
+ * `natsched dashboard <log>` as a user starts it, timed from the command's start: spawned
+ * as `node bin/natsched.mjs dashboard <log>`, the time until it prints its URL, and until
+ * the page (headless Chromium, opened as soon as the URL is out) has drawn the whole log's
+ * task stream and summary (`body[data-rendered]`, the first full render). Cold: without
+ * the dashboard's cache next to the log (`<log>.dash`), so the log is read before the whole
+ * stream is drawn; warm: with the cache the cold run wrote. Each open is a fresh process.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+
+const ROOT = join(import.meta.dirname, "..");
+
+export interface CommandOpen {
+  cache: "cold" | "warm";
+  /** Command start to the URL printed. */
+  urlMs: number;
+  /** Command start to the first full render. */
+  renderMs: number;
+  /** Command start to the page's every view loaded (the server has read the whole log). */
+  readyMs: number;
+  bars: number;
+}
+
+/** One open of `log` by the command: cold removes the cache first. */
+export async function openByCommand(browser: Browser, log: string, cache: "cold" | "warm"): Promise<CommandOpen> {
+  if (cache === "cold") rmSync(`${log}.dash`, { force: true });
+  else if (!existsSync(`${log}.dash`)) throw new Error(`no cache next to ${log}: run a cold open first`);
+  const started = performance.now();
+  const child = spawn(process.execPath, [join(ROOT, "bin", "natsched.mjs"), "dashboard", log], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString("utf8");
+        const found = /http:\/\/\S+\//.exec(out);
+        if (found) resolve(found[0]);
+      });
+      child.once("exit", (code) => reject(new Error(`natsched dashboard exited (${code}) before printing its URL`)));
+    });
+    const urlMs = performance.now() - started;
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    await page.goto(url);
+    await page.waitForSelector("body[data-rendered=true]", { timeout: 300_000 });
+    const renderMs = performance.now() - started;
+    const bars = Number(await page.$eval(".task-stream", (root) => (root as HTMLElement).dataset.bars));
+    await page.waitForSelector("body[data-ready=true]", { timeout: 300_000 });
+    const readyMs = performance.now() - started;
+    if (errors.length > 0) throw new Error(`page errors: ${errors.join("; ")}`);
+    await page.close();
+    return { cache, urlMs, renderMs, readyMs, bars };
+  } finally {
+    child.kill("SIGINT");
+    await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once("exit", resolve)));
+  }
+}
