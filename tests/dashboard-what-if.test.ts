@@ -104,6 +104,26 @@ describe("POST /api/what-if", () => {
     expect(answer.simulated.makespan).toBe(whatIf(records, { changes: { workerSaturation: Infinity } }).changed!.makespan);
   });
 
+  it("runs on a thread of its own: the server answers other requests meanwhile", async () => {
+    let whatIfDone = false;
+    const running = post(JSON.stringify({ set: { workStealing: false } })).then(async (res) => {
+      whatIfDone = true;
+      return res;
+    });
+    const answeredDuring: boolean[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${base}/api/summary`);
+      expect(res.status).toBe(200);
+      answeredDuring.push(!whatIfDone);
+    }
+    // A what-if on the server's thread would answer first: the summaries would wait for it.
+    expect(answeredDuring).toEqual([true, true, true]);
+    const res = await running;
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as WhatIfAnswer;
+    expect(answer.simulated.makespan).toBe(whatIf(records, { changes: { workStealing: false } }).changed!.makespan);
+  });
+
   it("refuses bad settings and bad JSON with a 400 and a typed message", async () => {
     const cases: [Promise<Response>, string, RegExp][] = [
       [post(JSON.stringify({ set: { workerSaturation: 0 } })), "CONFIG", /config workerSaturation: must be > 0/],

@@ -5,7 +5,10 @@
  */
 import { isConfigKey, resolveConfig, type Config } from "../../machines/config.js";
 import { parseEnvValue } from "../../machines/config-sources.js";
-import { BadOptionError, ConfigError } from "../../machines/errors.js";
+import { Worker } from "node:worker_threads";
+import { BadOptionError, ConfigError, NatschedError, type ErrorCode } from "../../machines/errors.js";
+import { isJetStreamLocation } from "../../log/jetstream-open.js";
+import { threadSource } from "../../log/thread-source.js";
 import type { LogRecord } from "../../log/types.js";
 import { readHostCosts } from "../../sim/host-costs.js";
 import { readObject, readNumber } from "../../sim/scenario-fields.js";
@@ -117,6 +120,24 @@ export function whatIfStreams(records: Iterable<LogRecord>, settings: WhatIfSett
   };
 }
 
+/** whatIfStreams on a thread of its own (what-if-thread.ts): over the log file at `path`, or over `records`. */
+export async function whatIfOnThread(source: { path: string } | { records: readonly LogRecord[] }, settings: WhatIfSettings): Promise<WhatIfAnswer> {
+  const thread = new Worker(threadSource(import.meta.url, "what-if-thread"), { eval: true, name: "natsched what-if", workerData: { settings, ...source } });
+  try {
+    const reply = await new Promise<{ answer?: WhatIfAnswer; error?: string; code?: string }>((resolve) => {
+      thread.once("message", resolve);
+      thread.once("error", (error) => resolve({ error: error.message }));
+      thread.once("exit", (code) => resolve({ error: `the what-if thread stopped (exit code ${code})` }));
+    });
+    if (reply.answer !== undefined) return reply.answer;
+    // A typed error from the simulation (a setting it refuses) is still the request's fault.
+    if (reply.code !== undefined) throw new NatschedError(reply.code as ErrorCode, reply.error ?? "what-if failed");
+    throw new Error(reply.error ?? "what-if failed");
+  } finally {
+    await thread.terminate();
+  }
+}
+
 export const whatIfHandler: Handler = async ({ model, body }) => {
   let settings: WhatIfSettings;
   try {
@@ -131,8 +152,16 @@ export const whatIfHandler: Handler = async ({ model, body }) => {
   } catch (error) {
     return typedProblem(error);
   }
+  await model.whenLoaded();
   const { records, dropped } = model.kept();
-  const answer = whatIfStreams(records, settings);
+  // A log file is read again by the thread (cheaper than copying its records over); other sources' records are copied.
+  const file = model.source.kind === "log" && !isJetStreamLocation(model.source.location);
+  let answer: WhatIfAnswer;
+  try {
+    answer = await whatIfOnThread(file ? { path: model.source.location } : { records }, settings);
+  } catch (error) {
+    return typedProblem(error);
+  }
   if (dropped > 0) answer.notes.unshift(`the dashboard keeps the latest ${records.length} records: the workload is what they hold (${dropped} records before them are in the log)`);
   return safeJson(answer);
 };
