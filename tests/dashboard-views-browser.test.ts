@@ -100,6 +100,35 @@ describe("the machines and what-if views, in Chromium", () => {
     expect(summary).toMatch(/simulated \d+\.\d{3} s, ratio \d+\.\d\d/);
   });
 
+  it("gives the recorded and simulated streams one zoom: a wheel or a drag on either moves both", async () => {
+    const spans = async () => {
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      return page.$$eval("#what-if-slot .task-stream", (roots) => roots.map((r) => [Number((r as HTMLElement).dataset.t0), Number((r as HTMLElement).dataset.t1)]));
+    };
+    const [recorded, simulated] = await spans();
+    expect(recorded).toEqual(simulated);
+    const makespans = [Number(await page.getAttribute("#what-if-slot .what-if-view", "data-recorded-makespan")), Number(await page.getAttribute("#what-if-slot .what-if-view", "data-simulated-makespan"))];
+    // Both show the longer run whole.
+    expect(recorded![1]! - recorded![0]!).toBeGreaterThanOrEqual(Math.max(...makespans));
+    const canvas = page.locator("#what-if-slot .what-if-simulated canvas");
+    await page.locator("#what-if-slot .what-if-recorded canvas").scrollIntoViewIfNeeded();
+    await canvas.scrollIntoViewIfNeeded();
+    const box = (await canvas.boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.6, box.y + 20);
+    await page.mouse.wheel(0, -300);
+    const [zoomedRecorded, zoomedSimulated] = await spans();
+    expect(zoomedSimulated![1]! - zoomedSimulated![0]!).toBeLessThan(recorded![1]! - recorded![0]!);
+    expect(zoomedRecorded).toEqual(zoomedSimulated);
+    const top = (await page.locator("#what-if-slot .what-if-recorded canvas").boundingBox())!;
+    await page.mouse.move(top.x + top.width * 0.5, top.y + 20);
+    await page.mouse.down();
+    await page.mouse.move(top.x + top.width * 0.3, top.y + 20, { steps: 4 });
+    await page.mouse.up();
+    const [pannedRecorded, pannedSimulated] = await spans();
+    expect(pannedRecorded![0]).toBeGreaterThan(zoomedRecorded![0]!);
+    expect(pannedSimulated).toEqual(pannedRecorded);
+  });
+
   it("logged no error in the page's console", () => {
     expect(errors).toEqual([]);
   });

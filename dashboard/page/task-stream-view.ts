@@ -17,6 +17,10 @@ import { prefixColour as prefixColourOf } from "./prefix-colours.js";
 export interface TaskStreamView {
   set(stream: TaskStream): void;
   append(delta: TaskStreamDelta): void;
+  /** The time span shown (seconds from the run's start). */
+  view(): TimeSpan;
+  /** Shows `span` (null: the whole run), without calling onView: how two widgets share one zoom. */
+  setView(span: TimeSpan | null): void;
   /** A vertical line at `t` (seconds from the run's start), or none. */
   setCursor(t: number | null): void;
   counts(): { bars: number; lanes: number };
@@ -25,8 +29,15 @@ export interface TaskStreamView {
   destroy(): void;
 }
 
+export interface TimeSpan {
+  t0: number;
+  t1: number;
+}
+
 export interface TaskStreamOptions {
   onBar?(key: string): void;
+  /** The person panned or zoomed (or double-clicked for the whole run): the span now shown. */
+  onView?(span: TimeSpan): void;
   title?: string;
 }
 
@@ -84,6 +95,8 @@ export function mountTaskStream(parent: HTMLElement, opts: TaskStreamOptions = {
     const started = performance.now();
     const stats = drawStream(ctx, index, geometry, cursor, selected);
     root.dataset.drawMs = (performance.now() - started).toFixed(1);
+    root.dataset.t0 = String(view.t0);
+    root.dataset.t1 = String(view.t1);
     root.dataset.drawn = String(stats.bars);
     root.dataset.rects = String(stats.rects);
   }
@@ -144,6 +157,7 @@ export function mountTaskStream(parent: HTMLElement, opts: TaskStreamOptions = {
     const shift = (dx / geometry.plotWidth) * (drag.t1 - drag.t0);
     view = { t0: drag.t0 - shift, t1: drag.t1 - shift };
     following = false;
+    opts.onView?.({ ...view });
     tip.style.display = "none";
     redraw();
   });
@@ -180,12 +194,14 @@ export function mountTaskStream(parent: HTMLElement, opts: TaskStreamOptions = {
       const left = (at - view.t0) / (view.t1 - view.t0);
       view = { t0: at - left * span, t1: at + (1 - left) * span };
       following = false;
+      opts.onView?.({ ...view });
       redraw();
     },
     { passive: false },
   );
   canvas.addEventListener("dblclick", () => {
     fullView();
+    opts.onView?.({ ...view });
     redraw();
   });
 
@@ -221,6 +237,17 @@ export function mountTaskStream(parent: HTMLElement, opts: TaskStreamOptions = {
       index.append(delta);
       if (wasFollowing) fullView();
       updated();
+      redraw();
+    },
+    view() {
+      return { ...view };
+    },
+    setView(span) {
+      if (span === null) fullView();
+      else {
+        view = { t0: span.t0, t1: span.t1 };
+        following = false;
+      }
       redraw();
     },
     setCursor(t) {

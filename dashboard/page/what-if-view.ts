@@ -9,8 +9,16 @@ import { decodeTaskStream } from "../../tools/task-stream-wire.js";
 import type { TaskStream } from "../../tools/task-stream-types.js";
 import type { WhatIfAnswer, WhatIfRequest } from "../server/what-if-wire.js";
 
-/** What this view needs of the task-stream widget (dash-stream's mountTaskStream fits it). */
-export type MountTaskStream = (parent: HTMLElement, opts: { title?: string }) => { set(stream: TaskStream): void; destroy(): void };
+interface TimeSpan {
+  t0: number;
+  t1: number;
+}
+
+/** What this view needs of the task-stream widget (task-stream-view.ts's mountTaskStream fits it). */
+export type MountTaskStream = (
+  parent: HTMLElement,
+  opts: { title?: string; onView?(span: TimeSpan): void },
+) => { set(stream: TaskStream): void; view(): TimeSpan; setView(span: TimeSpan | null): void; destroy(): void };
 
 export interface WhatIfOptions {
   mountTaskStream: MountTaskStream;
@@ -110,8 +118,10 @@ export function mountWhatIf(parent: HTMLElement, options: WhatIfOptions): WhatIf
   root.append(form, error, summary, recordedBox, simulatedBox);
   parent.appendChild(root);
 
-  const recorded = options.mountTaskStream(recordedBox, { title: "recorded" });
-  const simulated = options.mountTaskStream(simulatedBox, { title: "simulated" });
+  // One zoom for both: they share a time axis (the simulation is placed at the recorded run's
+  // first graph), so a pan or zoom of either moves the other, and bar widths compare.
+  const recorded = options.mountTaskStream(recordedBox, { title: "recorded", onView: (span) => simulated.setView(span) });
+  const simulated = options.mountTaskStream(simulatedBox, { title: "simulated", onView: (span) => recorded.setView(span) });
   let request = 0;
 
   const run = async (given?: WhatIfRequest): Promise<void> => {
@@ -131,6 +141,12 @@ export function mountWhatIf(parent: HTMLElement, options: WhatIfOptions): WhatIf
       }
       recorded.set(decodeTaskStream(json.recorded.stream));
       simulated.set(decodeTaskStream(json.simulated.stream));
+      // Each starts on its whole run: both show the longer one's.
+      const a = recorded.view();
+      const b = simulated.view();
+      const both = { t0: Math.min(a.t0, b.t0), t1: Math.max(a.t1, b.t1) };
+      recorded.setView(both);
+      simulated.setView(both);
       const ratio = Number(json.ratio);
       summary.textContent =
         `recorded makespan ${seconds(json.recorded.makespan)}, simulated ${seconds(json.simulated.makespan)}, ratio ${Number.isFinite(ratio) ? ratio.toFixed(2) : "n/a"}` +
