@@ -32,7 +32,9 @@ export async function startDashboard(model: DashboardModel, opts: DashboardOptio
   const host = opts.host ?? "127.0.0.1";
   const port = opts.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BadOptionError("dashboard.port", `a port is a whole number 0..65535 (0: a free one), got ${port}`);
-  const page = await pageFiles();
+  // Bundled (esbuild, in a process of its own) while the server starts listening: the URL need not wait for it.
+  const page = pageFiles();
+  page.catch(() => {});
   const events = new EventStream();
   const server = createServer((req, res) => {
     void answer(model, page, events, req, res).catch((error: unknown) => {
@@ -66,7 +68,7 @@ export async function startDashboard(model: DashboardModel, opts: DashboardOptio
   };
 }
 
-async function answer(model: DashboardModel, page: PageFiles, events: EventStream, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function answer(model: DashboardModel, page: Promise<PageFiles>, events: EventStream, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", "http://dashboard");
   if (url.pathname === "/api/events") {
     if (req.method !== "GET") return send(res, problem("GET only", 405));
@@ -78,7 +80,7 @@ async function answer(model: DashboardModel, page: PageFiles, events: EventStrea
     const other = ROUTES.some((r) => r.path === url.pathname);
     return send(res, other ? problem(`${req.method} is not answered here (read-only)`, 405) : problem(`no such page: ${url.pathname}`, 404));
   }
-  send(res, await route.handle({ model, page, url, req, body: () => readBody(req) }));
+  send(res, await route.handle({ model, page: await page, url, req, body: () => readBody(req) }));
 }
 
 function send(res: ServerResponse, reply: Reply): void {
