@@ -35,6 +35,7 @@ export async function dashboardCommand(args: string[], io: Io, stopped: Promise<
   const location = parsed.positionals[0];
   let model: DashboardModel;
   let stop = async () => {};
+  let urlOut = () => {};
   if (location === undefined) {
     const cluster = clusterName(parsed.values);
     const live = await followNatsCluster(cluster, natsOptions(parsed.values));
@@ -44,7 +45,7 @@ export async function dashboardCommand(args: string[], io: Io, stopped: Promise<
     const { servers: _servers, ...connect } = natsOptions(parsed.values);
     // Served at once: the log is read in the background (the page shows how far), its
     // opening view cached next to a log file so the next open draws it before reading.
-    const recorded = await openRecordedLog(location, { connect, cache: true });
+    const recorded = await openRecordedLog(location, { connect, cache: true, begin: new Promise<void>((resolve) => (urlOut = resolve)) });
     model = recorded.model;
     void recorded.loaded.then(
       (problems) => {
@@ -56,6 +57,7 @@ export async function dashboardCommand(args: string[], io: Io, stopped: Promise<
   const dashboard: Dashboard = await startDashboard(model, { port, ...(parsed.values.host !== undefined ? { host: parsed.values.host } : {}) });
   const what = location === undefined ? `live cluster ${model.source.cluster} at ${model.source.location}` : `${location}, read in the background`;
   io.out(`natsched dashboard: ${dashboard.url} (${what}; Ctrl-C stops it)`);
+  urlOut();
   await stopped;
   await dashboard.close();
   await stop();

@@ -30,6 +30,7 @@ afterAll(async () => {
 
 interface Summary {
   records: number;
+  loading?: { read: number };
   source: { kind: string; live: boolean };
   now: { workers: { name: string; done: number }[]; progress: { prefix: string; memory: number; released: number; total: number }[] };
 }
@@ -77,7 +78,13 @@ describe("natsched dashboard on NATS", () => {
     }
     const recorded = await dashboard([`${server.url}/${CLUSTER}`]);
     try {
-      const seen = await summary(recorded.url);
+      // The URL comes before the log is read: the summary says so until it has been.
+      let seen = await summary(recorded.url);
+      for (let i = 0; i < 600 && seen.loading !== undefined; i++) {
+        await sleep(50);
+        seen = await summary(recorded.url);
+      }
+      expect(seen.loading).toBeUndefined();
       expect(seen.source).toEqual(expect.objectContaining({ kind: "log", live: false }));
       expect(seen.now.workers.reduce((n, w) => n + w.done, 0)).toBe(TASKS);
       const stream = (await (await fetch(new URL("api/stream", recorded.url))).json()) as { v: number };

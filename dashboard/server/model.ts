@@ -62,6 +62,9 @@ export class DashboardModel {
   /** The opening view from the cache, served while the log is read. */
   private opening: OpeningView | undefined;
   private streamText: string | undefined;
+  private markStreamServed: () => void = () => {};
+  /** Resolves when the task stream is first asked for (a page has opened). */
+  readonly streamServed = new Promise<void>((resolve) => (this.markStreamServed = resolve));
 
   constructor(
     readonly source: SourceInfo,
@@ -152,6 +155,7 @@ export class DashboardModel {
 
   /** The task stream as JSON text: a recorded log's is made once (or comes from the cache while the log is read). */
   streamJson(): string {
+    this.markStreamServed();
     if (this.opening !== undefined) return this.opening.streamJson;
     if (this.source.live || this.reading !== undefined) return JSON.stringify(this.stream());
     return (this.streamText ??= JSON.stringify(this.stream()));

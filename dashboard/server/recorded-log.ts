@@ -5,7 +5,7 @@
  * shows how far the reading is and the task stream as it grows, or, with the dashboard's
  * cache next to a log file (open-cache.ts), the whole log's summary and task stream at once.
  */
-import { setImmediate as turn } from "node:timers/promises";
+import { setImmediate as turn, setTimeout as sleep } from "node:timers/promises";
 import { isJetStreamLocation, openLogAt } from "../../log/jetstream-open.js";
 import { indexPathOf } from "../../log/log-index-build.js";
 import { LogIndex } from "../../log/log-index.js";
@@ -18,6 +18,8 @@ export interface RecordedLogOptions {
   connect?: Omit<NatsConnectOptions, "servers">;
   /** Read and write the dashboard's cache next to a log file (`natsched dashboard` does; default false). */
   cache?: boolean;
+  /** The reading starts once this resolves (`natsched dashboard`: once its URL is out); default at once. */
+  begin?: Promise<unknown>;
 }
 
 export interface RecordedLog {
@@ -28,6 +30,11 @@ export interface RecordedLog {
 
 /** Reading yields to the server this often (ms), so it answers while a large log is read. */
 const SLICE_MS = 20;
+/**
+ * With the cache, the page draws before any record is read: the reading waits for a page to
+ * take the stream (or this long without one), so the two do not share the CPU from the start.
+ */
+const CACHED_WAIT_MS = 2_000;
 
 export async function openRecordedLog(location: string, opts: RecordedLogOptions = {}): Promise<RecordedLog> {
   const reader = await openLogAt(location, opts.connect ?? {});
@@ -37,6 +44,8 @@ export async function openRecordedLog(location: string, opts: RecordedLogOptions
   const opening = file && opts.cache ? await readOpeningCache(location) : undefined;
   model.beginLoading(opening?.summary.records ?? (file ? await indexedRecords(location) : undefined), opening);
   const loaded = (async () => {
+    await opts.begin;
+    if (opening !== undefined) await Promise.race([model.streamServed, sleep(CACHED_WAIT_MS, undefined, { ref: false })]);
     let slice = performance.now();
     try {
       for await (const record of reader.records()) {
