@@ -1,21 +1,7 @@
 import { packageVersion } from "../log/package-version.js";
 import { BadOptionError, NatschedError } from "../machines/errors.js";
 import { redactUrls } from "../transport/nats-connect.js";
-import { dashboardCommand, DASHBOARD_USAGE } from "./dashboard.js";
-import { exportCommand, USAGE as EXPORT_USAGE } from "./export.js";
-import { storyCommand, USAGE as STORY_USAGE } from "./story.js";
-import { inspectCommand, USAGE as INSPECT_USAGE } from "./inspect.js";
-import { logInfoCommand, USAGE as LOG_USAGE } from "./log-info.js";
-import { LOG_EXPORT_USAGE, logExportCommand } from "./log-export.js";
-import { replayCommand, USAGE as REPLAY_USAGE } from "./replay.js";
-import { keysCommand, USAGE as KEYS_USAGE } from "./keys.js";
-import { logIndexCommand, USAGE as LOG_INDEX_USAGE } from "./log-index.js";
-import { schedulerCommand } from "./scheduler.js";
 import { secretArgsWarning, secretsInArgs } from "./secret-args.js";
-import { simulateCommand } from "./simulate.js";
-import { statusCommand } from "./status.js";
-import { whatIfCommand } from "./what-if.js";
-import { workerCommand } from "./worker.js";
 
 export interface Io {
   out(text: string): void;
@@ -54,33 +40,41 @@ commands:
 
 type Command = (args: string[], io: Io) => Promise<number>;
 
+// Each command's module is loaded when it runs: a command pays for its own imports only
+// (the dashboard's URL, for one, does not wait for the simulator and NATS to load).
 const COMMANDS: Record<string, Command> = {
-  story: storyCommand,
-  log: (args, io) => (args[0] === "export" ? logExportCommand(args.slice(1), io) : args[0] === "index" ? logIndexCommand(args.slice(1), io) : logInfoCommand(args, io)),
-  export: exportCommand,
-  dashboard: (args, io) => dashboardCommand(args, io),
-  replay: replayCommand,
-  inspect: inspectCommand,
-  keys: keysCommand,
-  simulate: simulateCommand,
-  "what-if": whatIfCommand,
-  scheduler: schedulerCommand,
-  worker: workerCommand,
-  status: statusCommand,
+  story: async (args, io) => (await import("./story.js")).storyCommand(args, io),
+  log: async (args, io) =>
+    args[0] === "export"
+      ? (await import("./log-export.js")).logExportCommand(args.slice(1), io)
+      : args[0] === "index"
+        ? (await import("./log-index.js")).logIndexCommand(args.slice(1), io)
+        : (await import("./log-info.js")).logInfoCommand(args, io),
+  export: async (args, io) => (await import("./export.js")).exportCommand(args, io),
+  dashboard: async (args, io) => (await import("./dashboard.js")).dashboardCommand(args, io),
+  replay: async (args, io) => (await import("./replay.js")).replayCommand(args, io),
+  inspect: async (args, io) => (await import("./inspect.js")).inspectCommand(args, io),
+  keys: async (args, io) => (await import("./keys.js")).keysCommand(args, io),
+  simulate: async (args, io) => (await import("./simulate.js")).simulateCommand(args, io),
+  "what-if": async (args, io) => (await import("./what-if.js")).whatIfCommand(args, io),
+  scheduler: async (args, io) => (await import("./scheduler.js")).schedulerCommand(args, io),
+  worker: async (args, io) => (await import("./worker.js")).workerCommand(args, io),
+  status: async (args, io) => (await import("./status.js")).statusCommand(args, io),
 };
 
 /**
  * The usage of commands whose flag parsing does not answer --help itself; the others
  * (simulate, what-if, scheduler, worker, status, log export) print their own.
  */
-const USAGES: Record<string, (args: string[]) => string | undefined> = {
-  story: () => STORY_USAGE,
-  export: () => EXPORT_USAGE,
-  dashboard: () => DASHBOARD_USAGE,
-  inspect: () => INSPECT_USAGE,
-  keys: () => KEYS_USAGE,
-  replay: () => REPLAY_USAGE,
-  log: (args) => (args[0] === "export" ? LOG_EXPORT_USAGE : args[0] === "index" ? LOG_INDEX_USAGE : LOG_USAGE),
+const USAGES: Record<string, (args: string[]) => Promise<string | undefined>> = {
+  story: async () => (await import("./story.js")).USAGE,
+  export: async () => (await import("./export.js")).USAGE,
+  dashboard: async () => (await import("./dashboard.js")).DASHBOARD_USAGE,
+  inspect: async () => (await import("./inspect.js")).USAGE,
+  keys: async () => (await import("./keys.js")).USAGE,
+  replay: async () => (await import("./replay.js")).USAGE,
+  log: async (args) =>
+    args[0] === "export" ? (await import("./log-export.js")).LOG_EXPORT_USAGE : args[0] === "index" ? (await import("./log-index.js")).USAGE : (await import("./log-info.js")).USAGE,
 };
 
 /** --help or -h among a command's flags (not after `--`, where it would be a value). */
@@ -106,7 +100,7 @@ export async function runCli(argv: string[], rawIo: Io): Promise<number> {
     io.err(`natsched: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
-  const usage = asksForHelp(args) ? USAGES[name]?.(args) : undefined;
+  const usage = asksForHelp(args) ? await USAGES[name]?.(args) : undefined;
   if (usage !== undefined) {
     io.out(usage);
     return 0;
