@@ -7,7 +7,7 @@
  * stream is drawn; warm: with the cache the cold run wrote. Each open is a fresh process.
  */
 import { spawn } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 
@@ -17,6 +17,9 @@ export interface CommandOpen {
   cache: "cold" | "warm";
   /** Command start to the URL printed. */
   urlMs: number;
+  /** The command's CPU time (all its threads) up to the URL and up to the first full render. */
+  urlCpuMs: number;
+  renderCpuMs: number;
   /** Command start to the first full render. */
   renderMs: number;
   /** Command start to the page's every view loaded (the server has read the whole log). */
@@ -41,20 +44,30 @@ export async function openByCommand(browser: Browser, log: string, cache: "cold"
       child.once("exit", (code) => reject(new Error(`natsched dashboard exited (${code}) before printing its URL`)));
     });
     const urlMs = performance.now() - started;
+    const urlCpuMs = cpuMs(child.pid!);
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(String(error)));
     await page.goto(url);
     await page.waitForSelector("body[data-rendered=true]", { timeout: 300_000 });
     const renderMs = performance.now() - started;
+    const renderCpuMs = cpuMs(child.pid!);
     const bars = Number(await page.$eval(".task-stream", (root) => (root as HTMLElement).dataset.bars));
     await page.waitForSelector("body[data-ready=true]", { timeout: 300_000 });
     const readyMs = performance.now() - started;
     if (errors.length > 0) throw new Error(`page errors: ${errors.join("; ")}`);
     await page.close();
-    return { cache, urlMs, renderMs, readyMs, bars };
+    return { cache, urlMs, urlCpuMs, renderMs, renderCpuMs, readyMs, bars };
   } finally {
     child.kill("SIGINT");
     await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once("exit", resolve)));
   }
+}
+
+/** A process's CPU time so far (user + system, all threads), from /proc (Linux). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime are fields 14 and 15 of stat: 12 and 13 after the command's name and state.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }

@@ -149,7 +149,9 @@ for (const cache of ["cold", "warm"] as const) {
       cache,
       runs: these.length,
       urlMs: these.map((o) => round(o.urlMs)),
+      urlCpuMs: these.map((o) => round(o.urlCpuMs)),
       renderMs: these.map((o) => round(o.renderMs)),
+      renderCpuMs: these.map((o) => round(o.renderCpuMs)),
       readyMs: these.map((o) => round(o.readyMs)),
     }),
   );
