@@ -1,3 +1,6 @@
+import { stat } from "node:fs/promises";
+import { getHeapStatistics } from "node:v8";
+import { isJetStreamLocation } from "../log/jetstream-open.js";
 import { BadOptionError } from "../machines/errors.js";
 import { followNatsCluster } from "../dashboard/server/nats-live.js";
 import type { DashboardModel } from "../dashboard/server/model.js";
@@ -17,6 +20,9 @@ export const DASHBOARD_USAGE = `usage: natsched dashboard <log | nats://host:por
   --port <n>       port to listen on (default 0: a free one); the URL is printed
   --host <addr>    address to bind (default 127.0.0.1: this machine only)
 ${NATS_FLAGS_USAGE}`;
+
+/** A log file over this size may not fit the heap once read: said when it opens. */
+const LARGE_LOG_BYTES = 1.5 * 2 ** 30;
 
 /** `natsched dashboard`: serves until interrupted (Ctrl-C). */
 export async function dashboardCommand(args: string[], io: Io, stopped: Promise<unknown> = interrupted()): Promise<number> {
@@ -46,6 +52,10 @@ export async function dashboardCommand(args: string[], io: Io, stopped: Promise<
     // Served at once: the log is read in the background (the page shows how far), its
     // opening view cached next to a log file so the next open draws it before reading.
     const recorded = await openRecordedLog(location, { connect, cache: true, begin: new Promise<void>((resolve) => (urlOut = resolve)) });
+    const size = isJetStreamLocation(location) ? 0 : (await stat(location)).size;
+    if (size > LARGE_LOG_BYTES) {
+      io.err(`natsched dashboard: ${location} is ${(size / 2 ** 30).toFixed(1)} GiB: the scrubber, stories, machines and what-if need its records in memory (about 1.7 times its size; node's heap takes ${Math.round(getHeapStatistics().heap_size_limit / 2 ** 30)} GiB unless NODE_OPTIONS=--max-old-space-size=<MiB> says more)`);
+    }
     model = recorded.model;
     void recorded.loaded.then(
       (problems) => {
