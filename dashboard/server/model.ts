@@ -47,8 +47,6 @@ export class DashboardModel {
   private dropped = 0;
   private readonly fold = new DashFold();
   private readonly builder = new TaskStreamBuilder();
-  /** A recorded log's task stream, encoded once. */
-  private encoded: unknown;
   private time: TimeBase;
   /** The fold of the last `at` by index, to step forward from without starting over. */
   private stepFold: { index: number; fold: DashFold } | undefined;
@@ -61,6 +59,7 @@ export class DashboardModel {
   private finishReading: () => void = () => {};
   /** The opening view from the cache, served while the log is read. */
   private opening: OpeningView | undefined;
+  /** A recorded log's task stream as JSON text, made once. */
   private streamText: string | undefined;
   private markStreamServed: () => void = () => {};
   /** Resolves when the task stream is first asked for (a page has opened). */
@@ -147,18 +146,12 @@ export class DashboardModel {
     return summary;
   }
 
-  /** The whole task stream so far, in its wire form. */
-  stream(): unknown {
-    if (this.source.live || this.reading !== undefined) return encodeTaskStream(this.builder.snapshot());
-    return (this.encoded ??= encodeTaskStream(this.builder.snapshot()));
-  }
-
-  /** The task stream as JSON text: a recorded log's is made once (or comes from the cache while the log is read). */
+  /** The whole task stream so far in its wire form, as JSON text: a recorded log's is made once (or comes from the cache while the log is read). */
   streamJson(): string {
     this.markStreamServed();
     if (this.opening !== undefined) return this.opening.streamJson;
-    if (this.source.live || this.reading !== undefined) return JSON.stringify(this.stream());
-    return (this.streamText ??= JSON.stringify(this.stream()));
+    if (this.source.live || this.reading !== undefined) return JSON.stringify(encodeTaskStream(this.builder.snapshot()));
+    return (this.streamText ??= JSON.stringify(encodeTaskStream(this.builder.snapshot())));
   }
 
   /** The bars, transfers and steals completed since the last call, encoded; none while a cached stream stands for the log's. */
