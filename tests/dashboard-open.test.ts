@@ -12,7 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DashboardModel } from "../dashboard/server/model.js";
 import { cachePathOf, readOpeningCache } from "../dashboard/server/open-cache.js";
 import { openRecordedLog, recordedLogModel } from "../dashboard/server/recorded-log.js";
-import { readLogSync } from "../log/reader.js";
+import { buildLogIndex } from "../log/log-index-build.js";
+import { LogIndex } from "../log/log-index.js";
+import { openLog, readLogSync } from "../log/reader.js";
 import type { LogRecord } from "../log/types.js";
 import { recordIncident } from "./support/recorded-runs.js";
 
@@ -75,6 +77,36 @@ describe("opening a recorded log", () => {
     expect(await readOpeningCache(copy)).toBeUndefined();
     const { model } = await openRecordedLog(copy, { cache: true });
     expect(model.summary().loading).toMatchObject({ streamReady: false });
+  });
+});
+
+describe("a story while the log is read", () => {
+  it("comes through the log's index, the same as once the log is read", async () => {
+    const copy = join(dir, "indexed.natlog");
+    copyFileSync(log, copy);
+    await buildLogIndex(copy);
+    const { model: whole } = await recordedLogModel(copy);
+    const header = (await openLog(copy)).header;
+    const reading = new DashboardModel(whole.source, header.created);
+    reading.beginLoading(records.length);
+    reading.useIndex(await LogIndex.open(copy));
+    // Halfway through the log: the key's later records are not read yet, the index has them.
+    for (const record of records.slice(0, Math.floor(records.length / 2))) reading.add(record);
+    const stolen = (records.find((r) => r.kind === "transition" && r.machine === "task" && r.event === "STEAL_CONFIRM") as { id: string }).id;
+    const failed = (records.findLast((r) => r.kind === "transition" && r.machine === "wtask" && r.event === "FAIL") as { id: string }).id;
+    for (const key of [stolen, failed]) {
+      const story = await reading.story(key);
+      expect(story.lines.length, key).toBeGreaterThan(0);
+      expect(story, key).toEqual(await whole.story(key));
+    }
+    // A key's start is resolved among the whole log's keys: that waits for the reading.
+    let answered = false;
+    const byStart = reading.story(stolen.slice(0, -1)).then((story) => ((answered = true), story));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(answered).toBe(false);
+    for (const record of records.slice(Math.floor(records.length / 2))) reading.add(record);
+    reading.loaded();
+    expect((await byStart).key.startsWith(stolen.slice(0, -1))).toBe(true);
   });
 });
 

@@ -32,7 +32,6 @@ export const atHandler: Handler = async ({ model, url }) => {
 export const storyHandler: Handler = async ({ model, url }) => {
   const key = url.searchParams.get("key");
   if (!key) return problem("give ?key=<task key>");
-  await model.whenLoaded();
   try {
     return json(await model.story(key));
   } catch (error) {

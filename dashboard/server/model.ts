@@ -3,10 +3,12 @@
  * those written so far by a live cluster), the cluster now, the cluster at any cut, a key's
  * story and the task stream. Every time it hands out is seconds from the run's start.
  */
+import type { LogIndex } from "../../log/log-index.js";
 import { concernsKey } from "../../log/record-filter.js";
 import { TimeBase } from "../../log/time-base.js";
 import type { LogRecord } from "../../log/types.js";
 import { LogCut, type CutSpec } from "../../replay/log-cut.js";
+import { IndexInputFinder } from "../../tools/index-inputs.js";
 import { resolveKey } from "../../tools/keys.js";
 import { addCauses, recordsSource } from "../../tools/story-causes.js";
 import { storyLines } from "../../tools/story.js";
@@ -61,6 +63,7 @@ export class DashboardModel {
   private opening: OpeningView | undefined;
   /** A recorded log's task stream as JSON text, made once. */
   private streamText: string | undefined;
+  private index: LogIndex | undefined;
   private markStreamServed: () => void = () => {};
   /** Resolves when the task stream is first asked for (a page has opened). */
   readonly streamServed = new Promise<void>((resolve) => (this.markStreamServed = resolve));
@@ -86,9 +89,16 @@ export class DashboardModel {
     this.doneReading = new Promise((resolve) => (this.finishReading = resolve));
   }
 
+  /** A log file's index (log/log-index.ts): stories while the log is still read. */
+  useIndex(index: LogIndex): void {
+    this.index = index;
+  }
+
   loaded(): void {
     this.reading = undefined;
     this.opening = undefined;
+    void this.index?.close();
+    this.index = undefined;
     this.finishReading();
     this.changed();
   }
@@ -208,6 +218,18 @@ export class DashboardModel {
 
   /** A key's story (or that of the one key starting with `given`), with reasons and causes; times from the start. */
   async story(given: string): Promise<{ key: string; lines: unknown[]; partial?: string }> {
+    if (this.reading !== undefined && this.index !== undefined) {
+      // Still reading: a key named whole is found through the log's index, as `natsched story` finds it.
+      const found = await this.index.keyRecords(given);
+      if (found.length > 0) {
+        const own = found.map((f) => f.record);
+        const lines = await addCauses(storyLines(own, given), own, given, new IndexInputFinder(this.index, found));
+        const time = this.count > 0 ? this.time : TimeBase.of(this.opening?.summary.start, this.createdMs);
+        return { key: given, lines: lines.map((line) => ({ ...line, t: time.since(line.t) })) };
+      }
+    }
+    // A key's start is resolved among the keys of the whole log.
+    await this.whenLoaded();
     let key = given;
     let own = this.records.filter((r) => concernsKey(r, key));
     if (own.length === 0) {

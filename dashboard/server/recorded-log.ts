@@ -42,7 +42,9 @@ export async function openRecordedLog(location: string, opts: RecordedLogOptions
   const model = new DashboardModel({ kind: "log", location, live: false, ...(cluster !== undefined ? { cluster } : {}) }, reader.header.created);
   const file = !isJetStreamLocation(location);
   const opening = file && opts.cache ? await readOpeningCache(location) : undefined;
-  model.beginLoading(opening?.summary.records ?? (file ? await indexedRecords(location) : undefined), opening);
+  const index = file ? await matchingIndex(location) : undefined;
+  model.beginLoading(opening?.summary.records ?? index?.records, opening);
+  if (index !== undefined) model.useIndex(index);
   const loaded = (async () => {
     await opts.begin;
     if (opening !== undefined) await Promise.race([model.streamServed, sleep(CACHED_WAIT_MS, undefined, { ref: false })]);
@@ -74,12 +76,13 @@ export async function recordedLogModel(location: string, connect: Omit<NatsConne
   return { model, problems: await loaded };
 }
 
-/** How many records the log's index says it has (undefined without a matching index: building one is a read of the whole log). */
-async function indexedRecords(path: string): Promise<number | undefined> {
+/**
+ * The log's index if it has one that matches it: how many records it has, and stories while
+ * it is read. Not built when missing: building one is a read of the whole log.
+ */
+async function matchingIndex(path: string): Promise<LogIndex | undefined> {
   try {
-    const index = await LogIndex.open(path, indexPathOf(path));
-    await index.close();
-    return index.records;
+    return await LogIndex.open(path, indexPathOf(path));
   } catch {
     return undefined;
   }
