@@ -1,21 +1,7 @@
 import { packageVersion } from "../log/package-version.js";
 import { BadOptionError, NatschedError } from "../machines/errors.js";
-import { redactUrls } from "../transport/nats-connect.js";
-import { dashboardCommand, DASHBOARD_USAGE } from "./dashboard.js";
-import { exportCommand, USAGE as EXPORT_USAGE } from "./export.js";
-import { storyCommand, USAGE as STORY_USAGE } from "./story.js";
-import { inspectCommand, USAGE as INSPECT_USAGE } from "./inspect.js";
-import { logInfoCommand, USAGE as LOG_USAGE } from "./log-info.js";
-import { LOG_EXPORT_USAGE, logExportCommand } from "./log-export.js";
-import { replayCommand, USAGE as REPLAY_USAGE } from "./replay.js";
-import { keysCommand, USAGE as KEYS_USAGE } from "./keys.js";
-import { logIndexCommand, USAGE as LOG_INDEX_USAGE } from "./log-index.js";
-import { schedulerCommand } from "./scheduler.js";
+import { redactUrls } from "../transport/url-credentials.js";
 import { secretArgsWarning, secretsInArgs } from "./secret-args.js";
-import { simulateCommand } from "./simulate.js";
-import { statusCommand } from "./status.js";
-import { whatIfCommand } from "./what-if.js";
-import { workerCommand } from "./worker.js";
 
 export interface Io {
   out(text: string): void;
@@ -54,33 +40,46 @@ commands:
 
 type Command = (args: string[], io: Io) => Promise<number>;
 
-const COMMANDS: Record<string, Command> = {
-  story: storyCommand,
-  log: (args, io) => (args[0] === "export" ? logExportCommand(args.slice(1), io) : args[0] === "index" ? logIndexCommand(args.slice(1), io) : logInfoCommand(args, io)),
-  export: exportCommand,
-  dashboard: (args, io) => dashboardCommand(args, io),
-  replay: replayCommand,
-  inspect: inspectCommand,
-  keys: keysCommand,
-  simulate: simulateCommand,
-  "what-if": whatIfCommand,
-  scheduler: schedulerCommand,
-  worker: workerCommand,
-  status: statusCommand,
+// Each command's module is imported when that command runs (or its --help is asked), so a
+// command loads only what it needs: `inspect` does not load NATS, the simulator or the
+// dashboard server, and the CLI's start stays short (docs/performance.md, "The CLI's start").
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  story: async () => (await import("./story.js")).storyCommand,
+  log: async () => logCommand,
+  export: async () => (await import("./export.js")).exportCommand,
+  dashboard: async () => {
+    const { dashboardCommand } = await import("./dashboard.js");
+    return (args, io) => dashboardCommand(args, io);
+  },
+  replay: async () => (await import("./replay.js")).replayCommand,
+  inspect: async () => (await import("./inspect.js")).inspectCommand,
+  keys: async () => (await import("./keys.js")).keysCommand,
+  simulate: async () => (await import("./simulate.js")).simulateCommand,
+  "what-if": async () => (await import("./what-if.js")).whatIfCommand,
+  scheduler: async () => (await import("./scheduler.js")).schedulerCommand,
+  worker: async () => (await import("./worker.js")).workerCommand,
+  status: async () => (await import("./status.js")).statusCommand,
 };
+
+async function logCommand(args: string[], io: Io): Promise<number> {
+  if (args[0] === "export") return (await import("./log-export.js")).logExportCommand(args.slice(1), io);
+  if (args[0] === "index") return (await import("./log-index.js")).logIndexCommand(args.slice(1), io);
+  return (await import("./log-info.js")).logInfoCommand(args, io);
+}
 
 /**
  * The usage of commands whose flag parsing does not answer --help itself; the others
  * (simulate, what-if, scheduler, worker, status, log export) print their own.
  */
-const USAGES: Record<string, (args: string[]) => string | undefined> = {
-  story: () => STORY_USAGE,
-  export: () => EXPORT_USAGE,
-  dashboard: () => DASHBOARD_USAGE,
-  inspect: () => INSPECT_USAGE,
-  keys: () => KEYS_USAGE,
-  replay: () => REPLAY_USAGE,
-  log: (args) => (args[0] === "export" ? LOG_EXPORT_USAGE : args[0] === "index" ? LOG_INDEX_USAGE : LOG_USAGE),
+const USAGES: Record<string, (args: string[]) => Promise<string>> = {
+  story: async () => (await import("./story.js")).USAGE,
+  export: async () => (await import("./export.js")).USAGE,
+  dashboard: async () => (await import("./dashboard.js")).DASHBOARD_USAGE,
+  inspect: async () => (await import("./inspect.js")).USAGE,
+  keys: async () => (await import("./keys.js")).USAGE,
+  replay: async () => (await import("./replay.js")).USAGE,
+  log: async (args) =>
+    args[0] === "export" ? (await import("./log-export.js")).LOG_EXPORT_USAGE : args[0] === "index" ? (await import("./log-index.js")).USAGE : (await import("./log-info.js")).USAGE,
 };
 
 /** --help or -h among a command's flags (not after `--`, where it would be a value). */
@@ -101,12 +100,12 @@ export async function runCli(argv: string[], rawIo: Io): Promise<number> {
     io.out(packageVersion());
     return 0;
   }
-  const command = COMMANDS[name];
-  if (command === undefined) {
+  const load = COMMANDS[name];
+  if (load === undefined) {
     io.err(`natsched: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
-  const usage = asksForHelp(args) ? USAGES[name]?.(args) : undefined;
+  const usage = asksForHelp(args) ? await USAGES[name]?.(args) : undefined;
   if (usage !== undefined) {
     io.out(usage);
     return 0;
@@ -114,6 +113,7 @@ export async function runCli(argv: string[], rawIo: Io): Promise<number> {
   const secrets = secretsInArgs(args);
   if (secrets.length > 0) io.err(`natsched ${name}: warning: ${secretArgsWarning(secrets)}`);
   try {
+    const command = await load();
     return await command(args, io);
   } catch (error) {
     // A flag the parser refuses (unknown, missing its value) is bad usage, exit 2, whichever
