@@ -6,9 +6,15 @@
  *   2. snapshots of the cluster fold (log/cluster-fold.ts: what `inspect` shows) every
  *      SNAPSHOT_RECORDS records, at a block start, its forgotten tasks that never move again
  *      let go (pass 1 says which), so a snapshot's size follows the work in play.
- * Written to a temporary file and renamed, so a reader sees a whole index or none.
+ * Its sections go to a file of their own as they are made (the block and key tables after
+ * pass 1, each snapshot as pass 2 takes it), so the build holds one snapshot at a time, not
+ * the index; the header line, which names where each section is, is written last, and the
+ * sections copied after it. Written to a temporary file and renamed, so a reader sees a
+ * whole index or none.
  */
+import { closeSync, createReadStream, createWriteStream, openSync, writeSync } from "node:fs";
 import { open, rename, unlink, writeFile } from "node:fs/promises";
+import { pipeline } from "node:stream/promises";
 import { deflateRawSync } from "node:zlib";
 import { LogIndexError } from "../machines/errors.js";
 import { scanBlocks } from "./block-scan.js";
@@ -16,7 +22,7 @@ import { readFirstLine } from "./first-line.js";
 import { sequenceStarts } from "./slice-header.js";
 import { openLog } from "./reader.js";
 import { ClusterFold } from "./cluster-fold.js";
-import { encodeIndexHeader, fingerprintLog, INDEX_FORMAT, INDEX_VERSION, sameLog, sectionRef, type IndexHeader, type SnapshotRef } from "./log-index-file.js";
+import { encodeIndexHeader, fingerprintLog, INDEX_FORMAT, INDEX_VERSION, sameLog, sectionRef, type IndexHeader, type SectionRef, type SnapshotRef } from "./log-index-file.js";
 import { forEachNamedKey, keyHash } from "./record-keys.js";
 import type { LogProblem } from "./types.js";
 
@@ -46,7 +52,60 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
   const reader = await openLog(path);
   if (reader.header.v !== 1 && reader.header.v !== 2) throw new LogIndexError("unindexable", `${path}: log format version ${reader.header.v} is not one this build reads`);
   const recordsOffset = await recordsStart(path);
+  const temporary = `${out}.${process.pid}.tmp`;
+  const sections = new SectionFile(`${temporary}.sections`);
+  try {
+    const built = await buildSections(path, reader.header.v, recordsOffset, sequenceStarts(reader.header), sections, every, options.blockLines);
+    sections.close();
+    const after = await fingerprintLog(path);
+    if (!sameLog(before, after)) throw new LogIndexError("stale", `${path} changed while it was being indexed (still being written?)`);
+    const header: IndexHeader = {
+      format: INDEX_FORMAT,
+      v: INDEX_VERSION,
+      log: { ...before, format: reader.header.v, recordsOffset },
+      records: built.records,
+      blocks: built.blocks,
+      firstT: built.firstT,
+      problems: built.problems,
+      snapshots: built.snapshots,
+      actorsLast: built.actorsLast,
+      sections: { blocks: built.blocksRef, keys: built.keysRef },
+    };
+    const headerLine = encodeIndexHeader(header);
+    await writeFile(temporary, headerLine);
+    await pipeline(createReadStream(sections.path, { highWaterMark: 1024 * 1024 }), createWriteStream(temporary, { flags: "a" }));
+    await rename(temporary, out);
+    return {
+      records: built.records,
+      blocks: built.blocks,
+      keyEntries: built.keyEntries,
+      snapshots: built.snapshots.length,
+      bytes: headerLine.length + sections.bytes,
+      seconds: (performance.now() - started) / 1000,
+    };
+  } catch (error) {
+    await unlink(temporary).catch(() => {});
+    throw error;
+  } finally {
+    sections.close();
+    await unlink(sections.path).catch(() => {});
+  }
+}
 
+interface BuiltSections {
+  records: number;
+  blocks: number;
+  firstT: number | null;
+  problems: LogProblem[];
+  actorsLast: Record<string, number>;
+  keyEntries: number;
+  blocksRef: SectionRef;
+  keysRef: SectionRef;
+  snapshots: SnapshotRef[];
+}
+
+/** The two passes: each section appended to `sections` as soon as it is whole. */
+async function buildSections(path: string, format: number, recordsOffset: number, starts: ReadonlyMap<string, number> | undefined, sections: SectionFile, every: number, blockLines: number | undefined): Promise<BuiltSections> {
   // Pass 1.
   const blocks = new Growing();
   const keys = new Growing();
@@ -61,7 +120,7 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
     for (const hash of blockKeys) keys.push(hash * MAX_BLOCKS + block);
     blockKeys = new Set();
   };
-  await scanBlocks(path, reader.header.v, recordsOffset, {
+  await scanBlocks(path, format, recordsOffset, {
     block(offset, position) {
       if (block >= 0) endBlock();
       if (++block >= MAX_BLOCKS) throw new LogIndexError("unindexable", `${path}: more than ${MAX_BLOCKS} blocks`);
@@ -83,25 +142,29 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
     problem(problem) {
       problems.push(problem);
     },
-  }, sequenceStarts(reader.header), options.blockLines);
+  }, starts, blockLines);
   if (block >= 0) endBlock();
   if (problems.some((p) => p.kind === "duplicate")) throw new LogIndexError("unindexable", `${path}: the log has duplicate records (the reader drops them), so its positions cannot be indexed exactly`);
-  const blockTable = blocks.done();
-  const keyTable = keys.done().sort();
+  const blocksRef = sections.append(blocks.done());
+  const keyEntries = keys.done().length;
+  const keysRef = sections.append(keys.done().sort());
+  // Pass 2's handlers share this function's closure context with pass 1's: let go of the key table there.
+  keys.clear();
 
   // Pass 2.
-  const snapshots: { ref: Omit<SnapshotRef, "offset" | "bytes" | "crc">; bytes: Buffer }[] = [];
+  const snapshots: SnapshotRef[] = [];
   const fold = new ClusterFold();
   const lastSeq: Record<string, number> = {};
   let maxT: number | null = null;
   let nextSnapshot = every;
   let current = -1;
-  await scanBlocks(path, reader.header.v, recordsOffset, {
+  await scanBlocks(path, format, recordsOffset, {
     block(_offset, position) {
       current++;
       if (position < nextSnapshot) return;
       nextSnapshot = position + every;
-      snapshots.push({ ref: { position, block: current, lastSeq: { ...lastSeq }, maxT }, bytes: deflateRawSync(JSON.stringify(fold.data())) });
+      const ref = sections.append(deflateRawSync(JSON.stringify(fold.data())));
+      snapshots.push({ position, block: current, lastSeq: { ...lastSeq }, maxT, ...ref });
     },
     record(record, position) {
       lastSeq[record.actor] = record.seq;
@@ -111,51 +174,33 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
       if (record.kind === "transition" && record.machine === "task" && lastTransition.get(keyHash(record.id)) === position) fold.retire(record.id);
     },
     problem() {},
-  }, sequenceStarts(reader.header), options.blockLines);
+  }, starts, blockLines);
+  return { records, blocks: block + 1, firstT, problems, actorsLast, keyEntries, blocksRef, keysRef, snapshots };
+}
 
-  const blockBytes = Buffer.from(blockTable.buffer, blockTable.byteOffset, blockTable.byteLength);
-  const keyBytes = Buffer.from(keyTable.buffer, keyTable.byteOffset, keyTable.byteLength);
-  let offset = 0;
-  const blocksRef = sectionRef(offset, blockBytes);
-  offset += blockBytes.length;
-  const keysRef = sectionRef(offset, keyBytes);
-  offset += keyBytes.length;
-  const snapshotRefs: SnapshotRef[] = [];
-  for (const s of snapshots) {
-    snapshotRefs.push({ ...s.ref, ...sectionRef(offset, s.bytes) });
-    offset += s.bytes.length;
+/** The index's sections, appended one after another to a file as they are made. */
+class SectionFile {
+  private fd: number | null;
+  bytes = 0;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, "w");
   }
-  const after = await fingerprintLog(path);
-  if (!sameLog(before, after)) throw new LogIndexError("stale", `${path} changed while it was being indexed (still being written?)`);
-  const header: IndexHeader = {
-    format: INDEX_FORMAT,
-    v: INDEX_VERSION,
-    log: { ...before, format: reader.header.v, recordsOffset },
-    records,
-    blocks: block + 1,
-    firstT,
-    problems,
-    snapshots: snapshotRefs,
-    actorsLast,
-    sections: { blocks: blocksRef, keys: keysRef },
-  };
-  const headerLine = encodeIndexHeader(header);
-  const temporary = `${out}.${process.pid}.tmp`;
-  try {
-    await writeFile(temporary, Buffer.concat([headerLine, blockBytes, keyBytes, ...snapshots.map((s) => s.bytes)]));
-    await rename(temporary, out);
-  } catch (error) {
-    await unlink(temporary).catch(() => {});
-    throw error;
+
+  /** Writes `data` after the sections before it: where it is (from the first section's start), its size and its CRC-32. */
+  append(data: ArrayBufferView): SectionRef {
+    const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    const ref = sectionRef(this.bytes, bytes);
+    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd!, bytes, done, bytes.length - done);
+    this.bytes += bytes.length;
+    return ref;
   }
-  return {
-    records,
-    blocks: block + 1,
-    keyEntries: keyTable.length,
-    snapshots: snapshots.length,
-    bytes: headerLine.length + offset,
-    seconds: (performance.now() - started) / 1000,
-  };
+
+  close(): void {
+    if (this.fd === null) return;
+    closeSync(this.fd);
+    this.fd = null;
+  }
 }
 
 async function recordsStart(path: string): Promise<number> {
@@ -189,7 +234,13 @@ class Growing {
     this.data[i] = value;
   }
 
+  /** The values pushed: a view of the storage, not a copy (the key table is the largest thing the build holds). */
   done(): Float64Array {
-    return this.data.slice(0, this.length);
+    return this.data.subarray(0, this.length);
+  }
+
+  clear(): void {
+    this.data = new Float64Array(0);
+    this.length = 0;
   }
 }

@@ -1,5 +1,5 @@
 /** The log index (log/log-index*.ts): seeking answers exactly what a full scan answers, and an index that does not match its log is caught. */
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -184,6 +184,30 @@ describe.each(Object.keys(logs))("the index of a %s log", (name) => {
       const time = TimeBase.of(records[0]?.t, readLogSync(path()).header.created);
       expect(out).toBe(`story of ${key} (${lines.length} events)\n${time.describe()}\n${formatStory(lines, time.start)}`);
     }
+  });
+});
+
+describe("building an index", () => {
+  it("writes its sections to a file of their own and leaves only the index behind, built or refused", async () => {
+    const own = join(dir, "leftovers");
+    mkdirSync(own);
+    const path = join(own, "run.natlog");
+    copyFileSync(logs.binary!, path);
+    const stats = await buildLogIndex(path, indexPathOf(path), { snapshotRecords: 37, blockLines: 16 });
+    expect(readdirSync(own).sort()).toEqual(["run.natlog", "run.natlog.idx"]);
+    expect(readFileSync(indexPathOf(path)).length).toBe(stats.bytes);
+    // What was streamed reads back whole: every section's checksum, every snapshot.
+    const index = await LogIndex.open(path);
+    await index.verify();
+    expect(index.snapshots.length).toBe(stats.snapshots);
+    await index.close();
+    // Refused after its first pass (a duplicate record), with its sections file already open.
+    const lines = join(own, "lines.natlog");
+    copyFileSync(logs.jsonl!, lines);
+    const text = readFileSync(lines, "utf8").split("\n");
+    appendFileSync(lines, `${text[text.length - 2]}\n`);
+    await expect(buildLogIndex(lines)).rejects.toMatchObject({ name: "LogIndexError", reason: "unindexable" });
+    expect(readdirSync(own).sort()).toEqual(["lines.natlog", "run.natlog", "run.natlog.idx"]);
   });
 });
 
