@@ -15,14 +15,14 @@
 import { closeSync, createReadStream, createWriteStream, openSync, writeSync } from "node:fs";
 import { open, rename, unlink, writeFile } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
-import { deflateRawSync } from "node:zlib";
+import { crc32, deflateRawSync } from "node:zlib";
 import { LogIndexError } from "../machines/errors.js";
 import { scanBlocks } from "./block-scan.js";
 import { readFirstLine } from "./first-line.js";
 import { sequenceStarts } from "./slice-header.js";
 import { openLog } from "./reader.js";
 import { ClusterFold } from "./cluster-fold.js";
-import { encodeIndexHeader, fingerprintLog, INDEX_FORMAT, INDEX_VERSION, sameLog, sectionRef, type IndexHeader, type SectionRef, type SnapshotRef } from "./log-index-file.js";
+import { encodeIndexHeader, fingerprintLog, INDEX_FORMAT, INDEX_VERSION, sameLog, sectionRefOf, type IndexHeader, type SectionRef, type SnapshotRef } from "./log-index-file.js";
 import { forEachNamedKey, keyHash } from "./record-keys.js";
 import type { LogProblem } from "./types.js";
 
@@ -45,7 +45,15 @@ export function indexPathOf(path: string): string {
   return `${path}.idx`;
 }
 
-export async function buildLogIndex(path: string, out = indexPathOf(path), options: { snapshotRecords?: number; /** Lines a block of a version-1 log holds (block-scan.ts). */ blockLines?: number } = {}): Promise<IndexBuildStats> {
+export interface IndexBuildOptions {
+  snapshotRecords?: number;
+  /** Lines a block of a version-1 log holds (block-scan.ts). */
+  blockLines?: number;
+  /** Key entries a chunk of the key table holds while it is built (KeyEntries). */
+  keyChunk?: number;
+}
+
+export async function buildLogIndex(path: string, out = indexPathOf(path), options: IndexBuildOptions = {}): Promise<IndexBuildStats> {
   const started = performance.now();
   const every = options.snapshotRecords ?? SNAPSHOT_RECORDS;
   const before = await fingerprintLog(path);
@@ -55,7 +63,7 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
   const temporary = `${out}.${process.pid}.tmp`;
   const sections = new SectionFile(`${temporary}.sections`);
   try {
-    const built = await buildSections(path, reader.header.v, recordsOffset, sequenceStarts(reader.header), sections, every, options.blockLines);
+    const built = await buildSections(path, reader.header.v, recordsOffset, sequenceStarts(reader.header), sections, every, options);
     sections.close();
     const after = await fingerprintLog(path);
     if (!sameLog(before, after)) throw new LogIndexError("stale", `${path} changed while it was being indexed (still being written?)`);
@@ -105,10 +113,10 @@ interface BuiltSections {
 }
 
 /** The two passes: each section appended to `sections` as soon as it is whole. */
-async function buildSections(path: string, format: number, recordsOffset: number, starts: ReadonlyMap<string, number> | undefined, sections: SectionFile, every: number, blockLines: number | undefined): Promise<BuiltSections> {
+async function buildSections(path: string, format: number, recordsOffset: number, starts: ReadonlyMap<string, number> | undefined, sections: SectionFile, every: number, options: IndexBuildOptions): Promise<BuiltSections> {
   // Pass 1.
   const blocks = new Growing();
-  const keys = new Growing();
+  const keys = new KeyEntries(options.keyChunk);
   const lastTransition = new Map<number, number>();
   const actorsLast: Record<string, number> = {};
   const problems: LogProblem[] = [];
@@ -142,14 +150,12 @@ async function buildSections(path: string, format: number, recordsOffset: number
     problem(problem) {
       problems.push(problem);
     },
-  }, starts, blockLines);
+  }, starts, options.blockLines);
   if (block >= 0) endBlock();
   if (problems.some((p) => p.kind === "duplicate")) throw new LogIndexError("unindexable", `${path}: the log has duplicate records (the reader drops them), so its positions cannot be indexed exactly`);
   const blocksRef = sections.append(blocks.done());
-  const keyEntries = keys.done().length;
-  const keysRef = sections.append(keys.done().sort());
-  // Pass 2's handlers share this function's closure context with pass 1's: let go of the key table there.
-  keys.clear();
+  const keyEntries = keys.length;
+  const keysRef = keys.writeSorted(sections);
 
   // Pass 2.
   const snapshots: SnapshotRef[] = [];
@@ -174,7 +180,7 @@ async function buildSections(path: string, format: number, recordsOffset: number
       if (record.kind === "transition" && record.machine === "task" && lastTransition.get(keyHash(record.id)) === position) fold.retire(record.id);
     },
     problem() {},
-  }, starts, blockLines);
+  }, starts, options.blockLines);
   return { records, blocks: block + 1, firstT, problems, actorsLast, keyEntries, blocksRef, keysRef, snapshots };
 }
 
@@ -187,13 +193,31 @@ class SectionFile {
     this.fd = openSync(path, "w");
   }
 
-  /** Writes `data` after the sections before it: where it is (from the first section's start), its size and its CRC-32. */
+  private sectionStart = 0;
+  private crc = 0;
+
+  /** Writes `data` as a section after the sections before it: where it is (from the first section's start), its size and its CRC-32. */
   append(data: ArrayBufferView): SectionRef {
+    this.begin();
+    this.write(data);
+    return this.end();
+  }
+
+  /** A section written in parts: begin(), write() each part in order, end(). */
+  begin(): void {
+    this.sectionStart = this.bytes;
+    this.crc = 0;
+  }
+
+  write(data: ArrayBufferView): void {
     const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    const ref = sectionRef(this.bytes, bytes);
+    this.crc = crc32(bytes, this.crc);
     for (let done = 0; done < bytes.length; ) done += writeSync(this.fd!, bytes, done, bytes.length - done);
     this.bytes += bytes.length;
-    return ref;
+  }
+
+  end(): SectionRef {
+    return sectionRefOf(this.sectionStart, this.bytes - this.sectionStart, this.crc);
   }
 
   close(): void {
@@ -209,6 +233,62 @@ async function recordsStart(path: string): Promise<number> {
     return (await readFirstLine(handle))!.bytes;
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * The key table's entries (hash * 2^22 + block), kept in chunks as they come and written out
+ * sorted by a merge of the sorted chunks: the largest thing the build holds, so held once,
+ * never copied whole into a bigger array nor sorted into a second one.
+ */
+class KeyEntries {
+  private chunks: Float64Array[] = [];
+  private last: Float64Array;
+  private used = 0;
+  length = 0;
+
+  constructor(private readonly chunk = 1 << 20) {
+    this.last = new Float64Array(chunk);
+  }
+
+  push(value: number): void {
+    if (this.used === this.last.length) {
+      this.chunks.push(this.last);
+      this.last = new Float64Array(this.chunk);
+      this.used = 0;
+    }
+    this.last[this.used++] = value;
+    this.length++;
+  }
+
+  /** Writes the entries in ascending order as one section of `sections`, and lets them go. */
+  writeSorted(sections: SectionFile): SectionRef {
+    const runs = [...this.chunks, this.last.subarray(0, this.used)].map((chunk) => chunk.sort());
+    this.chunks = [];
+    this.last = new Float64Array(0);
+    const at = new Array<number>(runs.length).fill(0);
+    const out = new Float64Array(1 << 17);
+    let filled = 0;
+    sections.begin();
+    for (let n = 0; n < this.length; n++) {
+      let best = -1;
+      let min = Infinity;
+      for (let r = 0; r < runs.length; r++) {
+        const i = at[r]!;
+        if (i < runs[r]!.length && runs[r]![i]! < min) {
+          min = runs[r]![i]!;
+          best = r;
+        }
+      }
+      at[best]!++;
+      out[filled++] = min;
+      if (filled === out.length) {
+        sections.write(out);
+        filled = 0;
+      }
+    }
+    sections.write(out.subarray(0, filled));
+    return sections.end();
   }
 }
 
@@ -234,13 +314,7 @@ class Growing {
     this.data[i] = value;
   }
 
-  /** The values pushed: a view of the storage, not a copy (the key table is the largest thing the build holds). */
   done(): Float64Array {
-    return this.data.subarray(0, this.length);
-  }
-
-  clear(): void {
-    this.data = new Float64Array(0);
-    this.length = 0;
+    return this.data.slice(0, this.length);
   }
 }

@@ -209,6 +209,23 @@ describe("building an index", () => {
     await expect(buildLogIndex(lines)).rejects.toMatchObject({ name: "LogIndexError", reason: "unindexable" });
     expect(readdirSync(own).sort()).toEqual(["lines.natlog", "run.natlog", "run.natlog.idx"]);
   });
+
+  it("writes the same key table whether its entries were kept in one chunk or merged from many", async () => {
+    const path = logs.binary!;
+    const one = join(dir, "one-chunk.idx");
+    const many = join(dir, "many-chunks.idx");
+    const stats = await buildLogIndex(path, one, { snapshotRecords: 37, blockLines: 16 });
+    // Chunks of a few entries: many sorted runs, and a last one partly filled.
+    const keyChunk = [5, 6, 7].find((n) => stats.keyEntries % n !== 0)!;
+    expect(stats.keyEntries).toBeGreaterThan(keyChunk * 10);
+    await buildLogIndex(path, many, { snapshotRecords: 37, blockLines: 16, keyChunk });
+    expect(readFileSync(many).equals(readFileSync(one))).toBe(true);
+    // And that table is sorted: every key's records are found through it (the first describe block checks them against a scan).
+    const { header, dataOffset } = await readIndexHeader(one);
+    const table = new Float64Array(new Uint8Array(readFileSync(one).subarray(dataOffset + header.sections.keys.offset, dataOffset + header.sections.keys.offset + header.sections.keys.bytes)).buffer);
+    expect(table.length).toBe(stats.keyEntries);
+    for (let i = 1; i < table.length; i++) expect(table[i]! > table[i - 1]!, `entry ${i}`).toBe(true);
+  });
 });
 
 describe("an index that does not match its log", () => {
