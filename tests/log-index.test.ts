@@ -156,6 +156,21 @@ describe.each(Object.keys(logs))("the index of a %s log", (name) => {
     }
   });
 
+  it("decodes a block read again while it is among the latest read once: every block's records as the log has them", async () => {
+    const { records } = readLogSync(path());
+    const index = await LogIndex.open(path());
+    const first = await index.blockRecords(0);
+    expect(await index.blockRecords(0)).toBe(first);
+    const all: unknown[] = [];
+    // Twice over every block: the second time past the blocks kept, for the logs of many blocks.
+    for (const round of [0, 1]) {
+      all.length = 0;
+      for (let b = 0; b < index.blockCount; b++) all.push(...(await index.blockRecords(b)));
+      expect(all, `round ${round}`).toEqual(records);
+    }
+    await index.close();
+  });
+
   it("finds every key's causes through the index as the pass over the log's inputs does", async () => {
     const { records } = readLogSync(path());
     const index = await LogIndex.open(path());
