@@ -56,7 +56,7 @@ describe("the CLI's start", () => {
     expect([...files].filter((f) => /^(tools|replay|actors|sim|dashboard)\//.test(f))).toEqual([]);
   });
 
-  it.each(["cli/inspect.ts", "cli/story.ts", "cli/keys.ts", "cli/log-index.ts"])("%s loads neither NATS nor the hosts, the simulator or the dashboard", (command) => {
+  it.each(["cli/inspect.ts", "cli/story.ts", "cli/keys.ts", "cli/log-index.ts", "cli/log-info.ts"])("%s loads neither NATS nor the hosts, the simulator or the dashboard", (command) => {
     const { files, packages } = loadedBy(command);
     expect([...packages].filter((p) => p !== "xstate")).toEqual([]);
     expect([...files].filter((f) => /^(actors|sim|dashboard)\/|^transport\/nats/.test(f))).toEqual([]);
