@@ -1,6 +1,6 @@
 import { BadOptionError } from "../machines/errors.js";
 import { isJetStreamLocation, openLogAt } from "../log/jetstream-open.js";
-import { openProblems } from "../replay/replay-engine.js";
+import { openProblems } from "../replay/open-problems.js";
 import { isSliceHeader } from "../log/slice-header.js";
 import { TimeBase } from "../log/time-base.js";
 import { LOG_NATS_USAGE, NATS_AUTH_FLAGS, natsOptions } from "./nats-flags.js";

@@ -1,6 +1,6 @@
 import { packageVersion } from "../log/package-version.js";
 import { BadOptionError, NatschedError } from "../machines/errors.js";
-import { redactUrls } from "../transport/nats-connect.js";
+import { redactUrls } from "../transport/url-credentials.js";
 import { secretArgsWarning, secretsInArgs } from "./secret-args.js";
 
 export interface Io {
@@ -40,33 +40,38 @@ commands:
 
 type Command = (args: string[], io: Io) => Promise<number>;
 
-// Each command's module is loaded when it runs: a command pays for its own imports only
-// (the dashboard's URL, for one, does not wait for the simulator and NATS to load).
-const COMMANDS: Record<string, Command> = {
-  story: async (args, io) => (await import("./story.js")).storyCommand(args, io),
-  log: async (args, io) =>
-    args[0] === "export"
-      ? (await import("./log-export.js")).logExportCommand(args.slice(1), io)
-      : args[0] === "index"
-        ? (await import("./log-index.js")).logIndexCommand(args.slice(1), io)
-        : (await import("./log-info.js")).logInfoCommand(args, io),
-  export: async (args, io) => (await import("./export.js")).exportCommand(args, io),
-  dashboard: async (args, io) => (await import("./dashboard.js")).dashboardCommand(args, io),
-  replay: async (args, io) => (await import("./replay.js")).replayCommand(args, io),
-  inspect: async (args, io) => (await import("./inspect.js")).inspectCommand(args, io),
-  keys: async (args, io) => (await import("./keys.js")).keysCommand(args, io),
-  simulate: async (args, io) => (await import("./simulate.js")).simulateCommand(args, io),
-  "what-if": async (args, io) => (await import("./what-if.js")).whatIfCommand(args, io),
-  scheduler: async (args, io) => (await import("./scheduler.js")).schedulerCommand(args, io),
-  worker: async (args, io) => (await import("./worker.js")).workerCommand(args, io),
-  status: async (args, io) => (await import("./status.js")).statusCommand(args, io),
+// Each command's module is imported when that command runs (or its --help is asked), so a
+// command loads only what it needs: `inspect` does not load NATS, the simulator or the
+// dashboard server, and the CLI's start stays short (docs/performance.md, "The CLI's start").
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  story: async () => (await import("./story.js")).storyCommand,
+  log: async () => logCommand,
+  export: async () => (await import("./export.js")).exportCommand,
+  dashboard: async () => {
+    const { dashboardCommand } = await import("./dashboard.js");
+    return (args, io) => dashboardCommand(args, io);
+  },
+  replay: async () => (await import("./replay.js")).replayCommand,
+  inspect: async () => (await import("./inspect.js")).inspectCommand,
+  keys: async () => (await import("./keys.js")).keysCommand,
+  simulate: async () => (await import("./simulate.js")).simulateCommand,
+  "what-if": async () => (await import("./what-if.js")).whatIfCommand,
+  scheduler: async () => (await import("./scheduler.js")).schedulerCommand,
+  worker: async () => (await import("./worker.js")).workerCommand,
+  status: async () => (await import("./status.js")).statusCommand,
 };
+
+async function logCommand(args: string[], io: Io): Promise<number> {
+  if (args[0] === "export") return (await import("./log-export.js")).logExportCommand(args.slice(1), io);
+  if (args[0] === "index") return (await import("./log-index.js")).logIndexCommand(args.slice(1), io);
+  return (await import("./log-info.js")).logInfoCommand(args, io);
+}
 
 /**
  * The usage of commands whose flag parsing does not answer --help itself; the others
  * (simulate, what-if, scheduler, worker, status, log export) print their own.
  */
-const USAGES: Record<string, (args: string[]) => Promise<string | undefined>> = {
+const USAGES: Record<string, (args: string[]) => Promise<string>> = {
   story: async () => (await import("./story.js")).USAGE,
   export: async () => (await import("./export.js")).USAGE,
   dashboard: async () => (await import("./dashboard.js")).DASHBOARD_USAGE,
@@ -95,8 +100,8 @@ export async function runCli(argv: string[], rawIo: Io): Promise<number> {
     io.out(packageVersion());
     return 0;
   }
-  const command = COMMANDS[name];
-  if (command === undefined) {
+  const load = COMMANDS[name];
+  if (load === undefined) {
     io.err(`natsched: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
@@ -108,6 +113,7 @@ export async function runCli(argv: string[], rawIo: Io): Promise<number> {
   const secrets = secretsInArgs(args);
   if (secrets.length > 0) io.err(`natsched ${name}: warning: ${secretArgsWarning(secrets)}`);
   try {
+    const command = await load();
     return await command(args, io);
   } catch (error) {
     // A flag the parser refuses (unknown, missing its value) is bad usage, exit 2, whichever

@@ -3,7 +3,7 @@
  * token in a URL) show in `ps` to every user of the host, and stay in the shell's history.
  * The commands take them anyway, and warn.
  */
-import { redactUrls } from "../transport/nats-connect.js";
+import { redactUrls } from "../transport/url-credentials.js";
 
 const URL_USERINFO = /\b[a-z][a-z0-9+.-]*:\/\/([^\s@/?#]+)@[^\s,]*/gi;
 const NKEY_SEED = /^S[A-Z][A-Z2-7]{50,}$/;

@@ -14,7 +14,7 @@
  * command. A location is printed without its password or token.
  */
 import { BadOptionError } from "../machines/errors.js";
-import { redactUrls } from "../transport/nats-connect.js";
+import { redactUrls } from "../transport/url-credentials.js";
 
 /** Header of a message that holds one part of a record too large for one message: `<index>/<count>`. */
 export const PART_HEADER = "Natsched-Part";

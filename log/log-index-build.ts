@@ -6,17 +6,23 @@
  *   2. snapshots of the cluster fold (log/cluster-fold.ts: what `inspect` shows) every
  *      SNAPSHOT_RECORDS records, at a block start, its forgotten tasks that never move again
  *      let go (pass 1 says which), so a snapshot's size follows the work in play.
- * Written to a temporary file and renamed, so a reader sees a whole index or none.
+ * Its sections go to a file of their own as they are made (the block and key tables after
+ * pass 1, each snapshot as pass 2 takes it), so the build holds one snapshot at a time, not
+ * the index; the header line, which names where each section is, is written last, and the
+ * sections copied after it. Written to a temporary file and renamed, so a reader sees a
+ * whole index or none.
  */
+import { closeSync, createReadStream, createWriteStream, openSync, writeSync } from "node:fs";
 import { open, rename, unlink, writeFile } from "node:fs/promises";
-import { deflateRawSync } from "node:zlib";
+import { pipeline } from "node:stream/promises";
+import { crc32, deflateRawSync } from "node:zlib";
 import { LogIndexError } from "../machines/errors.js";
 import { scanBlocks } from "./block-scan.js";
 import { readFirstLine } from "./first-line.js";
 import { sequenceStarts } from "./slice-header.js";
 import { openLog } from "./reader.js";
 import { ClusterFold } from "./cluster-fold.js";
-import { encodeIndexHeader, fingerprintLog, INDEX_FORMAT, INDEX_VERSION, sameLog, sectionRef, type IndexHeader, type SnapshotRef } from "./log-index-file.js";
+import { encodeIndexHeader, fingerprintLog, INDEX_FORMAT, INDEX_VERSION, sameLog, sectionRefOf, type IndexHeader, type SectionRef, type SnapshotRef } from "./log-index-file.js";
 import { forEachNamedKey, keyHash } from "./record-keys.js";
 import type { LogProblem } from "./types.js";
 
@@ -39,17 +45,78 @@ export function indexPathOf(path: string): string {
   return `${path}.idx`;
 }
 
-export async function buildLogIndex(path: string, out = indexPathOf(path), options: { snapshotRecords?: number; /** Lines a block of a version-1 log holds (block-scan.ts). */ blockLines?: number } = {}): Promise<IndexBuildStats> {
+export interface IndexBuildOptions {
+  snapshotRecords?: number;
+  /** Lines a block of a version-1 log holds (block-scan.ts). */
+  blockLines?: number;
+  /** Key entries a chunk of the key table holds while it is built (KeyEntries). */
+  keyChunk?: number;
+}
+
+export async function buildLogIndex(path: string, out = indexPathOf(path), options: IndexBuildOptions = {}): Promise<IndexBuildStats> {
   const started = performance.now();
   const every = options.snapshotRecords ?? SNAPSHOT_RECORDS;
   const before = await fingerprintLog(path);
   const reader = await openLog(path);
   if (reader.header.v !== 1 && reader.header.v !== 2) throw new LogIndexError("unindexable", `${path}: log format version ${reader.header.v} is not one this build reads`);
   const recordsOffset = await recordsStart(path);
+  const temporary = `${out}.${process.pid}.tmp`;
+  const sections = new SectionFile(`${temporary}.sections`);
+  try {
+    const built = await buildSections(path, reader.header.v, recordsOffset, sequenceStarts(reader.header), sections, every, options);
+    sections.close();
+    const after = await fingerprintLog(path);
+    if (!sameLog(before, after)) throw new LogIndexError("stale", `${path} changed while it was being indexed (still being written?)`);
+    const header: IndexHeader = {
+      format: INDEX_FORMAT,
+      v: INDEX_VERSION,
+      log: { ...before, format: reader.header.v, recordsOffset },
+      records: built.records,
+      blocks: built.blocks,
+      firstT: built.firstT,
+      problems: built.problems,
+      snapshots: built.snapshots,
+      actorsLast: built.actorsLast,
+      sections: { blocks: built.blocksRef, keys: built.keysRef },
+    };
+    const headerLine = encodeIndexHeader(header);
+    await writeFile(temporary, headerLine);
+    await pipeline(createReadStream(sections.path, { highWaterMark: 1024 * 1024 }), createWriteStream(temporary, { flags: "a" }));
+    await rename(temporary, out);
+    return {
+      records: built.records,
+      blocks: built.blocks,
+      keyEntries: built.keyEntries,
+      snapshots: built.snapshots.length,
+      bytes: headerLine.length + sections.bytes,
+      seconds: (performance.now() - started) / 1000,
+    };
+  } catch (error) {
+    await unlink(temporary).catch(() => {});
+    throw error;
+  } finally {
+    sections.close();
+    await unlink(sections.path).catch(() => {});
+  }
+}
 
+interface BuiltSections {
+  records: number;
+  blocks: number;
+  firstT: number | null;
+  problems: LogProblem[];
+  actorsLast: Record<string, number>;
+  keyEntries: number;
+  blocksRef: SectionRef;
+  keysRef: SectionRef;
+  snapshots: SnapshotRef[];
+}
+
+/** The two passes: each section appended to `sections` as soon as it is whole. */
+async function buildSections(path: string, format: number, recordsOffset: number, starts: ReadonlyMap<string, number> | undefined, sections: SectionFile, every: number, options: IndexBuildOptions): Promise<BuiltSections> {
   // Pass 1.
   const blocks = new Growing();
-  const keys = new Growing();
+  const keys = new KeyEntries(options.keyChunk);
   const lastTransition = new Map<number, number>();
   const actorsLast: Record<string, number> = {};
   const problems: LogProblem[] = [];
@@ -61,7 +128,7 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
     for (const hash of blockKeys) keys.push(hash * MAX_BLOCKS + block);
     blockKeys = new Set();
   };
-  await scanBlocks(path, reader.header.v, recordsOffset, {
+  await scanBlocks(path, format, recordsOffset, {
     block(offset, position) {
       if (block >= 0) endBlock();
       if (++block >= MAX_BLOCKS) throw new LogIndexError("unindexable", `${path}: more than ${MAX_BLOCKS} blocks`);
@@ -83,25 +150,27 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
     problem(problem) {
       problems.push(problem);
     },
-  }, sequenceStarts(reader.header), options.blockLines);
+  }, starts, options.blockLines);
   if (block >= 0) endBlock();
   if (problems.some((p) => p.kind === "duplicate")) throw new LogIndexError("unindexable", `${path}: the log has duplicate records (the reader drops them), so its positions cannot be indexed exactly`);
-  const blockTable = blocks.done();
-  const keyTable = keys.done().sort();
+  const blocksRef = sections.append(blocks.done());
+  const keyEntries = keys.length;
+  const keysRef = keys.writeSorted(sections);
 
   // Pass 2.
-  const snapshots: { ref: Omit<SnapshotRef, "offset" | "bytes" | "crc">; bytes: Buffer }[] = [];
+  const snapshots: SnapshotRef[] = [];
   const fold = new ClusterFold();
   const lastSeq: Record<string, number> = {};
   let maxT: number | null = null;
   let nextSnapshot = every;
   let current = -1;
-  await scanBlocks(path, reader.header.v, recordsOffset, {
+  await scanBlocks(path, format, recordsOffset, {
     block(_offset, position) {
       current++;
       if (position < nextSnapshot) return;
       nextSnapshot = position + every;
-      snapshots.push({ ref: { position, block: current, lastSeq: { ...lastSeq }, maxT }, bytes: deflateRawSync(JSON.stringify(fold.data())) });
+      const ref = sections.append(deflateRawSync(JSON.stringify(fold.data())));
+      snapshots.push({ position, block: current, lastSeq: { ...lastSeq }, maxT, ...ref });
     },
     record(record, position) {
       lastSeq[record.actor] = record.seq;
@@ -111,51 +180,51 @@ export async function buildLogIndex(path: string, out = indexPathOf(path), optio
       if (record.kind === "transition" && record.machine === "task" && lastTransition.get(keyHash(record.id)) === position) fold.retire(record.id);
     },
     problem() {},
-  }, sequenceStarts(reader.header), options.blockLines);
+  }, starts, options.blockLines);
+  return { records, blocks: block + 1, firstT, problems, actorsLast, keyEntries, blocksRef, keysRef, snapshots };
+}
 
-  const blockBytes = Buffer.from(blockTable.buffer, blockTable.byteOffset, blockTable.byteLength);
-  const keyBytes = Buffer.from(keyTable.buffer, keyTable.byteOffset, keyTable.byteLength);
-  let offset = 0;
-  const blocksRef = sectionRef(offset, blockBytes);
-  offset += blockBytes.length;
-  const keysRef = sectionRef(offset, keyBytes);
-  offset += keyBytes.length;
-  const snapshotRefs: SnapshotRef[] = [];
-  for (const s of snapshots) {
-    snapshotRefs.push({ ...s.ref, ...sectionRef(offset, s.bytes) });
-    offset += s.bytes.length;
+/** The index's sections, appended one after another to a file as they are made. */
+class SectionFile {
+  private fd: number | null;
+  bytes = 0;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, "w");
   }
-  const after = await fingerprintLog(path);
-  if (!sameLog(before, after)) throw new LogIndexError("stale", `${path} changed while it was being indexed (still being written?)`);
-  const header: IndexHeader = {
-    format: INDEX_FORMAT,
-    v: INDEX_VERSION,
-    log: { ...before, format: reader.header.v, recordsOffset },
-    records,
-    blocks: block + 1,
-    firstT,
-    problems,
-    snapshots: snapshotRefs,
-    actorsLast,
-    sections: { blocks: blocksRef, keys: keysRef },
-  };
-  const headerLine = encodeIndexHeader(header);
-  const temporary = `${out}.${process.pid}.tmp`;
-  try {
-    await writeFile(temporary, Buffer.concat([headerLine, blockBytes, keyBytes, ...snapshots.map((s) => s.bytes)]));
-    await rename(temporary, out);
-  } catch (error) {
-    await unlink(temporary).catch(() => {});
-    throw error;
+
+  private sectionStart = 0;
+  private crc = 0;
+
+  /** Writes `data` as a section after the sections before it: where it is (from the first section's start), its size and its CRC-32. */
+  append(data: ArrayBufferView): SectionRef {
+    this.begin();
+    this.write(data);
+    return this.end();
   }
-  return {
-    records,
-    blocks: block + 1,
-    keyEntries: keyTable.length,
-    snapshots: snapshots.length,
-    bytes: headerLine.length + offset,
-    seconds: (performance.now() - started) / 1000,
-  };
+
+  /** A section written in parts: begin(), write() each part in order, end(). */
+  begin(): void {
+    this.sectionStart = this.bytes;
+    this.crc = 0;
+  }
+
+  write(data: ArrayBufferView): void {
+    const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    this.crc = crc32(bytes, this.crc);
+    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd!, bytes, done, bytes.length - done);
+    this.bytes += bytes.length;
+  }
+
+  end(): SectionRef {
+    return sectionRefOf(this.sectionStart, this.bytes - this.sectionStart, this.crc);
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    closeSync(this.fd);
+    this.fd = null;
+  }
 }
 
 async function recordsStart(path: string): Promise<number> {
@@ -164,6 +233,62 @@ async function recordsStart(path: string): Promise<number> {
     return (await readFirstLine(handle))!.bytes;
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * The key table's entries (hash * 2^22 + block), kept in chunks as they come and written out
+ * sorted by a merge of the sorted chunks: the largest thing the build holds, so held once,
+ * never copied whole into a bigger array nor sorted into a second one.
+ */
+class KeyEntries {
+  private chunks: Float64Array[] = [];
+  private last: Float64Array;
+  private used = 0;
+  length = 0;
+
+  constructor(private readonly chunk = 1 << 20) {
+    this.last = new Float64Array(chunk);
+  }
+
+  push(value: number): void {
+    if (this.used === this.last.length) {
+      this.chunks.push(this.last);
+      this.last = new Float64Array(this.chunk);
+      this.used = 0;
+    }
+    this.last[this.used++] = value;
+    this.length++;
+  }
+
+  /** Writes the entries in ascending order as one section of `sections`, and lets them go. */
+  writeSorted(sections: SectionFile): SectionRef {
+    const runs = [...this.chunks, this.last.subarray(0, this.used)].map((chunk) => chunk.sort());
+    this.chunks = [];
+    this.last = new Float64Array(0);
+    const at = new Array<number>(runs.length).fill(0);
+    const out = new Float64Array(1 << 17);
+    let filled = 0;
+    sections.begin();
+    for (let n = 0; n < this.length; n++) {
+      let best = -1;
+      let min = Infinity;
+      for (let r = 0; r < runs.length; r++) {
+        const i = at[r]!;
+        if (i < runs[r]!.length && runs[r]![i]! < min) {
+          min = runs[r]![i]!;
+          best = r;
+        }
+      }
+      at[best]!++;
+      out[filled++] = min;
+      if (filled === out.length) {
+        sections.write(out);
+        filled = 0;
+      }
+    }
+    sections.write(out.subarray(0, filled));
+    return sections.end();
   }
 }
 

@@ -120,8 +120,9 @@ export async function readSection(path: string, dataOffset: number, ref: Section
   }
 }
 
-export function sectionRef(offset: number, bytes: Uint8Array): SectionRef {
-  return { offset, bytes: bytes.length, crc: hex(crc32(bytes)) };
+/** A section of `bytes` bytes at `offset` whose CRC-32 is `crc` (computed as it was written). */
+export function sectionRefOf(offset: number, bytes: number, crc: number): SectionRef {
+  return { offset, bytes, crc: hex(crc) };
 }
 
 function corrupt(path: string, message: string): LogIndexError {

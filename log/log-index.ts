@@ -19,10 +19,16 @@ import { keyHash } from "./record-keys.js";
 import { LOG_FORMAT_FRAMES, type LogProblem, type LogRecord } from "./types.js";
 
 const MAX_BLOCKS = 1 << 22;
+/**
+ * Blocks kept decoded, the latest read: `story` reads a key's blocks, then the blocks around
+ * them for the causes (tools/index-inputs.ts), mostly the same ones.
+ */
+const RECENT_BLOCKS = 8;
 
 export class LogIndex {
   private handle: FileHandle | undefined;
   private keys: Float64Array | undefined;
+  private readonly recent = new Map<number, LogRecord[]>();
 
   private constructor(
     readonly logPath: string,
@@ -91,8 +97,17 @@ export class LogIndex {
     this.handle = undefined;
   }
 
-  /** The records of block `b`, checked against the count the index has for it. */
-  async blockRecords(b: number): Promise<LogRecord[]> {
+  /** The records of block `b`, checked against the count the index has for it (read once while among the latest read). */
+  async blockRecords(b: number): Promise<readonly LogRecord[]> {
+    const kept = this.recent.get(b);
+    if (kept !== undefined) return kept;
+    const records = await this.readBlock(b);
+    if (this.recent.size >= RECENT_BLOCKS) this.recent.delete(this.recent.keys().next().value!);
+    this.recent.set(b, records);
+    return records;
+  }
+
+  private async readBlock(b: number): Promise<LogRecord[]> {
     const start = this.blocks[b * BLOCK_COLUMNS]!;
     const end = b + 1 < this.header.blocks ? this.blocks[(b + 1) * BLOCK_COLUMNS]! : this.header.log.bytes;
     this.handle ??= await open(this.logPath, "r");

@@ -7,6 +7,9 @@ import { beforeCut, type CutSpec } from "./log-cut.js";
 import type { ReplayEffects, ReplayHost } from "./replay-cores.js";
 import type { ScanHandler } from "./replay-scan.js";
 import type { ReplayProblem } from "./replay-types.js";
+import { openProblems } from "./open-problems.js";
+
+export { openProblem, openProblems } from "./open-problems.js";
 import type { TransitionLine } from "./transition-line.js";
 import type { LogProblem, LogRecord } from "../log/types.js";
 
@@ -143,19 +146,4 @@ export class ReplayEngine implements ScanHandler {
     }
     return run;
   }
-}
-
-/** The "open" problems of `open` (actor to the seq of its unmatched start), by actor name. */
-export function openProblems(open: Iterable<[string, number]>): ReplayProblem[] {
-  return [...open].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([actor, seq]) => openProblem(actor, seq));
-}
-
-/** An actor with no stop record after its start (seq `seq`): the log was not closed. */
-export function openProblem(actor: string, seq: number): ReplayProblem {
-  return {
-    kind: "open",
-    actor,
-    seq,
-    message: `${actor} has no stop record after its start (#${seq}): the writer stopped without closing the log (crashed, killed, or still writing; --open-ok accepts a log still being written)`,
-  };
 }

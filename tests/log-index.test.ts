@@ -1,5 +1,5 @@
 /** The log index (log/log-index*.ts): seeking answers exactly what a full scan answers, and an index that does not match its log is caught. */
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -156,6 +156,21 @@ describe.each(Object.keys(logs))("the index of a %s log", (name) => {
     }
   });
 
+  it("decodes a block read again while it is among the latest read once: every block's records as the log has them", async () => {
+    const { records } = readLogSync(path());
+    const index = await LogIndex.open(path());
+    const first = await index.blockRecords(0);
+    expect(await index.blockRecords(0)).toBe(first);
+    const all: unknown[] = [];
+    // Twice over every block: the second time past the blocks kept, for the logs of many blocks.
+    for (const round of [0, 1]) {
+      all.length = 0;
+      for (let b = 0; b < index.blockCount; b++) all.push(...(await index.blockRecords(b)));
+      expect(all, `round ${round}`).toEqual(records);
+    }
+    await index.close();
+  });
+
   it("finds every key's causes through the index as the pass over the log's inputs does", async () => {
     const { records } = readLogSync(path());
     const index = await LogIndex.open(path());
@@ -184,6 +199,47 @@ describe.each(Object.keys(logs))("the index of a %s log", (name) => {
       const time = TimeBase.of(records[0]?.t, readLogSync(path()).header.created);
       expect(out).toBe(`story of ${key} (${lines.length} events)\n${time.describe()}\n${formatStory(lines, time.start)}`);
     }
+  });
+});
+
+describe("building an index", () => {
+  it("writes its sections to a file of their own and leaves only the index behind, built or refused", async () => {
+    const own = join(dir, "leftovers");
+    mkdirSync(own);
+    const path = join(own, "run.natlog");
+    copyFileSync(logs.binary!, path);
+    const stats = await buildLogIndex(path, indexPathOf(path), { snapshotRecords: 37, blockLines: 16 });
+    expect(readdirSync(own).sort()).toEqual(["run.natlog", "run.natlog.idx"]);
+    expect(readFileSync(indexPathOf(path)).length).toBe(stats.bytes);
+    // What was streamed reads back whole: every section's checksum, every snapshot.
+    const index = await LogIndex.open(path);
+    await index.verify();
+    expect(index.snapshots.length).toBe(stats.snapshots);
+    await index.close();
+    // Refused after its first pass (a duplicate record), with its sections file already open.
+    const lines = join(own, "lines.natlog");
+    copyFileSync(logs.jsonl!, lines);
+    const text = readFileSync(lines, "utf8").split("\n");
+    appendFileSync(lines, `${text[text.length - 2]}\n`);
+    await expect(buildLogIndex(lines)).rejects.toMatchObject({ name: "LogIndexError", reason: "unindexable" });
+    expect(readdirSync(own).sort()).toEqual(["lines.natlog", "run.natlog", "run.natlog.idx"]);
+  });
+
+  it("writes the same key table whether its entries were kept in one chunk or merged from many", async () => {
+    const path = logs.binary!;
+    const one = join(dir, "one-chunk.idx");
+    const many = join(dir, "many-chunks.idx");
+    const stats = await buildLogIndex(path, one, { snapshotRecords: 37, blockLines: 16 });
+    // Chunks of a few entries: many sorted runs, and a last one partly filled.
+    const keyChunk = [5, 6, 7].find((n) => stats.keyEntries % n !== 0)!;
+    expect(stats.keyEntries).toBeGreaterThan(keyChunk * 10);
+    await buildLogIndex(path, many, { snapshotRecords: 37, blockLines: 16, keyChunk });
+    expect(readFileSync(many).equals(readFileSync(one))).toBe(true);
+    // And that table is sorted: every key's records are found through it (the first describe block checks them against a scan).
+    const { header, dataOffset } = await readIndexHeader(one);
+    const table = new Float64Array(new Uint8Array(readFileSync(one).subarray(dataOffset + header.sections.keys.offset, dataOffset + header.sections.keys.offset + header.sections.keys.bytes)).buffer);
+    expect(table.length).toBe(stats.keyEntries);
+    for (let i = 1; i < table.length; i++) expect(table[i]! > table[i - 1]!, `entry ${i}`).toBe(true);
   });
 });
 

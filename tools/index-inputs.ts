@@ -17,7 +17,7 @@ const CACHED_BLOCKS = 64;
 
 export class IndexInputFinder implements InputFinder {
   private readonly positions = new Map<LogRecord, number>();
-  private readonly cache = new Map<number, LogRecord[]>();
+  private readonly cache = new Map<number, readonly LogRecord[]>();
   /** The inputs found so far, by stimulus id: a cause is often a transition's stimulus found already. */
   private readonly inputs = new Map<string, InputRecord>();
 
@@ -95,7 +95,7 @@ export class IndexInputFinder implements InputFinder {
     return record;
   }
 
-  private async block(b: number): Promise<LogRecord[]> {
+  private async block(b: number): Promise<readonly LogRecord[]> {
     let records = this.cache.get(b);
     if (records === undefined) {
       records = await this.index.blockRecords(b);
