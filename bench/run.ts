@@ -296,8 +296,8 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
         const w1Reps = n > 10_000 ? (q ? 1 : o.largeRepeat) : o.repeatGiven || q ? reps : 11;
         add("W1", `W1 ${n} tasks, log ${w1Logs.map(onOff).join("/")}`, { kind: "W1", n, logs: w1Logs, saturation: 1.1, reps: w1Reps, warmup: W1_WARMUP }, ["--max-old-space-size=8192"]);
       }
-      add("W1", `W1 ${w1PeerN} tasks, queuing off`, { kind: "W1", n: w1PeerN, logs: [logOn], saturation: Infinity, reps, warmup: W1_WARMUP });
-      add("W1", `W1 ${w1PeerN} tasks, adaptive saturation`, { kind: "W1", n: w1PeerN, logs: [logOn], saturation: "adaptive", reps, warmup: W1_WARMUP });
+      // One case, repetitions alternating: issue 26's adaptive / queuing-off ratio is then paired.
+      add("W1", `W1 ${w1PeerN} tasks, queuing off and adaptive saturation`, { kind: "W1", n: w1PeerN, logs: [logOn], saturation: [Infinity, "adaptive"], reps, warmup: W1_WARMUP });
     }
     if (has("W2")) for (const fanin of [2, 8]) add("W2", `W2 fan-in ${fanin}`, { kind: "W2", leaves, fanin, log: logOn, reps, warmupLeaves: q ? 64 : 512 });
     if (has("W3")) {
