@@ -20,7 +20,7 @@ import { w8, type W8Case } from "./w8.js";
 
 export type Case = (
   | { kind: "W1"; n: number; logs: boolean[]; saturation: Saturation | Saturation[]; reps: number; warmup: number }
-  | { kind: "W2"; leaves: number; fanin: number; log: boolean; reps: number; warmupLeaves: number }
+  | { kind: "W2"; leaves: number; fanin: number; log: boolean; reps: number; warmupLeaves: number; saturation?: Saturation }
   | { kind: "W3"; nTasks: number; stealing: boolean; log: boolean; reps: number; saturation?: Saturation }
   | { kind: "W4"; variant: "spec" | "pinned"; nTasks: number; elements: number; stealing: boolean; log: boolean; reps: number }
   | { kind: "W5"; mode: "map" | "submit"; nLong: number; nShort: number; longMs: number; shortMs: number; seed: number; stealing: boolean; log: boolean; reps: number; saturation?: Saturation }
@@ -222,7 +222,7 @@ const NATS_W2_WARMUP_TREES = 2;
  * full-size trees; every warm-up's rate is kept as `warmup_tasks_per_s`).
  */
 async function w2(c: Extract<Case, { kind: "W2" }>, hosts: Hosts): Promise<Row[]> {
-  const h = await hosts.start({ workers: 2, threadsPerWorker: 1, log: c.log }, "w2");
+  const h = await hosts.start({ workers: 2, threadsPerWorker: 1, log: c.log, ...(c.saturation !== undefined ? { saturation: c.saturation } : {}) }, "w2");
   const client = h.client;
   const once = async (leaves: number): Promise<{ wall: number; submit: number; nTasks: number }> => {
     const t0 = performance.now();
@@ -257,11 +257,12 @@ async function w2(c: Extract<Case, { kind: "W2" }>, hosts: Hosts): Promise<Row[]
   for (let r = 0; r < c.reps; r++) runs.push(await once(c.leaves));
   await h.close();
   const nTasks = runs[0]!.nTasks;
+  const adaptive = c.saturation === "adaptive";
   return [
     {
-      id: `W2.fanin${c.fanin}.log-${c.log ? "on" : "off"}${hosts.idSuffix}`,
+      id: `W2.fanin${c.fanin}.log-${c.log ? "on" : "off"}${adaptive ? ".adaptive" : ""}${hosts.idSuffix}`,
       workload: "W2",
-      label: `W2 tree ${c.leaves} leaves fan-in ${c.fanin} (${nTasks} tasks), log ${c.log ? "on" : "off"}${hosts.labelSuffix}`,
+      label: `W2 tree ${c.leaves} leaves fan-in ${c.fanin} (${nTasks} tasks), log ${c.log ? "on" : "off"}${adaptive ? ", adaptive saturation" : ""}${hosts.labelSuffix}`,
       unit: "tasks/s",
       higherIsBetter: true,
       value: stats(runs.map((r) => nTasks / r.wall), 4),
@@ -738,7 +739,7 @@ export async function runCase(c: Case): Promise<Row[]> {
       case "W1":
         return await w1(c, hosts);
       case "W2":
-        return await w2(c, hosts);
+        return c.saturation === undefined || saturationSupported(c.saturation) ? await w2(c, hosts) : [saturationUnavailable(c.saturation, `W2.fanin${c.fanin}.log-${c.log ? "on" : "off"}.adaptive${hosts.idSuffix}`, "W2", "tasks/s")];
       case "W3":
         return c.saturation === undefined || saturationSupported(c.saturation) ? await w3(c, hosts) : [saturationUnavailable(c.saturation, `W3.pinned.stealing-${c.stealing ? "on" : "off"}.adaptive${hosts.idSuffix}`, "W3", "x ideal")];
       case "W4":
