@@ -19,8 +19,8 @@ import { roundLine, soak, soakRows, type SoakCase } from "./soak.js";
 import { w8, type W8Case } from "./w8.js";
 
 export type Case = (
-  | { kind: "W1"; n: number; logs: boolean[]; saturation: Saturation; reps: number; warmup: number }
-  | { kind: "W2"; leaves: number; fanin: number; log: boolean; reps: number; warmupLeaves: number }
+  | { kind: "W1"; n: number; logs: boolean[]; saturation: Saturation | Saturation[]; reps: number; warmup: number }
+  | { kind: "W2"; leaves: number; fanin: number; log: boolean; reps: number; warmupLeaves: number; saturation?: Saturation }
   | { kind: "W3"; nTasks: number; stealing: boolean; log: boolean; reps: number; saturation?: Saturation }
   | { kind: "W4"; variant: "spec" | "pinned"; nTasks: number; elements: number; stealing: boolean; log: boolean; reps: number }
   | { kind: "W5"; mode: "map" | "submit"; nLong: number; nShort: number; longMs: number; shortMs: number; seed: number; stealing: boolean; log: boolean; reps: number; saturation?: Saturation }
@@ -101,29 +101,37 @@ const NATS_W1_WARMUP_RUNS = 3;
 
 /**
  * N independent no-op tasks, 2 workers x 1 thread, `client.map(noop, range(N), pure=false)`
- * then gather. One cluster per log mode, one untimed warm-up of `warmup` tasks each (10,000
- * from bench/run.ts; three such runs on NATS, their rates kept as `warmup_tasks_per_s`); the
- * log-on and log-off repetitions alternate so each pair shares the machine's state of the
- * moment, and which of the two goes first alternates too.
+ * then gather. One cluster per log mode and saturation (several saturations: compared in one
+ * case), one untimed warm-up of `warmup` tasks each (10,000 from bench/run.ts; three such runs
+ * on NATS, their rates kept as `warmup_tasks_per_s`); the repetitions of the clusters
+ * alternate so each round shares the machine's state of the moment, and which goes first
+ * alternates too (a ratio of two of them is then paired, not two cases minutes apart).
  */
 async function w1(c: Extract<Case, { kind: "W1" }>, hosts: Hosts): Promise<Row[]> {
-  const sat = c.saturation === Infinity ? ".queuing-off" : c.saturation === "adaptive" ? ".adaptive" : "";
-  if (!saturationSupported(c.saturation)) {
-    return c.logs.map((log) => ({
-      id: `W1.n${c.n}.log-${log ? "on" : "off"}${sat}${hosts.idSuffix}`,
-      workload: "W1",
-      label: `W1 ${fmtN(c.n)} no-op, 2x1, log ${log ? "on" : "off"}, saturation ${String(c.saturation)}${hosts.labelSuffix}`,
-      unit: "tasks/s",
-      higherIsBetter: true,
-      value: null,
-      status: "not-available" as const,
-      note: `not available: this checkout's scheduler does not accept workerSaturation: ${JSON.stringify(c.saturation)}`,
-    }));
-  }
+  const saturations = Array.isArray(c.saturation) ? c.saturation : [c.saturation];
+  const suffix = (s: Saturation): string => (s === Infinity ? ".queuing-off" : s === "adaptive" ? ".adaptive" : "");
+  const rows: Row[] = [];
   const modes = [];
-  for (const log of c.logs) {
-    const h = await hosts.start({ workers: 2, threadsPerWorker: 1, log, saturation: c.saturation }, "w1");
-    modes.push({ log, h, walls: [] as number[], flushes: [] as number[] });
+  for (const saturation of saturations) {
+    if (!saturationSupported(saturation)) {
+      for (const log of c.logs) {
+        rows.push({
+          id: `W1.n${c.n}.log-${log ? "on" : "off"}${suffix(saturation)}${hosts.idSuffix}`,
+          workload: "W1",
+          label: `W1 ${fmtN(c.n)} no-op, 2x1, log ${log ? "on" : "off"}, saturation ${String(saturation)}${hosts.labelSuffix}`,
+          unit: "tasks/s",
+          higherIsBetter: true,
+          value: null,
+          status: "not-available" as const,
+          note: `not available: this checkout's scheduler does not accept workerSaturation: ${JSON.stringify(saturation)}`,
+        });
+      }
+      continue;
+    }
+    for (const log of c.logs) {
+      const h = await hosts.start({ workers: 2, threadsPerWorker: 1, log, saturation }, "w1");
+      modes.push({ log, saturation, h, walls: [] as number[], flushes: [] as number[] });
+    }
   }
   const items = Array.from({ length: c.n }, (_, i) => i);
   const once = async (h: Harness, n: number): Promise<number> => {
@@ -156,11 +164,11 @@ async function w1(c: Extract<Case, { kind: "W1" }>, hosts: Hosts): Promise<Row[]
       if (flushed !== null) m.flushes.push(flushed);
     }
   }
-  const rows: Row[] = [];
-  const satLabel = c.saturation === Infinity ? ", queuing off" : c.saturation === "adaptive" ? ", adaptive saturation" : "";
   for (const m of modes) {
     const { logBytes } = await m.h.close();
     const tasksRun = c.n * c.reps + Math.min(c.warmup, c.n) * warmupRuns;
+    const sat = suffix(m.saturation);
+    const satLabel = m.saturation === Infinity ? ", queuing off" : m.saturation === "adaptive" ? ", adaptive saturation" : "";
     rows.push({
       id: `W1.n${c.n}.log-${m.log ? "on" : "off"}${sat}${hosts.idSuffix}`,
       workload: "W1",
@@ -176,14 +184,17 @@ async function w1(c: Extract<Case, { kind: "W1" }>, hosts: Hosts): Promise<Row[]
         us_per_task: stats(m.walls.map((w) => (w / c.n) * 1e6)),
         log_flush_after_s: m.flushes.length ? stats(m.flushes) : undefined,
         log_bytes_per_task: m.log ? Math.round(logBytes / tasksRun) : undefined,
-        workerSaturation: String(c.saturation),
+        workerSaturation: String(m.saturation),
         warmup_tasks_per_s: warmupRates[modes.indexOf(m)],
+        ...(modes.length > 1 ? { paired_with: modes.filter((o) => o !== m).map((o) => `log ${o.log ? "on" : "off"}, saturation ${String(o.saturation)}`) } : {}),
       },
     });
   }
-  if (modes.length === 2) {
-    const on = modes.find((m) => m.log)!;
-    const off = modes.find((m) => !m.log)!;
+  for (const saturation of saturations) {
+    const on = modes.find((m) => m.log && m.saturation === saturation);
+    const off = modes.find((m) => !m.log && m.saturation === saturation);
+    if (on === undefined || off === undefined) continue;
+    const sat = suffix(saturation);
     rows.push({
       id: `W1.n${c.n}.log-overhead${sat}${hosts.idSuffix}`,
       workload: "W1",
@@ -211,7 +222,7 @@ const NATS_W2_WARMUP_TREES = 2;
  * full-size trees; every warm-up's rate is kept as `warmup_tasks_per_s`).
  */
 async function w2(c: Extract<Case, { kind: "W2" }>, hosts: Hosts): Promise<Row[]> {
-  const h = await hosts.start({ workers: 2, threadsPerWorker: 1, log: c.log }, "w2");
+  const h = await hosts.start({ workers: 2, threadsPerWorker: 1, log: c.log, ...(c.saturation !== undefined ? { saturation: c.saturation } : {}) }, "w2");
   const client = h.client;
   const once = async (leaves: number): Promise<{ wall: number; submit: number; nTasks: number }> => {
     const t0 = performance.now();
@@ -246,11 +257,12 @@ async function w2(c: Extract<Case, { kind: "W2" }>, hosts: Hosts): Promise<Row[]
   for (let r = 0; r < c.reps; r++) runs.push(await once(c.leaves));
   await h.close();
   const nTasks = runs[0]!.nTasks;
+  const adaptive = c.saturation === "adaptive";
   return [
     {
-      id: `W2.fanin${c.fanin}.log-${c.log ? "on" : "off"}${hosts.idSuffix}`,
+      id: `W2.fanin${c.fanin}.log-${c.log ? "on" : "off"}${adaptive ? ".adaptive" : ""}${hosts.idSuffix}`,
       workload: "W2",
-      label: `W2 tree ${c.leaves} leaves fan-in ${c.fanin} (${nTasks} tasks), log ${c.log ? "on" : "off"}${hosts.labelSuffix}`,
+      label: `W2 tree ${c.leaves} leaves fan-in ${c.fanin} (${nTasks} tasks), log ${c.log ? "on" : "off"}${adaptive ? ", adaptive saturation" : ""}${hosts.labelSuffix}`,
       unit: "tasks/s",
       higherIsBetter: true,
       value: stats(runs.map((r) => nTasks / r.wall), 4),
@@ -727,7 +739,7 @@ export async function runCase(c: Case): Promise<Row[]> {
       case "W1":
         return await w1(c, hosts);
       case "W2":
-        return await w2(c, hosts);
+        return c.saturation === undefined || saturationSupported(c.saturation) ? await w2(c, hosts) : [saturationUnavailable(c.saturation, `W2.fanin${c.fanin}.log-${c.log ? "on" : "off"}.adaptive${hosts.idSuffix}`, "W2", "tasks/s")];
       case "W3":
         return c.saturation === undefined || saturationSupported(c.saturation) ? await w3(c, hosts) : [saturationUnavailable(c.saturation, `W3.pinned.stealing-${c.stealing ? "on" : "off"}.adaptive${hosts.idSuffix}`, "W3", "x ideal")];
       case "W4":

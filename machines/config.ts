@@ -35,8 +35,12 @@ export interface Config {
   workerSaturation: number | "adaptive";
   /**
    * Adaptive saturation: root tasks per worker thread, at most (queued on the worker and
-   * running). 16: covers a round trip 15 times a task's duration (a 1.5 ms NATS round trip
-   * over 0.1 ms tasks) while a wrong estimate strands at most 16 tasks per thread on one worker.
+   * running). It binds only for tasks shorter than a round trip over it (6 us under a 1.5 ms
+   * NATS round trip), where a worker's own cost per task, not the task, sets the pace, and a
+   * worker running them on its event loop finishes all it holds before its reports leave: each
+   * round trip then moves at most this many tasks a thread (W1 on NATS: 16 gave half of the
+   * queuing-off rate; 256 about all of it; docs/scheduling.md). A wrong estimate strands at
+   * most this many tasks per thread on one worker until stealing moves them.
    */
   adaptiveSaturationCap: number;
   /**
@@ -44,7 +48,7 @@ export interface Config {
    * it times the group's measured output size), though never fewer tasks than Dask's share.
    * 1 MiB: W8 measured each extra queued root costing about three times its output in peak
    * memory (its result waits for its partner), so large outputs get Dask's count and the
-   * small outputs of fast tasks (under 64 KiB a task) the whole cap.
+   * small outputs of fast tasks (under 4 KiB a task) the whole cap.
    */
   adaptiveSaturationMemory: number;
   /** Seconds assumed for a task whose prefix has no measured duration yet. Dask `unknown-task-duration` ("500ms"). */
@@ -109,7 +113,7 @@ export const DEFAULT_CONFIG: Readonly<Config> = Object.freeze({
   workStealing: true,
   workStealingInterval: 1,
   workerSaturation: 1.1,
-  adaptiveSaturationCap: 16,
+  adaptiveSaturationCap: 256,
   adaptiveSaturationMemory: 1024 * 1024,
   unknownTaskDuration: 0.5,
   defaultTaskDurations: Object.freeze({

@@ -192,17 +192,19 @@ describe("adaptive saturation in the simulator", () => {
   });
 
   it("follows a prefix whose duration changes mid-run: fewer tasks once they grow longer", () => {
-    // The first 300 tasks take 0.2 ms, the rest 20 ms: the 10 ms round trip is then half a task.
+    // The first 300 tasks take 0.2 ms, the 300 after them 20 ms: the 10 ms round trip is then
+    // half a task. (The ~100 long tasks placed before the first of them finishes keep the old count.)
     const result = run({
       config: { workerSaturation: "adaptive", workStealing: false },
       network: { latency: 0.005 },
       workers: [{ name: "a" }, { name: "b" }],
-      tasks: roots(400, (i) => ({ duration: i < 300 ? 0.0002 : 0.02 })),
+      tasks: roots(600, (i) => ({ duration: i < 300 ? 0.0002 : 0.02 })),
     });
     const seen = saturations(result.log).filter((p) => p.s.limit !== "dask");
     const early = seen.filter((p) => p.key < rootKey(250));
     const late = seen.slice(-40);
-    expect(Math.max(...early.map((p) => p.s.slots))).toBe(16);
+    // 2 + ceil(0.01 / 0.0002) while they take 0.2 ms (one off: rtt and duration are smoothed).
+    expect(Math.abs(Math.max(...early.map((p) => p.s.slots)) - 52)).toBeLessThanOrEqual(1);
     // 2 + ceil(0.01 / ~0.02) once the average has moved to the long tasks.
     for (const p of late) expect(p.s.slots).toBe(3);
   });

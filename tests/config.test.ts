@@ -25,7 +25,7 @@ const DASK_DEFAULTS: Config = {
   workStealingInterval: 1,
   workerSaturation: 1.1,
   // natsched's own adaptive saturation's bounds (used only with workerSaturation "adaptive").
-  adaptiveSaturationCap: 16,
+  adaptiveSaturationCap: 256,
   adaptiveSaturationMemory: 1024 * 1024,
   unknownTaskDuration: 0.5,
   defaultTaskDurations: {

@@ -6,12 +6,18 @@ import type { GroupRec, WorkerRec } from "./state.js";
  *
  * Dask sends a worker ceil(1.1 x nthreads) root tasks. When a task takes less than the round
  * trip (the worker's report reaching the scheduler, the next task coming back), the thread
- * idles for the difference after every task (W1 on NATS, no-op tasks: 6,000-8,500 tasks/s
- * with queuing, 20,600 without). So a worker also holds ceil(nthreads x roundTrip / duration) tasks, the ones it
- * runs while its report is on the way, measured per worker (its round trip) and per root-ish
- * group (the duration of its prefix, the output size of its tasks). Bounded by
- * adaptiveSaturationCap tasks per thread and by adaptiveSaturationMemory bytes of outputs;
- * never below Dask's count. Anything unmeasured: Dask's count.
+ * idles for the difference after every task. So a worker also holds
+ * ceil(nthreads x roundTrip / duration) tasks, the ones it runs while its report is on the
+ * way, measured per worker (its round trip) and per root-ish group (the duration of its
+ * prefix, the output size of its tasks). Bounded by adaptiveSaturationCap tasks per thread
+ * and by adaptiveSaturationMemory bytes of outputs; never below Dask's count. Anything
+ * unmeasured: Dask's count.
+ *
+ * For tasks far shorter than a worker's own cost per task (no-ops) the rule asks for
+ * thousands and the cap decides. A worker running them on its event loop reports all it
+ * holds in one message once it has run them all, so it waits out every round trip empty:
+ * the cap is the batch each round trip carries, and sets how far the round trip and the
+ * per-message costs are spread (docs/scheduling.md, "Adaptive saturation").
  */
 
 /** Dask's worker-saturation default, the floor of the adaptive rule. */
