@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 import { filesNeeding, OUTSIDE_PROGRAMS, programsRequired } from "./tests/support/outside-programs.js";
 
@@ -23,5 +24,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // vitest's default is one file at a time on two cores (cores - 1). Most files here wait
+    // more than they compute (nats-server, scheduler and worker processes, reconnects,
+    // heartbeats), so two at a time fill two cores better; from three cores on, the default.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });

@@ -41,13 +41,15 @@ console.log(`cluster ${cluster.name}: ${cluster.workers.size} workers, event log
 if (cluster.dashboardUrl) console.log(`dashboard: ${cluster.dashboardUrl}`);
 
 // load -> clean -> total per partition, then a tree reduction of the totals (fan-in 4).
+const all: Future[] = [];
 let level: Future<number>[] = [];
 for (let part = 0; part < PARTS; part++) {
   const raw = client.submit("load", [part]);
   const cleaned = client.submit("clean", [raw]);
   level.push(client.submit<number>("total", [cleaned]));
+  all.push(raw, cleaned);
 }
-const all: Future[] = [...level];
+all.push(...level);
 while (level.length > 1) {
   const next: Future<number>[] = [];
   for (let i = 0; i < level.length; i += 4) next.push(client.submit<number>("add", level.slice(i, i + 4)));
@@ -56,12 +58,10 @@ while (level.length > 1) {
 }
 const result = level[0]!;
 
-const progress = setInterval(() => {
-  const done = all.filter((f) => f.done()).length;
-  console.log(`  progress: ${done}/${all.length} tracked tasks done`);
-}, 100);
+// A bar per task prefix (load, clean, total, add) until every one is done: redrawn in place
+// on a terminal, a line per change (at most one a second) when stdout is a file or a pipe.
+await client.progress(all, { stream: process.stdout });
 const value = await result.result();
-clearInterval(progress);
 const makespan = (performance.now() - started) / 1000;
 
 let expected = 0;
@@ -91,7 +91,7 @@ for (const r of records) {
   if (r.kind === "transition" && r.machine === "wtask" && r.event === "DONE") perWorker.set(r.actor, (perWorker.get(r.actor) ?? 0) + 1);
 }
 console.log("summary:");
-console.log(`  tasks submitted: ${PARTS * 3 + all.length - PARTS}`);
+console.log(`  tasks submitted: ${all.length}`);
 console.log(`  makespan: ${makespan.toFixed(3)} s (including cluster start)`);
 for (const [actor, n] of [...perWorker].sort()) console.log(`  ${actor.padEnd(14)} ran ${n} tasks`);
 console.log(`  event log: ${logPath}: ${records.length} records, ${transitions} transitions, ${problems.length} problems`);

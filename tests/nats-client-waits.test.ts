@@ -41,15 +41,19 @@ describe("waiting on many futures over NATS", () => {
     expect(all.done.map((f) => f.status)).toEqual(["finished", "finished", "error"]);
   });
 
-  it("asCompleted with results, in completion order", async () => {
+  it("asCompleted with results, in completion order, taking one more while iterating", async () => {
     const slow = client.submit("slowInc", [10, 800]);
     const quick = client.submit("inc", [20]);
     const seen: [Future, unknown][] = [];
-    for await (const item of client.asCompleted([slow, quick], { withResults: true })) seen.push(item as [Future, unknown]);
-    expect(seen).toEqual([
-      [quick, 21],
-      [slow, 11],
-    ]);
+    const completed = client.asCompleted([slow, quick], { withResults: true });
+    let added: Future | undefined;
+    for await (const item of completed) {
+      seen.push(item as [Future, unknown]);
+      if (added === undefined) completed.add((added = client.submit("inc", [30])));
+    }
+    expect(seen[0]).toEqual([quick, 21]);
+    expect(seen.slice(1)).toHaveLength(2);
+    expect(seen.slice(1)).toEqual(expect.arrayContaining([[slow, 11], [added, 31]]));
   });
 
   it("progress ends with every prefix at 100%", async () => {

@@ -7,6 +7,7 @@
  * alike: the old run's data is gone) and fails what it cannot bring back (data it scattered,
  * and what depends on it) with SchedulerRestartedError.
  */
+import { rmSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Client } from "../actors/client.js";
 import { connectClient } from "../actors/process/connect-client.js";
@@ -26,6 +27,8 @@ afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
   await Promise.all(processes.map((p) => p.stop("SIGKILL")));
   await Promise.all(servers.map((s) => s.dispose()));
+  // The temp-file logs the schedulers without JetStream named (kept by design: the process says where).
+  for (const p of processes) for (const path of p.log.match(/\/\S*natsched-[\w-]+-\d+\.natlog/g) ?? []) rmSync(path, { force: true });
 });
 
 async function cluster(jetstream: boolean, name: string) {
@@ -129,6 +132,7 @@ describe("SchedulerProcess's default log", () => {
       expect(a.logPath).toMatch(/natsched-auto-a-\d+\.natlog$/);
     } finally {
       await a.close();
+      if (a.logPath) rmSync(a.logPath, { force: true });
     }
     const js = await NatsServer.start();
     servers.push(js);

@@ -2,10 +2,10 @@
  * The simulator as a host: virtual clock, network model, determinism, its log, scenario
  * checking and reporting. The Dask ports are in the other tests/sim-*.test.ts files.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { NatschedError } from "../machines/errors.js";
 import { checkSequences } from "../log/sequences.js";
 import { formatSimResult, simulate, simulateFile, type Scenario } from "../sim.js";
@@ -220,6 +220,7 @@ describe("scenario checking", () => {
 describe("files and reports", () => {
   it("simulateFile reads JSON and YAML scenarios; formatSimResult summarizes a run", async () => {
     const dir = mkdtempSync(join(tmpdir(), "natsched-sim-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const json = join(dir, "scenario.json");
     const yaml = join(dir, "scenario.yaml");
     writeFileSync(json, JSON.stringify(busy));

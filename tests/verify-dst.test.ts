@@ -5,7 +5,7 @@
  * tests/fixtures/dst/, and every saved fixture is replayed here from then on.
  *
  * The campaign uses a fixed seed so the suite is repeatable; DST_SEED=<n> (or "random")
- * runs it from another one. Long campaigns: `npm run verify -- --runs N --seed S`.
+ * runs it from another one (tests/support/dst-seed.ts). Long campaigns: `npm run verify -- --runs N --seed S`.
  */
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,17 +23,8 @@ import { DstChecker } from "../verify/checker.js";
 import type { DstCase } from "../verify/dst-case.js";
 import { FIXTURE_FORMAT, fixtureFor, fixtureReport, type DstFixture, judgeFixture, loadFixtures, parseFixture, saveFixture } from "../verify/fixtures.js";
 import { runCase } from "../verify/run-case.js";
+import { FIXTURES, SEED } from "./support/dst-seed.js";
 
-const FIXTURES = join(import.meta.dirname, "fixtures", "dst");
-const SEED = seedFromEnv(process.env.DST_SEED, 20_250_611);
-
-function seedFromEnv(value: string | undefined, fallback: number): number {
-  if (value === undefined || value === "") return fallback;
-  if (value === "random") return Math.floor(Math.random() * 2 ** 31);
-  const seed = Number(value);
-  if (!Number.isSafeInteger(seed)) throw new Error(`DST_SEED must be a whole number or "random", got ${value}`);
-  return seed;
-}
 
 describe("deterministic simulation testing", () => {
   it(`random cases hold every invariant (seed ${SEED})`, async () => {
@@ -52,19 +43,8 @@ describe("deterministic simulation testing", () => {
     expect(summary.coverage.task!.missing).not.toContain("task: processing.assigned -STEAL-> processing.stealing");
   }, 120_000);
 
-  // Transports that reorder (NATS re-publishing its window after a reconnect) or deliver
-  // twice: every invariant must hold there too (docs/invariants.md, "Network fault profiles").
-  it.each(["reorder", "duplicate"] as const)(`random cases with %s faults hold every invariant (seed ${SEED})`, async (faults) => {
-    const summary = await runCampaign({ runs: 250, seed: SEED, faults, fixturesDir: FIXTURES, maxFailures: 1 });
-    const failures = summary.failures.map((f) => `${f.invariant}: ${f.message} -- shrunk case saved as ${f.fixture}; rerun with npm run verify -- --faults ${faults} --seed ${f.seed}`);
-    expect(failures).toEqual([]);
-    const t = summary.totals;
-    expect(t.lateEnvelopes).toBeGreaterThan(0);
-    if (faults === "duplicate") expect(t.duplicatedEnvelopes).toBeGreaterThan(0);
-    expect(t.stealsConfirmed).toBeGreaterThan(0);
-    // The workers did drop superseded instructions (a late or copied compute-task, an overtaken free-keys).
-    expect(t.staleDropped).toBeGreaterThan(0);
-  }, 120_000);
+  // The campaigns with reorder and duplicate faults: tests/verify-dst-faults.test.ts (a file
+  // of their own, so that vitest runs them beside this one).
 
   it("the same seed draws the same cases and gives the same summary", async () => {
     const a = await runCampaign({ runs: 15, seed: 7, fixturesDir: null });

@@ -30,6 +30,22 @@ export function spinUntil(releasePath, startedPath, limitMs = 20_000) {
   return "released";
 }
 
+/**
+ * Marks `minePath`, then keeps the CPU busy until `otherPath` exists (or `limitMs` passed):
+ * two tasks meeting each other's paths both return `met` only if they ran at the same time,
+ * however slowly either thread started.
+ */
+export function meet(minePath, otherPath, limitMs = 60_000) {
+  writeFileSync(minePath, String(threadId));
+  const start = now();
+  let x = 0;
+  while (!existsSync(otherPath)) {
+    for (let i = 0; i < 10_000; i++) x += Math.sqrt(x + i);
+    if (now() - start > limitMs) return { met: false, threadId, mainThread: isMainThread };
+  }
+  return { met: true, threadId, mainThread: isMainThread };
+}
+
 export function where() {
   return { threadId, mainThread: isMainThread };
 }

@@ -3,7 +3,7 @@
  * scheduler` / `natsched worker` run them, each logging to a file in a temp dir: the setup of
  * the NATS tests whose logs must replay after the run (cancel, retries).
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SchedulerProcess } from "../../actors/process/scheduler-process.js";
@@ -19,7 +19,7 @@ export interface LoggedNatsCluster {
   workerLog: string;
   /** What `connectClient` takes to join the cluster. */
   clientOptions: { servers: string; env: Record<string, string>; cluster: string; requestTimeout: number };
-  /** Worker, scheduler (each once, whatever a test closed already), then the server. */
+  /** Worker, scheduler (each once, whatever a test closed already), then the server; the logs' temp dir goes too. */
   close(): Promise<void>;
 }
 
@@ -42,6 +42,7 @@ export async function startLoggedNatsCluster(cluster: string, functions: TaskFun
       await worker.close();
       await scheduler.close();
       await server.dispose();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

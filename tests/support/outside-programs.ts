@@ -42,10 +42,15 @@ export const OUTSIDE_PROGRAMS: readonly OutsideProgram[] = [
     neededBy: /from "\.\/(support\/)?nats-server\.js"/,
   },
   {
-    // The test makes its venv with nats-py (tests/support/python.ts) from this python3.
+    // The test makes its venv with nats-py (tests/support/python.ts) from this python3, so a
+    // python3 without venv (Debian's, before python3-venv) counts as missing; NATSCHED_PYTHON
+    // is used as it is, so it must have nats-py already.
     name: "python3",
     install: "apt-get install -y python3 python3-venv",
-    find: () => (pretendMissing.has("python3") ? undefined : firstRunnable([process.env.NATSCHED_PYTHON, "python3"], ["--version"])),
+    find: () =>
+      pretendMissing.has("python3")
+        ? undefined
+        : (firstRunnable([process.env.NATSCHED_PYTHON], ["-c", "import nats"]) ?? firstRunnable(["python3"], ["-c", "import venv, ensurepip"])),
     neededBy: /from "\.\/(support\/)?python\.js"/,
   },
   {
