@@ -285,7 +285,7 @@ export class FileLogSink implements LogSink {
   private writeHere(): void {
     const capture = this.capture;
     try {
-      writeBatchHere(this.handle.fd, (this.inline ??= inlineWriter(this.formatVersion)), capture.nums, capture.chars, capture.n, capture.c, capture.records);
+      writeBatchHere(this.handle.fd, (this.inline ??= inlineWriter(this.formatVersion)), this.formatVersion, capture.nums, capture.chars, capture.n, capture.c, capture.records);
     } catch (err) {
       this.failure ??= { error: err };
     }
