@@ -8,7 +8,7 @@
  *   PROF=dir ...      the scheduler writes a CPU profile there; WPROF=dir the workers too, and
  *                     CPROF=dir this process (the client) over the timed run only
  *   SUBJECTS=1 ...    also counts the messages of the timed run per subject (a tap on ">")
- *   PERF=1 ...        perf stat (CPU ms, context switches, user/sys) of each process over the timed run
+ *   PERF=1 ...        perf stat (task-clock ms, context switches) of each process over the timed run
  *   STRACE=s|w ...    strace -c of the scheduler (s) or the first worker (w) to /tmp/strace.out;
  *                     STRACE_FULL=1: each call with its time and thread instead of the counts
  */
