@@ -51,10 +51,17 @@ export class Outbox<Op> {
   private pending: Batch<Op>[] = [];
   private scheduled = false;
   private lingerTimer: ReturnType<typeof setTimeout> | null = null;
+  private armScheduled = false;
   /** Per subject, whether every op to it lingers (the predicate is asked once per subject). */
   private readonly lingers = new Map<string, boolean>();
   private readonly immediate: boolean;
   private readonly flushNow = (): void => this.flush();
+  private readonly flushAllNow = (): void => this.flushAll();
+  /** End of a turn that queued a lingering op: start the linger timer if ops still wait (an end-of-turn flush does it itself). */
+  private readonly armLinger = (): void => {
+    this.armScheduled = false;
+    if (!this.scheduled) this.startLingerTimer();
+  };
   private readonly now: () => number;
 
   constructor(
@@ -82,7 +89,13 @@ export class Outbox<Op> {
     else appendOp(batch.ops, op);
     const linger = this.opts.linger;
     if (linger !== undefined && (lazy || this.lingersOn(linger, subject))) {
-      this.lingerTimer ??= setTimeout(() => this.flushAll(), linger.ms);
+      // The timer is set at the end of the turn, if the op is still waiting then: most turns
+      // that queue a lingering op also publish it (an urgent op's flush takes it along), and a
+      // cleared timer still wakes the event loop when it would have fired.
+      if (this.lingerTimer === null && !this.armScheduled) {
+        this.armScheduled = true;
+        microtask(this.armLinger);
+      }
       return;
     }
     batch.urgent = true;
@@ -123,7 +136,7 @@ export class Outbox<Op> {
       if (kept === 0 && this.lingerTimer !== null) {
         clearTimeout(this.lingerTimer);
         this.lingerTimer = null;
-      }
+      } else if (kept > 0) this.startLingerTimer();
     }
   }
 
@@ -150,6 +163,12 @@ export class Outbox<Op> {
     batch.pending = false;
     if (this.opts.linger !== undefined) batch.publishedAt = now ?? this.now();
     this.transport.publish(batch.subject, envelope);
+  }
+
+  private startLingerTimer(): void {
+    const linger = this.opts.linger;
+    if (linger === undefined || this.lingerTimer !== null || this.pending.length === 0 || this.transport.closed) return;
+    this.lingerTimer = setTimeout(this.flushAllNow, linger.ms);
   }
 
   private forgetIdleBatches(): void {

@@ -5,8 +5,12 @@
  * /proc) over the timed run, the worker's per thread. Linux only. docs/executors.md, "W7".
  *
  *   node --import tsx bench/w7-cpu.ts [threads|workers] [N=200] [MS=20] [nolog]
- *   PROF=dir ...      the scheduler writes a CPU profile there
- *   STRACE=s|w ...    strace -c of the scheduler (s) or the first worker (w) to /tmp/strace.out
+ *   PROF=dir ...      the scheduler writes a CPU profile there; WPROF=dir the workers too, and
+ *                     CPROF=dir this process (the client) over the timed run only
+ *   SUBJECTS=1 ...    also counts the messages of the timed run per subject (a tap on ">")
+ *   PERF=1 ...        perf stat (task-clock ms, context switches) of each process over the timed run
+ *   STRACE=s|w ...    strace -c of the scheduler (s) or the first worker (w) to /tmp/strace.out;
+ *                     STRACE_FULL=1: each call with its time and thread instead of the counts
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync, mkdtempSync } from "node:fs";
@@ -62,6 +66,34 @@ function threads(pid: number): { t: string; name: string; ticks: number }[] {
   });
 }
 
+/** The inspector's CPU profiler on this process; `stop` writes client.cpuprofile into a directory. */
+async function startProfile(): Promise<{ stop(dir: string): Promise<void> }> {
+  const { Session } = await import("node:inspector/promises");
+  const { writeFileSync, mkdirSync } = await import("node:fs");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return {
+    async stop(dir) {
+      const { profile } = await session.post("Profiler.stop");
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "client.cpuprofile"), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
+/** Counts messages per subject (the last token made `*` for per-actor subjects) until `stop`. */
+async function subjectTap(): Promise<{ stop(): Record<string, number> }> {
+  const { connectNats } = await import("../transport/nats-connect.js");
+  const nc = await connectNats({ servers: url });
+  const counts: Record<string, number> = {};
+  nc.subscribe(">", { callback: (_e, m) => { const k = m.subject.replace(/^_INBOX.*/, "_INBOX"); counts[k] = (counts[k] ?? 0) + 1; } });
+  await nc.flush();
+  return { stop: () => (void nc.close(), counts) };
+}
+
 const cores = 2;
 const port = await freePort();
 const dir = mkdtempSync(join(tmpdir(), "w7cpu-"));
@@ -83,7 +115,8 @@ const [nWorkers, nThreads] = shape === "threads" ? [1, cores] : [cores, 1];
 const workers: ChildProcess[] = [];
 for (let i = 0; i < nWorkers; i++) {
   const log = logOn ? ["--log", join(dir, `w${i}.natlog`)] : [];
-  const worker = natsched(["worker", ...common, "--functions", join(ROOT, "bench/cpu-tasks.mjs"), "--name", `w${i}`, "--nthreads", String(nThreads), ...log]);
+  const wprof = process.env.WPROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.WPROF] : [];
+  const worker = natsched(["worker", ...common, "--functions", join(ROOT, "bench/cpu-tasks.mjs"), "--name", `w${i}`, "--nthreads", String(nThreads), ...log], wprof);
   await whenReady(worker, /registered with cluster/);
   workers.push(worker);
 }
@@ -105,17 +138,33 @@ const pids: Record<string, number> = { scheduler: scheduler.pid!, server: server
 workers.forEach((w, i) => (pids[`w${i}`] = w.pid!));
 const before = new Map(Object.entries(pids).map(([name, pid]) => [name, ticks(pid)]));
 const threadsBefore = workers.map((w) => threads(w.pid!));
-const tracer = process.env.STRACE ? spawn("strace", ["-c", "-f", "-p", String(process.env.STRACE === "w" ? workers[0]!.pid : scheduler.pid), "-o", "/tmp/strace.out"], { stdio: "ignore" }) : null;
+const tracer = process.env.STRACE ? spawn("strace", [...(process.env.STRACE_FULL ? ["-tt", "-e", "trace=epoll_pwait,write,read,futex"] : ["-c"]), "-f", "-p", String(process.env.STRACE === "w" ? workers[0]!.pid : scheduler.pid), "-o", "/tmp/strace.out"], { stdio: "ignore" }) : null;
 if (tracer) await new Promise((r) => setTimeout(r, 1000));
+const perfs = process.env.PERF ? Object.entries(pids).map(([name, pid]) => ({ name, file: join(dir, `perf-${name}.txt`), p: spawn("perf", ["stat", "-x", ",", "-e", "task-clock,context-switches", "-p", String(pid), "-o", join(dir, `perf-${name}.txt`)], { stdio: "ignore" }) })) : [];
+if (perfs.length > 0) await new Promise((r) => setTimeout(r, 300));
+const tap = process.env.SUBJECTS ? await subjectTap() : null;
+const session = process.env.CPROF ? await startProfile() : null;
 const cpu0 = process.cpuUsage();
+// The timed run on the monotonic clock V8's profiles are stamped with (microseconds), to cut them to it.
+const mono0 = Number(process.hrtime.bigint() / 1000n);
 const wall = await run(N);
+const mono1 = Number(process.hrtime.bigint() / 1000n);
 const cpu = process.cpuUsage(cpu0);
+if (session) await session.stop(process.env.CPROF!);
+for (const { p } of perfs) p.kill("SIGINT");
+await Promise.all(perfs.map(({ p }) => new Promise((r) => (p.exitCode !== null ? r(null) : p.once("exit", r)))));
 if (tracer) {
   tracer.kill("SIGINT");
   await new Promise((r) => tracer.once("exit", r));
 }
 const ideal = (N * MS) / 1000 / cores;
 const out: Record<string, unknown> = { shape, N, MS, wall, ideal, ratio: wall / ideal, client_ms: (cpu.user + cpu.system) / 1000 };
+if (process.env.PROF || process.env.WPROF) out.window_us = [mono0, mono1];
+if (tap) out.messages = tap.stop();
+for (const { name, file } of perfs) {
+  const lines = readFileSync(file, "utf8").split("\n").filter((l) => /task-clock|context-switches/.test(l)).map((l) => l.split(","));
+  out[`${name}_perf`] = lines.map((f) => `${f[2]}=${Number(f[0]).toFixed(0)}`).join(" ");
+}
 for (const [name, pid] of Object.entries(pids)) out[`${name}_ms`] = (ticks(pid) - before.get(name)!) * 10;
 workers.forEach((w, i) => {
   const was = new Map(threadsBefore[i]!.map((x) => [x.t, x.ticks]));

@@ -6,7 +6,9 @@
  * as one checked frame (format version 2, the default) or as a JSON line per record
  * (version 1, `format: "jsonl"`; docs/log-format.md). A timer seals a part-full batch
  * SEAL_AFTER_MS after its first record, so records do not wait for the threshold. The
- * actors' thread pays for the capture only.
+ * actors' thread pays for the capture only, except for a small batch while the thread has
+ * nothing in hand, which it writes itself (log/inline-write.ts): at low rates the log then
+ * wakes no other thread.
  */
 import { open, type FileHandle } from "node:fs/promises";
 import { endianness } from "node:os";
@@ -17,6 +19,8 @@ import { readFirstLine } from "./first-line.js";
 import { decodeFrameHead, FRAME_HEAD_BYTES, FRAME_MAGIC_BYTES } from "./frame-format.js";
 import { LogCapture } from "./log-capture.js";
 import { BATCH_CHARS, BATCH_NUMS, LogWriterThread } from "./log-writer.js";
+import { inlineWriter, writeBatchHere } from "./inline-write.js";
+import type { BatchWriter } from "./log-format-thread.js";
 import { LOG_FORMAT_FRAMES, LOG_FORMAT_VERSION, type InputRecord, type LogRecord, type LogSink } from "./types.js";
 import type { LoggedWhy, MachineName } from "../machines/reasons.js";
 
@@ -62,6 +66,13 @@ const LITTLE_ENDIAN = endianness() === "LE";
 /** A part-full batch is sealed this long after its first record (a full one at once). */
 const SEAL_AFTER_MS = 25;
 /**
+ * Largest batch (bytes of capture) the actors' thread writes itself when the writer thread is
+ * idle: a frame's checksum and write take a few microseconds per KiB. A version-1 log's lines
+ * cost a JSON.stringify per record, so its limit is lower.
+ */
+const INLINE_FRAME_BYTES = 64 * 1024;
+const INLINE_LINES_BYTES = 8 * 1024;
+/**
  * A record that does not fit a batch holding others is captured again in an empty batch,
  * which grows in place as the record needs (LogCapture), so the record is walked at most
  * twice. Growing here, and trying again, is only a fallback for a capture that could not.
@@ -99,6 +110,10 @@ export class FileLogSink implements LogSink {
   private readonly standardNums: number;
   private sealedCount = 0;
   private writtenCount = 0;
+  /** The last batch the thread was asked to answer for (a flush's seal or sync). */
+  private askedCount = 0;
+  /** The writer of the batches this thread writes itself (made on first use). */
+  private inline: BatchWriter | undefined;
   private tickScheduled = false;
   private failure: { error: unknown } | undefined;
   private waiters: FlushWaiter[] = [];
@@ -166,9 +181,20 @@ export class FileLogSink implements LogSink {
   }
 
   flush(): Promise<void> {
-    if (!this.capture.empty) this.seal();
+    if (!this.capture.empty) this.seal(true);
     if (this.writtenCount >= this.sealedCount) {
       return this.failure ? Promise.reject(this.failure.error) : Promise.resolve();
+    }
+    // Batches sealed by the timer are not answered: ask the thread to say when they are written.
+    if (this.askedCount < this.sealedCount) {
+      try {
+        this.writer.sync(this.id, this.sealedCount);
+        this.askedCount = this.sealedCount;
+      } catch (err) {
+        this.failure ??= { error: err };
+        this.writtenCount = this.sealedCount;
+        return Promise.reject(this.failure.error);
+      }
     }
     this.writer.hold();
     return new Promise<void>((resolve, reject) => this.waiters.push({ batches: this.sealedCount, resolve, reject })).finally(() => this.writer.release());
@@ -222,15 +248,26 @@ export class FileLogSink implements LogSink {
       : { nums: new Float64Array(Math.ceil(bytes / 16)), chars: new Uint16Array(Math.ceil(bytes / 4)) };
   }
 
-  /** Hands the current batch to the writer thread (which copies it) and starts the next one. */
-  private seal(): void {
+  /**
+   * Hands the current batch to the writer thread (which copies it) and starts the next one;
+   * `ack`: the thread answers once it is written (a flush waits for it).
+   */
+  private seal(ack = false): void {
     const capture = this.capture;
     this.sealedCount++;
     // A record bigger than a batch grew the arrays: they go to the thread as they are, and the
     // capture goes back to the standard size.
     const grown = capture.nums.length > this.standardNums;
+    const limit = this.formatVersion === LOG_FORMAT_VERSION ? INLINE_LINES_BYTES : INLINE_FRAME_BYTES;
+    // With every batch posted before written (and its answer taken), writing here keeps the order.
+    if (!grown && capture.n * 8 + capture.c * 2 <= limit && this.writer.idle()) {
+      this.writeHere();
+      capture.reset();
+      return;
+    }
+    if (ack) this.askedCount = this.sealedCount;
     try {
-      this.writer.post(this.id, this.sealedCount, capture.nums, capture.chars, capture.n, capture.c, capture.records, grown);
+      this.writer.post(this.id, this.sealedCount, capture.nums, capture.chars, capture.n, capture.c, capture.records, grown, ack);
     } catch (err) {
       this.failure ??= { error: err };
       this.writtenCount = this.sealedCount;
@@ -242,6 +279,18 @@ export class FileLogSink implements LogSink {
     } else {
       capture.reset();
     }
+  }
+
+  /** Writes the current batch from this thread; every batch before it is written already. */
+  private writeHere(): void {
+    const capture = this.capture;
+    try {
+      writeBatchHere(this.handle.fd, (this.inline ??= inlineWriter(this.formatVersion)), this.formatVersion, capture.nums, capture.chars, capture.n, capture.c, capture.records);
+    } catch (err) {
+      this.failure ??= { error: err };
+    }
+    this.writtenCount = this.sealedCount;
+    this.settleWaiters();
   }
 
   private settleWaiters(): void {

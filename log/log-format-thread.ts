@@ -113,9 +113,9 @@ export function logWriterProgram(decoders: { decoder(): FrameDecoder }, zlib: { 
       failed: boolean;
     }
     // The same layout as slotLayout() in log-writer.ts.
-    const flagBytes = 8 * Math.ceil((4 * (slots + 1)) / 8);
+    const flagBytes = 8 * Math.ceil((4 * (slots + 2)) / 8);
     const slotBytes = slotNums * 8 + slotChars * 2;
-    const flags = new Int32Array(memory, 0, slots + 1);
+    const flags = new Int32Array(memory, 0, slots + 2);
     const numsOf: Float64Array[] = [];
     const charsOf: Uint16Array[] = [];
     for (let slot = 0; slot < slots; slot++) {
@@ -126,12 +126,15 @@ export function logWriterProgram(decoders: { decoder(): FrameDecoder }, zlib: { 
     const writeAll = (fd: number, bytes: Uint8Array, start: number, end: number): void => {
       while (start < end) start += fs.writeSync(fd, bytes, start, end - start);
     };
-    type Message = { type: string; log: number; fd?: number; v?: number; seq?: number; slot?: number; nums?: Float64Array; chars?: Uint16Array; n?: number; c?: number; records?: number };
+    type Message = { type: string; log: number; fd?: number; v?: number; seq?: number; slot?: number; nums?: Float64Array; chars?: Uint16Array; n?: number; c?: number; records?: number; ack?: boolean };
     port.on("message", (message: Message) => {
       if (message.type === "open") {
         logs.set(message.log, { fd: message.fd!, writer: writer(message.v ?? 2), failed: false });
       } else if (message.type === "forget") {
         logs.delete(message.log);
+      } else if (message.type === "sync") {
+        // Messages come in order: every batch posted before this one is written.
+        port.postMessage({ type: "done", log: message.log, seq: message.seq });
       } else if (message.type === "batch") {
         const log = logs.get(message.log);
         const slot = message.slot!;
@@ -152,7 +155,13 @@ export function logWriterProgram(decoders: { decoder(): FrameDecoder }, zlib: { 
           Atomics.add(flags, slots, 1);
           Atomics.notify(flags, slots);
         }
-        port.postMessage({ type: "done", log: message.log, seq: message.seq, error });
+        // Answered only when someone waits (a flush) or must hear of a failure: a batch sealed by
+        // its timer wakes nobody.
+        // Counted as handled before a flush hears of it (it may then write the next batch itself),
+        // but after a failure's answer: a producer that sees the count finds that answer waiting.
+        if (error !== undefined) port.postMessage({ type: "done", log: message.log, seq: message.seq, error });
+        Atomics.add(flags, slots + 1, 1);
+        if (message.ack === true && error === undefined) port.postMessage({ type: "done", log: message.log, seq: message.seq });
       }
     });
   }

@@ -7,9 +7,12 @@
  *
  * Batches travel through slots of one SharedArrayBuffer (no buffers change hands, which
  * would churn V8's external memory accounting and bring on garbage collections): a sink
- * copies its batch into a free slot and posts `batch {log, seq, slot, n, c, records}`; the
- * thread writes it, frees the slot and answers `done {log, seq, error?}`. A batch too big for
- * a slot travels as its own arrays instead. Other messages: `open {log, fd, v}`, `forget {log}`.
+ * copies its batch into a free slot and posts `batch {log, seq, slot, n, c, records, ack}`; the
+ * thread writes it and frees the slot. It answers `done {log, seq, error?}` only when asked
+ * (`ack`, or `sync {log, seq}` once the batches before it are written) or when a write failed:
+ * a log flushed by its timer costs the actors' thread no wake-up for an answer. A batch too
+ * big for a slot travels as its own arrays instead. Other messages: `open {log, fd, v}`,
+ * `forget {log}`.
  * With every slot taken the producer waits for one (backpressure) instead of queueing
  * memory. Acks are read both from the event loop and synchronously at every post (an
  * actor burst can keep the event loop from turning for seconds).
@@ -34,7 +37,10 @@ const SLOTS = 64;
 const MAX_WAIT_MS = 30_000;
 
 export interface WriterLog {
-  /** A batch of this log is written (or, after `error`, dropped). */
+  /**
+   * Batches up to `seq` of this log are written (or, after `error`, dropped): told for a batch
+   * posted with `ack`, for a `sync`, and for a write that failed.
+   */
   done(seq: number, error: Error | undefined): void;
   /** The thread died: nothing more will be written. */
   lost(error: Error): void;
@@ -47,9 +53,12 @@ interface Done {
   error?: { message: string; code?: string; errno?: number; syscall?: string };
 }
 
-/** Where the slots live in the shared buffer: free flags (Int32), then each slot's doubles and code units. */
+/**
+ * Where the slots live in the shared buffer: Int32 flags (one per slot, the count of frees,
+ * the count of batches handled), then each slot's doubles and code units.
+ */
 export function slotLayout(slots: number): { bytes: number; numsAt: (slot: number) => number; charsAt: (slot: number) => number } {
-  const flags = 8 * Math.ceil((4 * (slots + 1)) / 8);
+  const flags = 8 * Math.ceil((4 * (slots + 2)) / 8);
   const slotBytes = BATCH_NUMS * 8 + BATCH_CHARS * 2;
   return {
     bytes: flags + slots * slotBytes,
@@ -70,8 +79,13 @@ export class LogWriterThread {
   private readonly worker: Worker;
   private readonly port: MessagePort;
   private readonly memory: SharedArrayBuffer;
-  /** Per slot 0 (free) or 1 (taken); at index SLOTS, the count of frees (to wait on). */
+  /**
+   * Per slot 0 (free) or 1 (taken); at index SLOTS, the count of frees (to wait on); at
+   * SLOTS + 1, the count of batches the thread has handled (written, or dropped after a failure).
+   */
   private readonly flags: Int32Array;
+  /** Batches posted so far, of every log. */
+  private posted = 0;
   private readonly slotNums: Float64Array[] = [];
   private readonly slotChars: Uint16Array[] = [];
   private readonly logs = new Map<number, WriterLog>();
@@ -82,7 +96,7 @@ export class LogWriterThread {
   private constructor() {
     const layout = slotLayout(SLOTS);
     this.memory = new SharedArrayBuffer(layout.bytes);
-    this.flags = new Int32Array(this.memory, 0, SLOTS + 1);
+    this.flags = new Int32Array(this.memory, 0, SLOTS + 2);
     for (let slot = 0; slot < SLOTS; slot++) {
       this.slotNums.push(new Float64Array(this.memory, layout.numsAt(slot), BATCH_NUMS));
       this.slotChars.push(new Uint16Array(this.memory, layout.charsAt(slot), BATCH_CHARS));
@@ -126,21 +140,41 @@ export class LogWriterThread {
    * Hands the first `n` doubles and `c` code units of a batch of `records` records to the
    * thread: copied into a slot, so the arrays stay the caller's. A batch too big for a slot
    * travels as its own arrays: with `givesArrays` these very arrays (the caller drops them:
-   * a batch grown for one huge record), otherwise copies.
+   * a batch grown for one huge record), otherwise copies. `ack`: answer `done` once it is
+   * written (someone waits for it).
    */
-  post(id: number, seq: number, nums: Float64Array, chars: Uint16Array, n: number, c: number, records: number, givesArrays = false): void {
+  post(id: number, seq: number, nums: Float64Array, chars: Uint16Array, n: number, c: number, records: number, givesArrays = false, ack = false): void {
     if (this.dead) throw new Error("the log writer thread is gone");
     this.drain();
     if (n > BATCH_NUMS || c > BATCH_CHARS) {
       const ownNums = givesArrays ? nums : nums.slice(0, n);
       const ownChars = givesArrays ? chars : chars.slice(0, c);
-      this.port.postMessage({ type: "batch", log: id, seq, slot: -1, nums: ownNums, chars: ownChars, n, c, records }, [ownNums.buffer as ArrayBuffer, ownChars.buffer as ArrayBuffer]);
+      this.posted++;
+      this.port.postMessage({ type: "batch", log: id, seq, slot: -1, nums: ownNums, chars: ownChars, n, c, records, ack }, [ownNums.buffer as ArrayBuffer, ownChars.buffer as ArrayBuffer]);
       return;
     }
     const slot = this.takeSlot();
     this.slotNums[slot]!.set(n === nums.length ? nums : nums.subarray(0, n));
     this.slotChars[slot]!.set(c === chars.length ? chars : chars.subarray(0, c));
-    this.port.postMessage({ type: "batch", log: id, seq, slot, n, c, records });
+    this.posted++;
+    this.port.postMessage({ type: "batch", log: id, seq, slot, n, c, records, ack });
+  }
+
+  /**
+   * The thread has handled every batch posted (of every log), and the answers it gave are
+   * taken: a log may then write its next batch itself and stay in order (FileLogSink does for
+   * a small one, cheaper than waking the thread).
+   */
+  idle(): boolean {
+    if (this.dead) return false;
+    this.drain();
+    return Atomics.load(this.flags, SLOTS + 1) === this.posted;
+  }
+
+  /** Asks for `done(seq)` once every batch posted before this is written. */
+  sync(id: number, seq: number): void {
+    if (this.dead) throw new Error("the log writer thread is gone");
+    this.port.postMessage({ type: "sync", log: id, seq });
   }
 
   /** Keeps the process alive while a log waits for its writes (flush, close). */

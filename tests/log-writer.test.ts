@@ -113,5 +113,23 @@ describe("the file log's capture and writer thread", () => {
       paths.forEach((path, i) => expect(readLogSync(path)).toMatchObject({ records: expected[i], problems: [] }));
       expect(readFileSync(paths[0]!, "utf8").split("\n")[1]).toMatch(/^[0-9a-f]{8} \{"actor":"a0","seq":0,/);
     });
+
+    it("writes a small batch itself while the thread has nothing in hand: in the file when flush returns, after what the thread wrote", async () => {
+      for (const format of ["binary", "jsonl"] as const) {
+        const path = join(dir, `small-${format}.natlog`);
+        const sink = await FileLogSink.open(path, { format });
+        // Bigger than a slot: this one goes through the thread.
+        const big: LogRecord = { actor: "a", seq: 0, t: 0, kind: "input", event: { op: "big", keys: Array.from({ length: 100_000 }, (_, k) => `key-${k}`), t: 0 } };
+        sink.append(big);
+        await sink.flush();
+        const small: LogRecord = { actor: "a", seq: 1, t: 1, kind: "transition", machine: "task", id: "k", event: "E", from: "a", to: "b" };
+        sink.append(small);
+        const flushed = sink.flush();
+        expect(readLogSync(path).records).toEqual([big, small]);
+        await flushed;
+        await sink.close();
+        expect(readLogSync(path)).toMatchObject({ records: [big, small], problems: [] });
+      }
+    });
   });
 });

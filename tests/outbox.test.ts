@@ -1,5 +1,5 @@
 /** Outbox: an actor's ops batched per subject and published at the end of the turn. */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Outbox } from "../actors/outbox.js";
 import type { Payload, Transport } from "../transport/types.js";
 import { until } from "./support/until.js";
@@ -106,6 +106,30 @@ describe("Outbox", () => {
       { subject: "client.c", ops: [{ op: "in-memory", n: 4 }] },
       { subject: "worker.w", ops: [{ op: "compute", n: 3 }] },
     ]);
+  });
+
+  it("sets a linger timer only for ops still waiting at the end of the turn (a cleared timer would still wake the loop)", async () => {
+    const { transport, sent } = recordingTransport();
+    let now = 1000;
+    const outbox = new Outbox<{ op: string; n: number }>(transport, "me", { linger: { ms: 50, matches: (s) => s.startsWith("client.") }, now: () => now });
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    try {
+      // The urgent op's flush takes the quiet subject's lingering op along: no timer.
+      outbox.send("client.c", { op: "in-memory", n: 1 });
+      outbox.send("worker.w", { op: "compute", n: 1 });
+      await turn();
+      expect(sent).toHaveLength(2);
+      expect(timers).not.toHaveBeenCalled();
+      // Published to just now: this one waits, and the timer is set for it.
+      now += 1;
+      outbox.send("client.c", { op: "in-memory", n: 2 });
+      await turn();
+      expect(timers).toHaveBeenCalledTimes(1);
+      await until(() => sent.length === 3, 5000);
+      expect(sent[2]).toEqual({ subject: "client.c", ops: [{ op: "in-memory", n: 2 }] });
+    } finally {
+      timers.mockRestore();
+    }
   });
 
   it("loses only the batch whose publish threw: the others go out, now or at the next flush", () => {

@@ -1,8 +1,12 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import type { HostMetrics } from "../../machines/protocol.js";
 
-/** Fine enough for the stalls worth explaining, cheap on the loop. */
-const RESOLUTION_MS = 10;
+/**
+ * Fine enough for the stalls worth explaining (a stall of S ms reads as S - 20 to S; the
+ * scheduler's gate looks for 100 ms), cheap on the loop: each period is a wake-up of the
+ * process, which on a machine whose cores run executor threads takes one off a core.
+ */
+const RESOLUTION_MS = 20;
 
 /**
  * What a worker's process measures of itself for its heartbeat: memory now, and the event
@@ -11,7 +15,7 @@ const RESOLUTION_MS = 10;
  * an ASSIGN and the compute-task had no explanation in the log).
  *
  * One per process, shared by its workers (an embedded cluster's): they share the loop it
- * measures, and one 10 ms timer serves them all. A sample taken less than `maxAgeMs` ago is
+ * measures, and one timer serves them all. A sample taken less than `maxAgeMs` ago is
  * handed out again, so workers beating in the same round report the same window.
  */
 export class HostSampler {
@@ -38,7 +42,7 @@ export class HostSampler {
     const now = performance.now();
     if (this.last !== null && now - this.last.at < maxAgeMs) return this.last.metrics;
     const { rss, heapUsed } = process.memoryUsage();
-    // The histogram holds the periods of its own 10 ms timer: the delay is what exceeds one.
+    // The histogram holds the periods of its own timer: the delay is what exceeds one.
     const ms = (ns: number) => (Number.isFinite(ns) && this.delay.count > 0 ? Math.max(0, Math.round((ns - RESOLUTION_MS * 1e6) / 1e4) / 100) : 0);
     const metrics = { rss, heapUsed, loopP99: ms(this.delay.percentile(99)), loopMax: ms(this.delay.max) };
     this.delay.reset();
