@@ -47,8 +47,12 @@ export class DashboardModel {
   /** Records taken in all, and of them dropped. */
   private count = 0;
   private dropped = 0;
-  private readonly fold = new DashFold();
+  private fold = new DashFold();
   private readonly builder = new TaskStreamBuilder();
+  /** The latest record's time (the records may not be kept: a first pass keeps none). */
+  private lastT: number | undefined;
+  /** The builder has the whole log's stream (from a first pass): the records read again do not feed it. */
+  private streamWhole = false;
   private time: TimeBase;
   /** The fold of the last `at` by index, to step forward from without starting over. */
   private stepFold: { index: number; fold: DashFold } | undefined;
@@ -94,7 +98,36 @@ export class DashboardModel {
     this.index = index;
   }
 
+  /**
+   * A first pass over a log file (recorded-log.ts) takes the records here: folded into the
+   * summary and the task stream, none kept. `firstPassDone` then makes what it folded the
+   * opening view, as the cache's is, and the records are read again with `add`.
+   */
+  addFirst(record: LogRecord): void {
+    if (this.count++ === 0) this.time = TimeBase.of(record.t, this.createdMs);
+    this.lastT = record.t;
+    this.fold.add(record);
+    this.builder.add(record);
+  }
+
+  /** The first pass has read the whole log: its summary and stream are the opening view (answered); the fold starts again for the second read. */
+  firstPassDone(): OpeningView {
+    const reading = this.reading;
+    this.reading = undefined;
+    const opening: OpeningView = { summary: this.summary(), streamJson: JSON.stringify(encodeTaskStream(this.builder.snapshot())) };
+    this.reading = reading;
+    this.opening = opening;
+    this.streamWhole = true;
+    this.fold = new DashFold();
+    this.count = 0;
+    this.lastT = undefined;
+    this.changed();
+    return opening;
+  }
+
   loaded(): void {
+    // The stream a first pass made is the log's: the second read did not feed the builder.
+    if (this.streamWhole && this.opening !== undefined) this.streamText = this.opening.streamJson;
     this.reading = undefined;
     this.opening = undefined;
     void this.index?.close();
@@ -114,9 +147,10 @@ export class DashboardModel {
 
   add(record: LogRecord): void {
     if (this.count++ === 0) this.time = TimeBase.of(record.t, this.createdMs);
+    this.lastT = record.t;
     this.records.push(record);
     this.fold.add(record);
-    this.builder.add(record);
+    if (!this.streamWhole) this.builder.add(record);
     if (this.source.live && this.records.length >= 2 * LIVE_RECORDS) {
       this.dropped += this.records.length - LIVE_RECORDS;
       this.records = this.records.slice(-LIVE_RECORDS);
@@ -149,8 +183,7 @@ export class DashboardModel {
 
   summary(): Summary {
     if (this.opening !== undefined) return { ...this.opening.summary, source: this.source, loading: { read: this.count, of: this.opening.summary.records, streamReady: true } };
-    const last = this.records[this.records.length - 1];
-    const summary: Summary = { source: this.source, start: this.time.start, end: last ? this.time.since(last.t) : 0, records: this.count, now: this.since(this.fold.view()) };
+    const summary: Summary = { source: this.source, start: this.time.start, end: this.lastT !== undefined ? this.time.since(this.lastT) : 0, records: this.count, now: this.since(this.fold.view()) };
     if (this.time.iso !== undefined) summary.startIso = this.time.iso;
     if (this.reading !== undefined) summary.loading = { read: this.count, ...(this.reading.of !== undefined ? { of: this.reading.of } : {}), streamReady: false };
     return summary;

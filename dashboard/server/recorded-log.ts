@@ -4,12 +4,18 @@
  * the background, so the dashboard serves (and prints its URL) at once: meanwhile the page
  * shows how far the reading is and the task stream as it grows, or, with the dashboard's
  * cache next to a log file (open-cache.ts), the whole log's summary and task stream at once.
+ *
+ * Without the cache a log file is read twice: a first pass folds only the summary and the
+ * task stream (what the page draws first) and keeps no record, so the whole run is drawn
+ * after the cheapest read there is (and the cache written then); the second read keeps the
+ * records for the scrubber, stories, machines and what-if, as a read with the cache does.
  */
 import { setImmediate as turn, setTimeout as sleep } from "node:timers/promises";
 import { isJetStreamLocation, openLogAt } from "../../log/jetstream-open.js";
 import { indexPathOf } from "../../log/log-index-build.js";
 import { LogIndex } from "../../log/log-index.js";
-import type { LogProblem } from "../../log/types.js";
+import type { LogReader } from "../../log/reader.js";
+import type { LogProblem, LogRecord } from "../../log/types.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import { DashboardModel } from "./model.js";
 import { readOpeningCache, writeOpeningCache } from "./open-cache.js";
@@ -48,26 +54,39 @@ export async function openRecordedLog(location: string, opts: RecordedLogOptions
   const loaded = (async () => {
     await opts.begin;
     if (opening !== undefined) await Promise.race([model.streamServed, sleep(CACHED_WAIT_MS, undefined, { ref: false })]);
-    let slice = performance.now();
     try {
-      for await (const record of reader.records()) {
-        model.add(record);
-        if (performance.now() - slice > SLICE_MS) {
-          model.changed();
-          await turn();
-          slice = performance.now();
-        }
+      if (file && opening === undefined) {
+        await readAll(reader, (record) => model.addFirst(record), model);
+        const first = model.firstPassDone();
+        if (opts.cache) await writeOpeningCache(location, first);
       }
+      await readAll(reader, (record) => model.add(record), model);
     } finally {
       // A failed read (a JetStream log's server gone) leaves what was read, not views waiting forever.
       model.loaded();
     }
-    if (file && opts.cache && opening === undefined) await writeOpeningCache(location, { summary: model.summary(), streamJson: model.streamJson() });
     return reader.problems;
   })();
   // The caller awaits `loaded`; until it does, a failure must not be an unhandled rejection.
   loaded.catch(() => {});
   return { model, loaded };
+}
+
+/** Every record of `reader` to `take`, in log order, yielding to the server every SLICE_MS. */
+async function readAll(reader: LogReader, take: (record: LogRecord) => void, model: DashboardModel): Promise<void> {
+  let slice = performance.now();
+  for await (const batch of reader.batches?.() ?? single(reader.records())) {
+    for (const record of batch) take(record);
+    if (performance.now() - slice > SLICE_MS) {
+      model.changed();
+      await turn();
+      slice = performance.now();
+    }
+  }
+}
+
+async function* single(records: AsyncIterable<LogRecord>): AsyncIterableIterator<LogRecord[]> {
+  for await (const record of records) yield [record];
 }
 
 /** A recorded log read whole into a model. */
