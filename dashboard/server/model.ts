@@ -14,6 +14,7 @@ import { addCauses, recordsSource } from "../../tools/story-causes.js";
 import { storyLines } from "../../tools/story.js";
 import { encodeTaskStream, TaskStreamBuilder } from "../../tools/task-stream.js";
 import { DashFold } from "./dash-fold.js";
+import { FirstFold } from "./first-fold.js";
 import type { AtAnswer, ClusterAt, SourceInfo, Summary } from "./wire-types.js";
 
 export type { AtAnswer, SourceInfo, Summary } from "./wire-types.js";
@@ -47,7 +48,9 @@ export class DashboardModel {
   /** Records taken in all, and of them dropped. */
   private count = 0;
   private dropped = 0;
-  private fold = new DashFold();
+  private readonly fold = new DashFold();
+  /** A first pass's fold (first-fold.ts: the summary's view and nothing else), until it is done. */
+  private first: FirstFold | undefined;
   private readonly builder = new TaskStreamBuilder();
   /** The latest record's time (the records may not be kept: a first pass keeps none). */
   private lastT: number | undefined;
@@ -106,11 +109,11 @@ export class DashboardModel {
   addFirst(record: LogRecord): void {
     if (this.count++ === 0) this.time = TimeBase.of(record.t, this.createdMs);
     this.lastT = record.t;
-    this.fold.add(record);
+    (this.first ??= new FirstFold()).add(record);
     this.builder.add(record);
   }
 
-  /** The first pass has read the whole log: its summary and stream are the opening view (answered); the fold starts again for the second read. */
+  /** The first pass has read the whole log: its summary and stream are the opening view (answered) while the records are read again. */
   firstPassDone(): OpeningView {
     const reading = this.reading;
     this.reading = undefined;
@@ -118,7 +121,7 @@ export class DashboardModel {
     this.reading = reading;
     this.opening = opening;
     this.streamWhole = true;
-    this.fold = new DashFold();
+    this.first = undefined;
     this.count = 0;
     this.lastT = undefined;
     this.changed();
@@ -183,7 +186,7 @@ export class DashboardModel {
 
   summary(): Summary {
     if (this.opening !== undefined) return { ...this.opening.summary, source: this.source, loading: { read: this.count, of: this.opening.summary.records, streamReady: true } };
-    const summary: Summary = { source: this.source, start: this.time.start, end: this.lastT !== undefined ? this.time.since(this.lastT) : 0, records: this.count, now: this.since(this.fold.view()) };
+    const summary: Summary = { source: this.source, start: this.time.start, end: this.lastT !== undefined ? this.time.since(this.lastT) : 0, records: this.count, now: this.since((this.first ?? this.fold).view()) };
     if (this.time.iso !== undefined) summary.startIso = this.time.iso;
     if (this.reading !== undefined) summary.loading = { read: this.count, ...(this.reading.of !== undefined ? { of: this.reading.of } : {}), streamReady: false };
     return summary;
