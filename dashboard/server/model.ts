@@ -72,7 +72,7 @@ export class DashboardModel {
   private streamText: string | undefined;
   private index: LogIndex | undefined;
   private markStreamServed: () => void = () => {};
-  /** Resolves when the task stream is first asked for (a page has opened). */
+  /** Resolves when the whole log's task stream is first served from the opening view (a page has drawn it, or is about to). */
   readonly streamServed = new Promise<void>((resolve) => (this.markStreamServed = resolve));
 
   constructor(
@@ -194,8 +194,10 @@ export class DashboardModel {
 
   /** The whole task stream so far in its wire form, as JSON text: a recorded log's is made once (or comes from the cache while the log is read). */
   streamJson(): string {
-    this.markStreamServed();
-    if (this.opening !== undefined) return this.opening.streamJson;
+    if (this.opening !== undefined) {
+      this.markStreamServed();
+      return this.opening.streamJson;
+    }
     if (this.source.live || this.reading !== undefined) return JSON.stringify(encodeTaskStream(this.builder.snapshot()));
     return (this.streamText ??= JSON.stringify(encodeTaskStream(this.builder.snapshot())));
   }

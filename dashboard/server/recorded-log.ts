@@ -5,10 +5,11 @@
  * shows how far the reading is and the task stream as it grows, or, with the dashboard's
  * cache next to a log file (open-cache.ts), the whole log's summary and task stream at once.
  *
- * Without the cache a log file is read twice: a first pass folds only the summary and the
- * task stream (what the page draws first) and keeps no record, so the whole run is drawn
- * after the cheapest read there is (and the cache written then); the second read keeps the
- * records for the scrubber, stories, machines and what-if, as a read with the cache does.
+ * With `cache` (natsched dashboard) and no cache yet, a log file is read twice: a first pass
+ * folds only the summary and the task stream (what the page draws first, and what the cache
+ * holds) and keeps no record, so the whole run is drawn after the cheapest read there is;
+ * the second read keeps the records for the scrubber, stories, machines and what-if, as a
+ * read with the cache does.
  */
 import { setImmediate as turn, setTimeout as sleep } from "node:timers/promises";
 import { isJetStreamLocation, openLogAt } from "../../log/jetstream-open.js";
@@ -22,7 +23,7 @@ import { readOpeningCache, writeOpeningCache } from "./open-cache.js";
 
 export interface RecordedLogOptions {
   connect?: Omit<NatsConnectOptions, "servers">;
-  /** Read and write the dashboard's cache next to a log file (`natsched dashboard` does; default false). */
+  /** Read and write the dashboard's cache next to a log file, made by a first pass when missing (`natsched dashboard` does; default false). */
   cache?: boolean;
   /** The reading starts once this resolves (`natsched dashboard`: once its URL is out); default at once. */
   begin?: Promise<unknown>;
@@ -37,8 +38,9 @@ export interface RecordedLog {
 /** Reading yields to the server this often (ms), so it answers while a large log is read. */
 const SLICE_MS = 20;
 /**
- * With the cache, the page draws before any record is read: the reading waits for a page to
- * take the stream (or this long without one), so the two do not share the CPU from the start.
+ * With the cache, or after a first pass, the page draws the whole stream before the records
+ * are read (again): the reading waits for a page to take the stream (or this long without
+ * one), so the two do not share the CPU.
  */
 const CACHED_WAIT_MS = 2_000;
 
@@ -55,10 +57,11 @@ export async function openRecordedLog(location: string, opts: RecordedLogOptions
     await opts.begin;
     if (opening !== undefined) await Promise.race([model.streamServed, sleep(CACHED_WAIT_MS, undefined, { ref: false })]);
     try {
-      if (file && opening === undefined) {
+      if (file && opts.cache && opening === undefined) {
         await readAll(reader, (record) => model.addFirst(record), model);
         const first = model.firstPassDone();
-        if (opts.cache) await writeOpeningCache(location, first);
+        await Promise.race([model.streamServed, sleep(CACHED_WAIT_MS, undefined, { ref: false })]);
+        await writeOpeningCache(location, first);
       }
       await readAll(reader, (record) => model.add(record), model);
     } finally {
