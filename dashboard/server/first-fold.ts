@@ -162,7 +162,8 @@ export class FirstFold {
     const beforeWorker = entry.state !== undefined && entry.state.startsWith("processing") ? entry.worker : undefined;
     // The scheduler's facts, as ClusterFold.task has them.
     let worker: string | undefined;
-    if (typeof why?.worker === "string" && (record.event === "ASSIGN" || record.event === "STEAL_CONFIRM" || to === "erred")) worker = why.worker;
+    // The event first: most transitions have no use for their `why`.
+    if ((record.event === "ASSIGN" || record.event === "STEAL_CONFIRM" || to === "erred") && typeof why?.worker === "string") worker = why.worker;
     else if (this.inputKey === key && typeof this.inputWorker === "string") worker = this.inputWorker;
     else if (entry.state !== undefined) worker = entry.worker;
     if (!(to.startsWith("processing") || to.startsWith("memory") || to.startsWith("erred"))) worker = undefined;
