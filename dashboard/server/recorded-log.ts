@@ -78,8 +78,7 @@ export async function openRecordedLog(location: string, opts: RecordedLogOptions
 /** Every record of `reader` to `take`, in log order, yielding to the server every SLICE_MS. */
 async function readAll(reader: LogReader, take: (record: LogRecord) => void, model: DashboardModel): Promise<void> {
   let slice = performance.now();
-  for await (const batch of reader.batches?.() ?? single(reader.records())) {
-    for (const record of batch) take(record);
+  for await (const _ of reader.visit?.(take) ?? each(reader.records(), take)) {
     if (performance.now() - slice > SLICE_MS) {
       model.changed();
       await turn();
@@ -88,8 +87,11 @@ async function readAll(reader: LogReader, take: (record: LogRecord) => void, mod
   }
 }
 
-async function* single(records: AsyncIterable<LogRecord>): AsyncIterableIterator<LogRecord[]> {
-  for await (const record of records) yield [record];
+async function* each(records: AsyncIterable<LogRecord>, take: (record: LogRecord) => void): AsyncIterableIterator<void> {
+  for await (const record of records) {
+    take(record);
+    yield;
+  }
 }
 
 /** A recorded log read whole into a model. */
