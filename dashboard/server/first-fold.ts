@@ -113,9 +113,12 @@ export class FirstFold {
       if (own === undefined) this.durations.set(actor, (own = new Map()));
       own.set(event.key, event.duration);
     }
-    if (typeof event.key === "string" && typeof event.nbytes === "number") this.nbytes.set(event.key, event.nbytes);
+    // (nbytes first: most inputs have none, and a look-up on events of every shape is not cheap.)
+    const nbytes = event.nbytes;
+    if (typeof nbytes === "number" && typeof event.key === "string") this.nbytes.set(event.key, nbytes);
     // Scattered data comes as a list of { key, nbytes }.
-    if (Array.isArray(event.keys)) for (const k of event.keys as { key?: unknown; nbytes?: unknown }[]) if (typeof k?.key === "string" && typeof k.nbytes === "number") this.nbytes.set(k.key, k.nbytes);
+    const keys = event.keys;
+    if (Array.isArray(keys)) for (const k of keys as { key?: unknown; nbytes?: unknown }[]) if (typeof k?.key === "string" && typeof k.nbytes === "number") this.nbytes.set(k.key, k.nbytes);
   }
 
   private schedulerWorker(record: TransitionRecord): void {
