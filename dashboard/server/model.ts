@@ -51,11 +51,9 @@ export class DashboardModel {
   private readonly fold = new DashFold();
   /** A first pass's fold (first-fold.ts: the summary's view and nothing else), until it is done. */
   private first: FirstFold | undefined;
-  private readonly builder = new TaskStreamBuilder();
+  private builder = new TaskStreamBuilder();
   /** The latest record's time (the records may not be kept: a first pass keeps none). */
   private lastT: number | undefined;
-  /** The builder has the whole log's stream (from a first pass): the records read again do not feed it. */
-  private streamWhole = false;
   private time: TimeBase;
   /** The fold of the last `at` by index, to step forward from without starting over. */
   private stepFold: { index: number; fold: DashFold } | undefined;
@@ -120,8 +118,9 @@ export class DashboardModel {
     const opening: OpeningView = { summary: this.summary(), streamJson: JSON.stringify(encodeTaskStream(this.builder.snapshot())) };
     this.reading = reading;
     this.opening = opening;
-    this.streamWhole = true;
     this.first = undefined;
+    // The second read makes the stream again from the records it keeps (served once it is done), so the two always agree.
+    this.builder = new TaskStreamBuilder();
     this.count = 0;
     this.lastT = undefined;
     this.changed();
@@ -129,8 +128,6 @@ export class DashboardModel {
   }
 
   loaded(): void {
-    // The stream a first pass made is the log's: the second read did not feed the builder.
-    if (this.streamWhole && this.opening !== undefined) this.streamText = this.opening.streamJson;
     this.reading = undefined;
     this.opening = undefined;
     void this.index?.close();
@@ -153,7 +150,7 @@ export class DashboardModel {
     this.lastT = record.t;
     this.records.push(record);
     this.fold.add(record);
-    if (!this.streamWhole) this.builder.add(record);
+    this.builder.add(record);
     if (this.source.live && this.records.length >= 2 * LIVE_RECORDS) {
       this.dropped += this.records.length - LIVE_RECORDS;
       this.records = this.records.slice(-LIVE_RECORDS);
