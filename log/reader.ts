@@ -31,6 +31,12 @@ export interface LogReader {
   readonly problems: readonly LogProblem[];
   /** Streams the records matching `filter`. Validation covers every line regardless. */
   records(filter?: RecordFilter): AsyncIterableIterator<LogRecord>;
+  /**
+   * The same records handed to `visit` as each chunk of the file is decoded, a step after
+   * each chunk (a log file's reader has it): a pass that folds a large log and keeps nothing
+   * pays no async step per record, and each record is garbage as soon as it is folded.
+   */
+  visit?(visit: (record: LogRecord) => void, filter?: RecordFilter): AsyncIterableIterator<void>;
   readAll(filter?: RecordFilter): Promise<{ records: LogRecord[]; problems: LogProblem[] }>;
 }
 
@@ -104,8 +110,18 @@ class FileLogReader implements LogReader {
   }
 
   async *records(filter?: RecordFilter): AsyncIterableIterator<LogRecord> {
+    let ready: LogRecord[] = [];
+    for await (const _ of this.visit((record) => ready.push(record), filter)) {
+      const batch = ready;
+      ready = [];
+      yield* batch;
+    }
+    yield* ready;
+  }
+
+  async *visit(visit: (record: LogRecord) => void, filter?: RecordFilter): AsyncIterableIterator<void> {
     if (this.header.v === LOG_FORMAT_FRAMES && !this.versionProblem) {
-      yield* this.frameRecords(filter);
+      yield* this.visitFrames(visit, filter);
       return;
     }
     const scanner = new LogScanner(2, sequenceStarts(this.header));
@@ -117,17 +133,14 @@ class FileLogReader implements LogReader {
     const match = compileFilter(filter);
     const splitter = new LineSplitter();
     const stream = createReadStream(this.path, { start: this.recordsOffset, highWaterMark: READ_CHUNK_BYTES });
-    let ready: LogRecord[] = [];
     const collect = (line: Buffer): void => {
       const record = scanner.line(line);
-      if (record && match(record)) ready.push(record);
+      if (record && match(record)) visit(record);
     };
     try {
       for await (const chunk of stream) {
         splitter.push(chunk as Buffer, collect);
-        const batch = ready;
-        ready = [];
-        for (const record of batch) yield record;
+        yield;
       }
       scanner.end(splitter.finish());
     } finally {
@@ -135,17 +148,16 @@ class FileLogReader implements LogReader {
     }
   }
 
-  private async *frameRecords(filter?: RecordFilter): AsyncIterableIterator<LogRecord> {
+  private async *visitFrames(visit: (record: LogRecord) => void, filter?: RecordFilter): AsyncIterableIterator<void> {
     const problems: LogProblem[] = [];
     this.currentProblems = problems;
     const match = compileFilter(filter);
-    let ready: LogRecord[] = [];
     const frames = new FrameScanner(
       this.recordsOffset,
       {
         problem: (problem) => problems.push(problem),
         record: (record) => {
-          if (match(record)) ready.push(record);
+          if (match(record)) visit(record);
           return true;
         },
       },
@@ -155,9 +167,7 @@ class FileLogReader implements LogReader {
     try {
       for await (const chunk of stream) {
         frames.push(chunk as Buffer);
-        const batch = ready;
-        ready = [];
-        for (const record of batch) yield record;
+        yield;
       }
       frames.finish();
     } finally {

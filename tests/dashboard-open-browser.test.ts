@@ -1,7 +1,8 @@
 /**
  * The page over a recorded log the server is still reading, in headless Chromium: with no
  * cache it says how far the reading is and draws the bars read so far, then the whole
- * stream once read (`data-rendered`); with the dashboard's cache (open-cache.ts) it draws
+ * stream once read (`data-rendered`), or once the server's first pass has it while the
+ * records are read again; with the dashboard's cache (open-cache.ts) it draws
  * the whole log's stream and workers before the server has read a record, and the views
  * that need every record (scrubber, machines) answer once it has. The test feeds the
  * model's records itself, so what the page shows at each step is known.
@@ -69,6 +70,35 @@ describe("the page while the server reads a recorded log", () => {
     expect(await bars(page)).toBe(executions);
     expect(await page.getAttribute("body", "data-loading")).toBeNull();
     await page.waitForSelector("body[data-ready=true]", { timeout: 60_000 });
+    expect(await page.getAttribute("#scrubber-slot input[type=range]", "max")).toBe(String(records.length));
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it("after the server's first pass: draws the whole stream while the records are read again; the scrubber answers once they are", async () => {
+    const model = new DashboardModel({ kind: "log", location: log, live: false });
+    model.beginLoading(records.length);
+    const half = Math.floor(records.length / 2);
+    for (const record of records.slice(0, half)) model.addFirst(record);
+    const { page, errors } = await openPage(browser, await serve(model));
+    await page.waitForSelector(`body[data-loading="${half}"]`, { timeout: 60_000 });
+    const early = await bars(page);
+    expect(early).toBeGreaterThan(0);
+    expect(early).toBeLessThan(executions);
+    for (const record of records.slice(half)) model.addFirst(record);
+    const opening = model.firstPassDone();
+    await page.waitForSelector("body[data-rendered=true]", { timeout: 60_000 });
+    expect(await bars(page)).toBe(executions);
+    expect(await page.getAttribute("body", "data-records")).toBe(String(records.length));
+    const workers = await page.$$eval("tr[data-worker]", (rows) => rows.map((r) => (r as HTMLElement).dataset.worker));
+    expect(workers.sort()).toEqual(opening.summary.now.workers.map((w) => w.name).sort());
+    // The records are read again: the views that need them wait.
+    expect(await page.getAttribute("body", "data-loading")).toBe("0");
+    expect(await page.getAttribute("body", "data-ready")).toBeNull();
+    for (const record of records) model.add(record);
+    model.loaded();
+    await page.waitForSelector("body[data-ready=true]", { timeout: 60_000 });
+    expect(await page.getAttribute("body", "data-loading")).toBeNull();
     expect(await page.getAttribute("#scrubber-slot input[type=range]", "max")).toBe(String(records.length));
     expect(errors).toEqual([]);
     await page.close();

@@ -2,7 +2,8 @@
  * Opening a recorded log in the dashboard: the model answers before the log is read (the
  * reading goes on in the background, the summary saying how far); the opening view cached
  * next to the log (`<log>.dash`) is the whole log's summary and task stream, used only for
- * the log it was made from; and the scrubber's checkpoints give the same cluster at every
+ * the log it was made from; without it, a first pass that keeps no record gives the same
+ * summary and stream, byte for byte, as the fold of every record kept; and the scrubber's checkpoints give the same cluster at every
  * cut, moving back and forth, as folding from the log's start.
  */
 import { appendFileSync, copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -16,7 +17,7 @@ import { buildLogIndex } from "../log/log-index-build.js";
 import { LogIndex } from "../log/log-index.js";
 import { openLog, readLogSync } from "../log/reader.js";
 import type { LogRecord } from "../log/types.js";
-import { recordIncident } from "./support/recorded-runs.js";
+import { recordIncident, recordTree } from "./support/recorded-runs.js";
 
 let dir: string;
 let log: string;
@@ -78,6 +79,44 @@ describe("opening a recorded log", () => {
     const { model } = await openRecordedLog(copy, { cache: true });
     expect(model.summary().loading).toMatchObject({ streamReady: false });
   });
+});
+
+describe("the first pass over a log file", () => {
+  /** The summary and stream as the dashboard made them from every record, kept, before it had a first pass. */
+  async function wholeFold(path: string): Promise<{ summary: string; stream: string }> {
+    const reader = await openLog(path);
+    const cluster = reader.header.meta.cluster as string;
+    const model = new DashboardModel({ kind: "log", location: path, live: false, cluster }, reader.header.created);
+    for await (const record of reader.records()) model.add(record);
+    return { summary: JSON.stringify(model.summary()), stream: model.streamJson() };
+  }
+
+  it("serves the whole log's summary and stream, the fold's byte for byte, while the records are read again", async () => {
+    const tree = join(dir, "tree.natlog");
+    await recordTree(tree, 64);
+    for (const path of [log, tree]) {
+      const copy = join(dir, `first-${path.endsWith("tree.natlog") ? "tree" : "incident"}.natlog`);
+      copyFileSync(path, copy);
+      const { model, loaded } = await openRecordedLog(copy, { cache: true });
+      // Once the first pass is done, the summary has the whole stream (and the cache is written).
+      while (model.loading && !model.summary().loading?.streamReady) await new Promise((resolve) => setTimeout(resolve, 1));
+      const during = model.summary();
+      const expected = await wholeFold(copy);
+      if (model.loading) {
+        expect(during.loading).toMatchObject({ streamReady: true });
+        expect(JSON.stringify({ ...during, loading: undefined })).toBe(expected.summary);
+        expect(model.streamJson()).toBe(expected.stream);
+        expect(model.drainStream()).toBeUndefined();
+      }
+      expect(await loaded).toEqual([]);
+      const cached = (await readOpeningCache(copy))!;
+      expect(JSON.stringify(cached.summary), path).toBe(expected.summary);
+      expect(cached.streamJson, path).toBe(expected.stream);
+      expect(JSON.stringify(model.summary()), path).toBe(expected.summary);
+      expect(model.streamJson(), path).toBe(expected.stream);
+      expect(model.size).toBe(readLogSync(copy).records.length);
+    }
+  }, 120_000);
 });
 
 describe("a story while the log is read", () => {

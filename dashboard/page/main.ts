@@ -71,10 +71,11 @@ async function main(): Promise<void> {
 
 /**
  * A recorded log: its whole task stream drawn, then `data-rendered` (the first full render).
- * While the server still reads the log (summary.loading), its cached stream is drawn at once
- * (streamReady), or else the stream as it grows with the reading's progress, and the whole
- * one once read. Answers the whole log's summary (records and end) for the scrubber, and
- * when the server has read it all (the views that need every record wait for that).
+ * While the server still reads the log (summary.loading), its whole stream is drawn as soon
+ * as the server has it (streamReady: from the cache at once, or after its first pass over
+ * the log), and until then the stream as it grows with the reading's progress. Answers the
+ * whole log's summary (records and end) for the scrubber, and when the server has read it
+ * all (the views that need every record wait for that).
  */
 async function recorded(summary: Summary, stream: TaskStreamView, show: (view: ClusterAt) => void): Promise<{ records: number; end: number; loaded: Promise<void> }> {
   const loading = summary.loading;
@@ -85,21 +86,34 @@ async function recorded(summary: Summary, stream: TaskStreamView, show: (view: C
   }
   const events = new EventSource("/api/events");
   const hello = await new Promise<{ loading: boolean }>((resolve) => events.addEventListener("hello", (m) => resolve(JSON.parse((m as MessageEvent<string>).data)), { once: true }));
+  let whole = loading.streamReady;
+  let streamWhole: (summary: Summary) => void = () => {};
+  // The whole log's summary once the server has the whole stream (at once with the cache).
+  const ready = loading.streamReady ? Promise.resolve(summary) : new Promise<Summary>((resolve) => (streamWhole = resolve));
   const read = new Promise<Summary>((resolve) => {
     if (!hello.loading) {
       events.close();
-      void getJson<Summary>("/api/summary").then(resolve);
+      void getJson<Summary>("/api/summary").then((last) => (streamWhole(last), resolve(last)));
       return;
     }
     events.addEventListener("update", (message) => {
       const update = JSON.parse((message as MessageEvent<string>).data) as { summary: Summary; stream?: TaskStreamWire };
       if (update.summary.loading === undefined) {
         events.close();
+        streamWhole(update.summary);
         resolve(update.summary);
         return;
       }
+      if (whole) {
+        showHeader(update.summary);
+        return;
+      }
+      if (update.summary.loading.streamReady) {
+        whole = true;
+        streamWhole(update.summary);
+        return;
+      }
       showHeader(update.summary);
-      if (loading.streamReady) return;
       show(update.summary.now);
       if (update.stream !== undefined) stream.append(decodeTaskStream(update.stream));
     });
@@ -110,12 +124,12 @@ async function recorded(summary: Summary, stream: TaskStreamView, show: (view: C
     rendered(summary);
     return { records: summary.records, end: summary.end, loaded: read.then(showHeader) };
   }
-  const whole = await read;
-  showHeader(whole);
-  show(whole.now);
+  const first = await ready;
+  showHeader(first);
+  show(first.now);
   stream.set(decodeTaskStream(await getJson<TaskStreamWire>("/api/stream")));
-  rendered(whole);
-  return { records: whole.records, end: whole.end, loaded: Promise.resolve() };
+  rendered(first);
+  return { records: first.records, end: first.end, loaded: read.then(showHeader) };
 }
 
 /** The whole log's task stream and summary are shown: the browser tests and the open bench wait for this. */

@@ -14,6 +14,7 @@ import { addCauses, recordsSource } from "../../tools/story-causes.js";
 import { storyLines } from "../../tools/story.js";
 import { encodeTaskStream, TaskStreamBuilder } from "../../tools/task-stream.js";
 import { DashFold } from "./dash-fold.js";
+import { FirstFold } from "./first-fold.js";
 import type { AtAnswer, ClusterAt, SourceInfo, Summary } from "./wire-types.js";
 
 export type { AtAnswer, SourceInfo, Summary } from "./wire-types.js";
@@ -48,7 +49,11 @@ export class DashboardModel {
   private count = 0;
   private dropped = 0;
   private readonly fold = new DashFold();
-  private readonly builder = new TaskStreamBuilder();
+  /** A first pass's fold (first-fold.ts: the summary's view and nothing else), until it is done. */
+  private first: FirstFold | undefined;
+  private builder = new TaskStreamBuilder();
+  /** The latest record's time (the records may not be kept: a first pass keeps none). */
+  private lastT: number | undefined;
   private time: TimeBase;
   /** The fold of the last `at` by index, to step forward from without starting over. */
   private stepFold: { index: number; fold: DashFold } | undefined;
@@ -65,7 +70,7 @@ export class DashboardModel {
   private streamText: string | undefined;
   private index: LogIndex | undefined;
   private markStreamServed: () => void = () => {};
-  /** Resolves when the task stream is first asked for (a page has opened). */
+  /** Resolves when the whole log's task stream is first served from the opening view (a page has drawn it, or is about to). */
   readonly streamServed = new Promise<void>((resolve) => (this.markStreamServed = resolve));
 
   constructor(
@@ -94,6 +99,34 @@ export class DashboardModel {
     this.index = index;
   }
 
+  /**
+   * A first pass over a log file (recorded-log.ts) takes the records here: folded into the
+   * summary and the task stream, none kept. `firstPassDone` then makes what it folded the
+   * opening view, as the cache's is, and the records are read again with `add`.
+   */
+  addFirst(record: LogRecord): void {
+    if (this.count++ === 0) this.time = TimeBase.of(record.t, this.createdMs);
+    this.lastT = record.t;
+    (this.first ??= new FirstFold()).add(record);
+    this.builder.add(record);
+  }
+
+  /** The first pass has read the whole log: its summary and stream are the opening view (answered) while the records are read again. */
+  firstPassDone(): OpeningView {
+    const reading = this.reading;
+    this.reading = undefined;
+    const opening: OpeningView = { summary: this.summary(), streamJson: JSON.stringify(encodeTaskStream(this.builder.snapshot())) };
+    this.reading = reading;
+    this.opening = opening;
+    this.first = undefined;
+    // The second read makes the stream again from the records it keeps (served once it is done), so the two always agree.
+    this.builder = new TaskStreamBuilder();
+    this.count = 0;
+    this.lastT = undefined;
+    this.changed();
+    return opening;
+  }
+
   loaded(): void {
     this.reading = undefined;
     this.opening = undefined;
@@ -114,6 +147,7 @@ export class DashboardModel {
 
   add(record: LogRecord): void {
     if (this.count++ === 0) this.time = TimeBase.of(record.t, this.createdMs);
+    this.lastT = record.t;
     this.records.push(record);
     this.fold.add(record);
     this.builder.add(record);
@@ -149,8 +183,7 @@ export class DashboardModel {
 
   summary(): Summary {
     if (this.opening !== undefined) return { ...this.opening.summary, source: this.source, loading: { read: this.count, of: this.opening.summary.records, streamReady: true } };
-    const last = this.records[this.records.length - 1];
-    const summary: Summary = { source: this.source, start: this.time.start, end: last ? this.time.since(last.t) : 0, records: this.count, now: this.since(this.fold.view()) };
+    const summary: Summary = { source: this.source, start: this.time.start, end: this.lastT !== undefined ? this.time.since(this.lastT) : 0, records: this.count, now: this.since((this.first ?? this.fold).view()) };
     if (this.time.iso !== undefined) summary.startIso = this.time.iso;
     if (this.reading !== undefined) summary.loading = { read: this.count, ...(this.reading.of !== undefined ? { of: this.reading.of } : {}), streamReady: false };
     return summary;
@@ -158,8 +191,10 @@ export class DashboardModel {
 
   /** The whole task stream so far in its wire form, as JSON text: a recorded log's is made once (or comes from the cache while the log is read). */
   streamJson(): string {
-    this.markStreamServed();
-    if (this.opening !== undefined) return this.opening.streamJson;
+    if (this.opening !== undefined) {
+      this.markStreamServed();
+      return this.opening.streamJson;
+    }
     if (this.source.live || this.reading !== undefined) return JSON.stringify(encodeTaskStream(this.builder.snapshot()));
     return (this.streamText ??= JSON.stringify(encodeTaskStream(this.builder.snapshot())));
   }

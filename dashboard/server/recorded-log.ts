@@ -4,19 +4,26 @@
  * the background, so the dashboard serves (and prints its URL) at once: meanwhile the page
  * shows how far the reading is and the task stream as it grows, or, with the dashboard's
  * cache next to a log file (open-cache.ts), the whole log's summary and task stream at once.
+ *
+ * With `cache` (natsched dashboard) and no cache yet, a log file is read twice: a first pass
+ * folds only the summary and the task stream (what the page draws first, and what the cache
+ * holds) and keeps no record, so the whole run is drawn after the cheapest read there is;
+ * the second read keeps the records for the scrubber, stories, machines and what-if, as a
+ * read with the cache does.
  */
 import { setImmediate as turn, setTimeout as sleep } from "node:timers/promises";
 import { isJetStreamLocation, openLogAt } from "../../log/jetstream-open.js";
 import { indexPathOf } from "../../log/log-index-build.js";
 import { LogIndex } from "../../log/log-index.js";
-import type { LogProblem } from "../../log/types.js";
+import type { LogReader } from "../../log/reader.js";
+import type { LogProblem, LogRecord } from "../../log/types.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
 import { DashboardModel } from "./model.js";
 import { readOpeningCache, writeOpeningCache } from "./open-cache.js";
 
 export interface RecordedLogOptions {
   connect?: Omit<NatsConnectOptions, "servers">;
-  /** Read and write the dashboard's cache next to a log file (`natsched dashboard` does; default false). */
+  /** Read and write the dashboard's cache next to a log file, made by a first pass when missing (`natsched dashboard` does; default false). */
   cache?: boolean;
   /** The reading starts once this resolves (`natsched dashboard`: once its URL is out); default at once. */
   begin?: Promise<unknown>;
@@ -31,8 +38,9 @@ export interface RecordedLog {
 /** Reading yields to the server this often (ms), so it answers while a large log is read. */
 const SLICE_MS = 20;
 /**
- * With the cache, the page draws before any record is read: the reading waits for a page to
- * take the stream (or this long without one), so the two do not share the CPU from the start.
+ * With the cache, or after a first pass, the page draws the whole stream before the records
+ * are read (again): the reading waits for a page to take the stream (or this long without
+ * one), so the two do not share the CPU.
  */
 const CACHED_WAIT_MS = 2_000;
 
@@ -48,26 +56,42 @@ export async function openRecordedLog(location: string, opts: RecordedLogOptions
   const loaded = (async () => {
     await opts.begin;
     if (opening !== undefined) await Promise.race([model.streamServed, sleep(CACHED_WAIT_MS, undefined, { ref: false })]);
-    let slice = performance.now();
     try {
-      for await (const record of reader.records()) {
-        model.add(record);
-        if (performance.now() - slice > SLICE_MS) {
-          model.changed();
-          await turn();
-          slice = performance.now();
-        }
+      if (file && opts.cache && opening === undefined) {
+        await readAll(reader, (record) => model.addFirst(record), model);
+        const first = model.firstPassDone();
+        await Promise.race([model.streamServed, sleep(CACHED_WAIT_MS, undefined, { ref: false })]);
+        await writeOpeningCache(location, first);
       }
+      await readAll(reader, (record) => model.add(record), model);
     } finally {
       // A failed read (a JetStream log's server gone) leaves what was read, not views waiting forever.
       model.loaded();
     }
-    if (file && opts.cache && opening === undefined) await writeOpeningCache(location, { summary: model.summary(), streamJson: model.streamJson() });
     return reader.problems;
   })();
   // The caller awaits `loaded`; until it does, a failure must not be an unhandled rejection.
   loaded.catch(() => {});
   return { model, loaded };
+}
+
+/** Every record of `reader` to `take`, in log order, yielding to the server every SLICE_MS. */
+async function readAll(reader: LogReader, take: (record: LogRecord) => void, model: DashboardModel): Promise<void> {
+  let slice = performance.now();
+  for await (const _ of reader.visit?.(take) ?? each(reader.records(), take)) {
+    if (performance.now() - slice > SLICE_MS) {
+      model.changed();
+      await turn();
+      slice = performance.now();
+    }
+  }
+}
+
+async function* each(records: AsyncIterable<LogRecord>, take: (record: LogRecord) => void): AsyncIterableIterator<void> {
+  for await (const record of records) {
+    take(record);
+    yield;
+  }
 }
 
 /** A recorded log read whole into a model. */
