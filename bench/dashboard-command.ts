@@ -27,12 +27,18 @@ export interface CommandOpen {
   bars: number;
 }
 
-/** One open of `log` by the command: cold removes the cache first. */
-export async function openByCommand(browser: Browser, log: string, cache: "cold" | "warm"): Promise<CommandOpen> {
+/**
+ * One open of `log` by the command: cold removes the cache first. `cli`: "source" runs
+ * bin/natsched.mjs as in a clone (the sources through tsx), "built" the compiled
+ * dist/cli/main.js an installed package runs (`npm run build` first).
+ */
+export async function openByCommand(browser: Browser, log: string, cache: "cold" | "warm", cli: "source" | "built" = "source"): Promise<CommandOpen> {
   if (cache === "cold") rmSync(`${log}.dash`, { force: true });
   else if (!existsSync(`${log}.dash`)) throw new Error(`no cache next to ${log}: run a cold open first`);
+  const program = cli === "built" ? join(ROOT, "dist", "cli", "main.js") : join(ROOT, "bin", "natsched.mjs");
+  if (!existsSync(program)) throw new Error(`${program} is missing (npm run build)`);
   const started = performance.now();
-  const child = spawn(process.execPath, [join(ROOT, "bin", "natsched.mjs"), "dashboard", log], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [program, "dashboard", log], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = "";

@@ -14,7 +14,7 @@
  * to the log: the server reads the log first) and warm (the cache the cold open wrote).
  * Say the machine's load (uptime) with the figures.
  *
- *   npx tsx bench/dashboard-open.ts [--tasks 100000] [--log /tmp/natsched-dashboard-100k.natlog] [--runs 3] [--command-runs 2]
+ *   npx tsx bench/dashboard-open.ts [--tasks 100000] [--log /tmp/natsched-dashboard-100k.natlog] [--runs 3] [--command-runs 2] [--built]
  */
 import { existsSync, statSync } from "node:fs";
 import { createServer } from "node:http";
@@ -35,6 +35,8 @@ const { values } = parseArgs({
     workers: { type: "string", default: "4" },
     threads: { type: "string", default: "2" },
     "command-runs": { type: "string", default: "2" },
+    // The compiled CLI (dist/, as an installed package runs it) instead of the sources through tsx.
+    built: { type: "boolean", default: false },
   },
 });
 const tasks = Number(values.tasks);
@@ -110,8 +112,8 @@ try {
     await page.close();
   }
   for (let run = 0; run < commandRuns; run++) {
-    opens.push(await openByCommand(browser, values.log, "cold"));
-    opens.push(await openByCommand(browser, values.log, "warm"));
+    opens.push(await openByCommand(browser, values.log, "cold", values.built ? "built" : "source"));
+    opens.push(await openByCommand(browser, values.log, "warm", values.built ? "built" : "source"));
     if (opens.some((o) => o.bars !== stream.bars.length)) throw new Error(`the page drew ${opens.map((o) => o.bars).join(", ")} bars, the log has ${stream.bars.length}`);
   }
 } finally {
@@ -146,6 +148,7 @@ for (const cache of ["cold", "warm"] as const) {
   console.log(
     JSON.stringify({
       command: `natsched dashboard ${values.log}`,
+      cli: values.built ? "built (dist/cli/main.js)" : "source (bin/natsched.mjs, tsx)",
       cache,
       runs: these.length,
       urlMs: these.map((o) => round(o.urlMs)),
