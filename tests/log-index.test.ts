@@ -7,6 +7,7 @@ import { runCli } from "../cli/run.js";
 import { LogIndexError } from "../machines/errors.js";
 import { indexOnDemand } from "../log/index-on-demand.js";
 import { ClusterFold } from "../log/cluster-fold.js";
+import { FileLogSink } from "../log/file-log.js";
 import { buildLogIndex, indexPathOf } from "../log/log-index-build.js";
 import { encodeIndexHeader, readIndexHeader } from "../log/log-index-file.js";
 import { LogIndex } from "../log/log-index.js";
@@ -36,7 +37,9 @@ const logs: Record<string, string> = {
 };
 
 beforeAll(async () => {
-  await recordRun({ path: logs.binary! });
+  // Snapshots sit at block boundaries, a binary log's frames; a fast run seals frames of
+  // hundreds of records, so small batches give this log the many frames the cuts need.
+  await recordRun(await FileLogSink.open(logs.binary!, { batchBytes: 8192 }));
   await recordRun({ path: logs.jsonl!, format: "jsonl" });
   copyFileSync("tests/fixtures/logs/old-98e2957.natlog", logs["old binary"]!);
   copyFileSync("tests/fixtures/logs/old-98e2957.jsonl", logs["old jsonl"]!);
