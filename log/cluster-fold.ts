@@ -7,6 +7,7 @@
  * In log/ (not tools/) for that: the index builder folds the log.
  */
 import type { InputRecord, LogRecord, TransitionRecord } from "./types.js";
+import { noteEstimate, taskWorker, workerReason, workerTasksFor } from "./cluster-rules.js";
 
 export interface ActorFacts {
   actor: string;
@@ -51,9 +52,6 @@ export interface StealFacts {
   requestId?: string;
   t: number;
 }
-
-/** Task states in which a task has a worker: running on one, held by one, or erred on one. */
-const HAS_WORKER = /^(processing|memory|erred)/;
 
 export class ClusterFold {
   readonly actors = new Map<string, ActorFacts>();
@@ -118,11 +116,7 @@ export class ClusterFold {
       } else if (event.op === "register-worker" && typeof event.name === "string" && typeof event.nthreads === "number") {
         this.workers.set(event.name, { name: event.name, state: this.workers.get(event.name)?.state ?? "starting", t: record.t, nthreads: event.nthreads });
       }
-    } else if (event.op === "compute-task" && typeof event.key === "string" && typeof event.duration === "number") {
-      let own = this.durations.get(record.actor);
-      if (own === undefined) this.durations.set(record.actor, (own = new Map()));
-      own.set(event.key, event.duration);
-    }
+    } else noteEstimate(this.durations, record.actor, event);
   }
 
   private transition(record: TransitionRecord): void {
@@ -130,13 +124,8 @@ export class ClusterFold {
     if (record.machine === "task") this.task(record, why);
     else if (record.machine === "scheduler") this.schedulerState = record.to;
     else if (record.machine === "wtask") {
-      let tasks = this.workerTasks.get(record.actor);
-      if (tasks === undefined) this.workerTasks.set(record.actor, (tasks = new Map()));
-      if (record.to === "released" || record.to === "forgotten") {
-        tasks.delete(record.id);
-        this.durations.get(record.actor)?.delete(record.id);
-        return;
-      }
+      const tasks = workerTasksFor(this.workerTasks, this.durations, record);
+      if (tasks === undefined) return;
       const facts: WorkerTaskFacts = { state: record.to, t: record.t };
       const duration = this.durations.get(record.actor)?.get(record.id);
       if (duration !== undefined) facts.duration = duration;
@@ -145,8 +134,8 @@ export class ClusterFold {
       const before = this.workers.get(record.id);
       const facts: SchedulerWorkerFacts = { name: record.id, state: record.to, t: record.t };
       if (before?.nthreads !== undefined) facts.nthreads = before.nthreads;
-      if (typeof why?.reason === "string") facts.reason = why.reason;
-      else if (before?.reason !== undefined && record.to !== "running") facts.reason = before.reason;
+      const reason = workerReason(why, before?.reason, record.to);
+      if (reason !== undefined) facts.reason = reason;
       this.workers.set(record.id, facts);
     }
   }
@@ -157,10 +146,8 @@ export class ClusterFold {
     const func = this.funcs.get(record.id);
     if (func !== undefined) facts.func = func;
     const input = this.schedulerInput;
-    if (typeof why?.worker === "string" && (record.event === "ASSIGN" || record.event === "STEAL_CONFIRM" || record.to === "erred")) facts.worker = why.worker;
-    else if (input !== undefined && input.key === record.id && typeof input.worker === "string") facts.worker = input.worker;
-    else if (before?.worker !== undefined) facts.worker = before.worker;
-    if (!HAS_WORKER.test(record.to)) delete facts.worker;
+    const worker = taskWorker(record, why, input?.key, input?.worker, before?.worker);
+    if (worker !== undefined) facts.worker = worker;
     this.tasks.set(record.id, facts);
     if (record.to === "processing.stealing") {
       const steal: StealFacts = { key: record.id, t: record.t };

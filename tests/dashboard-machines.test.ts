@@ -4,18 +4,17 @@
  * another way), the cut, the HTTP handler, and the layered layout.
  */
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { compileMachine } from "../machines/compile.js";
 import { readLogSync } from "../log/reader.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
 import { graphOf, MACHINE_DEFINITIONS } from "../dashboard/server/machine-graph.js";
 import { machinesView } from "../dashboard/server/machines-handler.js";
-import { recordedLogModel } from "../dashboard/server/recorded-log.js";
-import { startDashboard, type Dashboard } from "../dashboard/server/server.js";
 import { layoutGraph, routeKey, type Layout, type LayoutBox } from "../dashboard/page/graph-layout.js";
 import type { MachinesView } from "../dashboard/server/machines-wire.js";
 import type { ErrorBody } from "../dashboard/server/views-reply.js";
 import { machineEdges } from "../verify/machine-edges.js";
+import { servedLog } from "./support/served-log.js";
 
 const LOG = "tests/fixtures/logs/old-98e2957.natlog";
 const records: LogRecord[] = readLogSync(LOG).records;
@@ -122,20 +121,14 @@ describe("machinesView at the first N records (the scrubber's cut)", () => {
 });
 
 describe("GET /api/machines", () => {
-  let dashboard: Dashboard;
-  let base: string;
-  beforeAll(async () => {
-    dashboard = await startDashboard((await recordedLogModel(LOG)).model);
-    base = dashboard.url.replace(/\/$/, "");
-  }, 60_000);
-  afterAll(() => dashboard?.close());
+  const served = servedLog(LOG);
 
   it("answers the machines of the whole log, and at a time cut fewer transitions", async () => {
-    const whole = (await (await fetch(`${base}/api/machines`)).json()) as MachinesView;
+    const whole = (await (await fetch(`${served.base}/api/machines`)).json()) as MachinesView;
     expect(whole.machines.map((m) => m.id)).toEqual(["task", "wtask", "worker", "scheduler", "future"]);
     const taken = (view: MachinesView) => view.machines.flatMap((m) => m.edges).reduce((n, e) => n + e.taken, 0);
     expect(taken(whole)).toBe(transitions.length);
-    const early = (await (await fetch(`${base}/api/machines?t=0.05`)).json()) as MachinesView;
+    const early = (await (await fetch(`${served.base}/api/machines?t=0.05`)).json()) as MachinesView;
     expect(early.cut).toBe("at +0.05 s");
     expect(taken(early)).toBeGreaterThan(0);
     expect(taken(early)).toBeLessThan(transitions.length);
@@ -143,7 +136,7 @@ describe("GET /api/machines", () => {
 
   it("at the first N records in log order (the scrubber's cut), the transitions among them", async () => {
     const index = 200;
-    const view = (await (await fetch(`${base}/api/machines?index=${index}`)).json()) as MachinesView;
+    const view = (await (await fetch(`${served.base}/api/machines?index=${index}`)).json()) as MachinesView;
     const among = records.slice(0, index).filter((r) => r.kind === "transition").length;
     expect(view.machines.flatMap((m) => m.edges).reduce((n, e) => n + e.taken, 0)).toBe(among);
     expect(view.records).toBe(index);
@@ -151,7 +144,7 @@ describe("GET /api/machines", () => {
 
   it("refuses a bad cut with a 400 naming it", async () => {
     for (const query of ["seq=abc", "t=-1", "t=", "seq=1&t=2", "index=x"]) {
-      const res = await fetch(`${base}/api/machines?${query}`);
+      const res = await fetch(`${served.base}/api/machines?${query}`);
       expect(res.status, query).toBe(400);
       const body = (await res.json()) as ErrorBody;
       expect(body.code).toBe("BAD_OPTION");

@@ -3,17 +3,16 @@
  * them (bad ones a 400 naming them), the recorded and simulated streams with the makespans
  * tools/what-if.ts gives for the same settings.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConfigError, BadOptionError } from "../machines/errors.js";
 import { readLogSync } from "../log/reader.js";
 import type { LogRecord } from "../log/types.js";
 import { decodeTaskStream } from "../tools/task-stream.js";
 import { whatIf } from "../tools/what-if.js";
 import { readWhatIfRequest, whatIfStreams } from "../dashboard/server/what-if-handler.js";
-import { recordedLogModel } from "../dashboard/server/recorded-log.js";
-import { startDashboard, type Dashboard } from "../dashboard/server/server.js";
 import type { WhatIfAnswer } from "../dashboard/server/what-if-wire.js";
 import type { ErrorBody } from "../dashboard/server/views-reply.js";
+import { servedLog } from "./support/served-log.js";
 
 const LOG = "tests/fixtures/logs/old-98e2957.natlog";
 const records: LogRecord[] = readLogSync(LOG).records;
@@ -84,15 +83,9 @@ describe("whatIfStreams on a recorded run", () => {
 });
 
 describe("POST /api/what-if", () => {
-  let dashboard: Dashboard;
-  let base: string;
-  beforeAll(async () => {
-    dashboard = await startDashboard((await recordedLogModel(LOG)).model);
-    base = dashboard.url.replace(/\/$/, "");
-  }, 60_000);
-  afterAll(() => dashboard?.close());
+  const served = servedLog(LOG);
 
-  const post = (body: string) => fetch(`${base}/api/what-if`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  const post = (body: string) => fetch(`${served.base}/api/what-if`, { method: "POST", headers: { "content-type": "application/json" }, body });
 
   it("answers both streams and makespans, Infinity as a string", async () => {
     const res = await post(JSON.stringify({ set: { workerSaturation: "inf" } }));
@@ -112,7 +105,7 @@ describe("POST /api/what-if", () => {
     });
     const answeredDuring: boolean[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await fetch(`${base}/api/summary`);
+      const res = await fetch(`${served.base}/api/summary`);
       expect(res.status).toBe(200);
       answeredDuring.push(!whatIfDone);
     }
@@ -137,6 +130,6 @@ describe("POST /api/what-if", () => {
       expect(body.code).toBe(code);
       expect(body.error).toMatch(message);
     }
-    expect((await fetch(`${base}/api/what-if`)).status).toBe(405);
+    expect((await fetch(`${served.base}/api/what-if`)).status).toBe(405);
   });
 });

@@ -4,10 +4,9 @@
  * flight. Built from a ClusterFold (the log alone); times from the run's start.
  */
 import type { ClusterFold, WorkerTaskFacts } from "../log/cluster-fold.js";
+import { COMPUTE_STATES, runningStatus, workerName } from "../log/cluster-rules.js";
 import type { TimeBase } from "../log/time-base.js";
 
-/** Worker-task states whose compute-task estimate counts as work the worker holds. */
-const COMPUTE_STATES = new Set(["waiting", "ready", "executing", "resumed", "cancelled"]);
 const KEYS_SHOWN = 10;
 
 export interface WorkerView {
@@ -76,7 +75,7 @@ export function inspectView(fold: ClusterFold, cut: string): InspectView {
       if (facts.state === "executing") executing.push(key);
       if (COMPUTE_STATES.has(facts.state)) occupancy += facts.duration ?? 0;
     }
-    const status = own !== undefined ? (own.stopped ? "stopped" : "running") : seen === undefined ? "unknown" : seen.state === "closed" ? "stopped" : "running";
+    const status = runningStatus(own, seen);
     const view: WorkerView = { name, status, executing: executing.sort(), tasks: counts, processing: processing.get(name) ?? 0, occupancy };
     if (own?.stopped) {
       view.stoppedAt = own.stopped.t;
@@ -90,10 +89,6 @@ export function inspectView(fold: ClusterFold, cut: string): InspectView {
   const steals = [...fold.steals.values()].map((s) => ({ ...s }));
   const last = fold.last;
   return { cut, records: fold.records, ...(last ? { last: { actor: last.actor, seq: last.seq, t: last.t } } : {}), scheduler, workers, steals };
-}
-
-function workerName(actor: string): string {
-  return actor.startsWith("worker.") ? actor.slice("worker.".length) : actor;
 }
 
 /** The view in words, times from the run's start. */

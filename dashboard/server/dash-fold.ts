@@ -5,21 +5,12 @@
  */
 import type { LogRecord } from "../../log/types.js";
 import { ClusterFold } from "../../log/cluster-fold.js";
-import { keySplit } from "../../machines/graph/keys.js";
-import type { ClusterAt, ProgressRow, WorkerRow } from "./wire-types.js";
+import { workerName } from "../../log/cluster-rules.js";
+import { clusterAt, type Tally } from "./cluster-at.js";
+import { countSteal, moveColumn, moveProcessing, noteBytes, progressRowFor, tally, type ProgressPlace } from "./dash-counts.js";
+import type { ClusterAt, ProgressRow } from "./wire-types.js";
 
 export type { ClusterAt, ProgressRow, WorkerRow } from "./wire-types.js";
-
-interface Tally {
-  done: number;
-  stealsIn: number;
-  stealsOut: number;
-}
-
-type Column = "waiting" | "queued" | "processing" | "memory" | "released" | "erred";
-
-/** Worker-task states whose compute-task estimate counts as work the worker holds (as inspect's). */
-const COMPUTE_STATES = new Set(["waiting", "ready", "executing", "resumed", "cancelled"]);
 
 /**
  * Counts kept as records come, not recounted over every task at each view: a live
@@ -35,7 +26,7 @@ export class DashFold {
   private readonly stealing = new Map<string, string>();
   private readonly progressRows = new Map<string, ProgressRow>();
   /** Each key's progress row and column now. */
-  private readonly columns = new Map<string, { row: ProgressRow; column: Column }>();
+  private readonly columns = new Map<string, ProgressPlace>();
   /** Tasks the scheduler has processing on each worker. */
   private readonly processing = new Map<string, number>();
 
@@ -45,32 +36,21 @@ export class DashFold {
     const beforeWorker = before?.state.startsWith("processing") ? before.worker : undefined;
     this.cluster.add(record);
     if (record.kind === "input") {
-      const e = record.event as { key?: unknown; nbytes?: unknown; keys?: unknown };
-      if (typeof e.key === "string" && typeof e.nbytes === "number") this.nbytes.set(e.key, e.nbytes);
-      // Scattered data comes as a list of { key, nbytes }.
-      if (Array.isArray(e.keys)) for (const k of e.keys as { key?: unknown; nbytes?: unknown }[]) if (typeof k?.key === "string" && typeof k.nbytes === "number") this.nbytes.set(k.key, k.nbytes);
+      noteBytes(this.nbytes, record.event);
       return;
     }
     if (record.kind !== "transition") return;
     if (record.machine === "wtask" && record.from === "executing" && record.to === "memory") {
-      this.tally(workerName(record.actor)).done++;
+      tally(this.tallies, workerName(record.actor)).done++;
     } else if (task !== undefined) {
       const why = record.why as { victim?: unknown; worker?: unknown } | undefined;
       if (record.to === "memory" || record.to === "erred") this.outcome.set(task, record.to);
       if (record.to === "processing.stealing" && typeof why?.victim === "string") this.stealing.set(task, why.victim);
-      if (record.event === "STEAL_CONFIRM" && typeof why?.worker === "string") {
-        const victim = this.stealing.get(task);
-        this.tally(why.worker).stealsIn++;
-        if (victim !== undefined) this.tally(victim).stealsOut++;
-      }
+      if (record.event === "STEAL_CONFIRM" && typeof why?.worker === "string") countSteal(this.tallies, why.worker, this.stealing.get(task));
       if (record.from === "processing.stealing") this.stealing.delete(task);
       if (record.to === "forgotten") this.nbytes.delete(task);
       const after = this.cluster.tasks.get(task)!;
-      const afterWorker = after.state.startsWith("processing") ? after.worker : undefined;
-      if (beforeWorker !== afterWorker) {
-        if (beforeWorker !== undefined) this.processing.set(beforeWorker, (this.processing.get(beforeWorker) ?? 1) - 1);
-        if (afterWorker !== undefined) this.processing.set(afterWorker, (this.processing.get(afterWorker) ?? 0) + 1);
-      }
+      moveProcessing(this.processing, beforeWorker, after.state.startsWith("processing") ? after.worker : undefined);
       this.count(task, after.state);
       // A forgotten task is done with: its progress column keeps it, the fold need not.
       if (after.state === "forgotten") this.cluster.tasks.delete(task);
@@ -106,90 +86,13 @@ export class DashFold {
 
   private count(key: string, state: string): void {
     let place = this.columns.get(key);
-    if (place === undefined) {
-      const prefix = keySplit(key);
-      let row = this.progressRows.get(prefix);
-      if (row === undefined) this.progressRows.set(prefix, (row = { prefix, total: 0, waiting: 0, queued: 0, processing: 0, memory: 0, released: 0, erred: 0 }));
-      row.total++;
-      row.waiting++;
-      this.columns.set(key, (place = { row, column: "waiting" }));
-    }
-    const column = this.column(key, state);
-    if (column === place.column) return;
-    place.row[place.column]--;
-    place.row[column]++;
-    place.column = column;
-  }
-
-  private column(key: string, state: string): Column {
-    if (state.startsWith("processing")) return "processing";
-    if (state === "memory" || state === "erred" || state === "queued") return state;
-    if (state === "released" || state === "forgotten") {
-      const outcome = this.outcome.get(key);
-      return outcome === "memory" ? "released" : outcome === "erred" ? "erred" : "waiting";
-    }
-    return "waiting";
-  }
-
-  private tally(worker: string): Tally {
-    let t = this.tallies.get(worker);
-    if (t === undefined) this.tallies.set(worker, (t = { done: 0, stealsIn: 0, stealsOut: 0 }));
-    return t;
+    if (place === undefined) this.columns.set(key, (place = { row: progressRowFor(this.progressRows, key), column: "waiting" }));
+    moveColumn(place, state, this.outcome.get(key));
   }
 
   view(): ClusterAt {
-    const fold = this.cluster;
-    const names = new Set<string>(fold.workers.keys());
-    for (const facts of fold.actors.values()) if (facts.role === "worker") names.add(workerName(facts.actor));
-    const workers = [...names].sort().map((name) => this.worker(name));
-    const steals = [...fold.steals.values()].map(({ key, victim, thief }) => ({ key, ...(victim !== undefined ? { victim } : {}), ...(thief !== undefined ? { thief } : {}) }));
-    const progress = [...this.progressRows.values()].map((row) => ({ ...row })).sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0));
-    const at: ClusterAt = { records: fold.records, workers, progress, steals };
-    if (fold.last) at.last = { actor: fold.last.actor, seq: fold.last.seq, t: fold.last.t };
-    if (fold.schedulerState !== undefined) at.schedulerState = fold.schedulerState;
-    return at;
+    const { records, last, schedulerState, actors, workers, workerTasks, steals } = this.cluster;
+    const { progressRows, tallies, nbytes, processing } = this;
+    return clusterAt({ records, last, schedulerState, actors, workers, workerTasks, steals, progressRows, tallies, nbytes, processing });
   }
-
-  /** A worker as inspect shows it (tools/inspect-view.ts), with the dashboard's counts. */
-  private worker(name: string): WorkerRow {
-    const fold = this.cluster;
-    const own = fold.actors.get(`worker.${name}`);
-    const seen = fold.workers.get(name);
-    const executing: string[] = [];
-    let occupancy = 0;
-    let inMemory = 0;
-    let bytes = 0;
-    for (const [key, facts] of fold.workerTasks.get(`worker.${name}`) ?? []) {
-      if (facts.state === "executing") executing.push(key);
-      if (COMPUTE_STATES.has(facts.state)) occupancy += facts.duration ?? 0;
-      if (facts.state === "memory") {
-        inMemory++;
-        bytes += this.nbytes.get(key) ?? 0;
-      }
-    }
-    const status = own !== undefined ? (own.stopped ? "stopped" : "running") : seen === undefined ? "unknown" : seen.state === "closed" ? "stopped" : "running";
-    const tally = this.tallies.get(name);
-    const row: WorkerRow = {
-      name,
-      status,
-      executing: executing.sort(),
-      occupancy,
-      processing: this.processing.get(name) ?? 0,
-      inMemory,
-      bytes,
-      done: tally?.done ?? 0,
-      stealsIn: tally?.stealsIn ?? 0,
-      stealsOut: tally?.stealsOut ?? 0,
-    };
-    if (seen !== undefined) row.schedulerState = seen.state;
-    const reason = own?.stopped?.reason ?? seen?.reason;
-    if (reason !== undefined) row.reason = reason;
-    const nthreads = own?.nthreads ?? seen?.nthreads;
-    if (nthreads !== undefined) row.nthreads = nthreads;
-    return row;
-  }
-}
-
-function workerName(actor: string): string {
-  return actor.startsWith("worker.") ? actor.slice("worker.".length) : actor;
 }
