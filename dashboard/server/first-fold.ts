@@ -65,6 +65,11 @@ export class FirstFold {
   private readonly nbytes = new Map<string, number>();
   private readonly processing = new Map<string, number>();
 
+  /** Every task key seen, forgotten or not (as DashFold.keys). */
+  keyNames(): IterableIterator<string> {
+    return this.keys.keys();
+  }
+
   add(record: LogRecord): void {
     this.records++;
     this.lastActor = record.actor;
