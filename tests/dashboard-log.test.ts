@@ -127,7 +127,8 @@ describe("the dashboard over a recorded log, in Chromium", () => {
     await page.click("#story-slot .close");
     await moveScrubberTo(records.length);
     expect((await workerRows())["worker-2"]!.status).toBe("stopped");
-  });
+    // Seven steps that each wait on the page: more than the default 30 s on a busy machine.
+  }, 120_000);
 
   it("takes the README's screenshot", async () => {
     await page.setViewportSize({ width: 1700, height: 950 });

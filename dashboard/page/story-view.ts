@@ -10,14 +10,20 @@ export function mountStory(parent: HTMLElement): { open(key: string): Promise<vo
   const title = el("h2");
   const body = el("ol", "story-lines");
   parent.append(close, title, body);
+  // Only the latest open fills the panel: an earlier story's answer that comes later is dropped.
+  let latest = 0;
   return {
     async open(key) {
+      const mine = ++latest;
       parent.hidden = false;
       parent.dataset.key = key;
+      // data-lines says the panel shows this key's story: not until it has come.
+      delete parent.dataset.lines;
       title.textContent = key;
       body.replaceChildren(el("li", "loading", "loading..."));
       try {
         const story = await getJson<Story>(`/api/story?key=${encodeURIComponent(key)}`);
+        if (mine !== latest) return;
         title.textContent = `story of ${story.key}`;
         parent.dataset.key = story.key;
         body.replaceChildren(
@@ -33,6 +39,7 @@ export function mountStory(parent: HTMLElement): { open(key: string): Promise<vo
         if (story.partial) body.prepend(el("li", "partial", story.partial));
         parent.dataset.lines = String(story.lines.length);
       } catch (error) {
+        if (mine !== latest) return;
         body.replaceChildren(el("li", "error", (error as Error).message));
       }
     },
