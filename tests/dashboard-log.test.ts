@@ -13,7 +13,7 @@ import { readLogSync } from "../log/reader.js";
 import type { LogRecord } from "../log/types.js";
 import { recordedLogModel } from "../dashboard/server/recorded-log.js";
 import { startDashboard, type Dashboard } from "../dashboard/server/server.js";
-import { launchBrowser, openPage } from "./support/browser.js";
+import { launchBrowser, openPage, setScrubber } from "./support/browser.js";
 import { recordIncident } from "./support/recorded-runs.js";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -48,14 +48,7 @@ async function workerRows(): Promise<Record<string, { status: string; done: numb
 }
 
 async function moveScrubberTo(index: number): Promise<void> {
-  await page.$eval(
-    "#scrubber-slot input[type=range]",
-    (slider, value) => {
-      (slider as HTMLInputElement).value = String(value);
-      slider.dispatchEvent(new Event("input", { bubbles: true }));
-    },
-    index,
-  );
+  await setScrubber(page, index);
   await page.waitForSelector(`#scrubber-slot[data-index="${index}"]`, { timeout: 30_000 });
 }
 

@@ -18,7 +18,7 @@ import { openRecordedLog } from "../dashboard/server/recorded-log.js";
 import { startDashboard, type Dashboard } from "../dashboard/server/server.js";
 import { readLogSync } from "../log/reader.js";
 import type { LogRecord } from "../log/types.js";
-import { launchBrowser, openPage } from "./support/browser.js";
+import { launchBrowser, openPage, setScrubber } from "./support/browser.js";
 import { recordIncident } from "./support/recorded-runs.js";
 
 let dir: string;
@@ -119,14 +119,7 @@ describe("the page while the server reads a recorded log", () => {
     expect(await page.getAttribute("body", "data-loading")).toBe("0");
     // A move of the scrubber waits for the records.
     const half = Math.floor(records.length / 2);
-    await page.$eval(
-      "#scrubber-slot input[type=range]",
-      (slider, value) => {
-        (slider as HTMLInputElement).value = String(value);
-        slider.dispatchEvent(new Event("input", { bubbles: true }));
-      },
-      half,
-    );
+    await setScrubber(page, half);
     for (const record of records) model.add(record);
     model.loaded();
     await page.waitForSelector(`#scrubber-slot[data-index="${half}"]`, { timeout: 60_000 });

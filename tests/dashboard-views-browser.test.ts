@@ -14,7 +14,7 @@ import { machinesView } from "../dashboard/server/machines-handler.js";
 import { recordedLogModel } from "../dashboard/server/recorded-log.js";
 import { startDashboard, type Dashboard } from "../dashboard/server/server.js";
 import { whatIf } from "../tools/what-if.js";
-import { launchBrowser, openPage } from "./support/browser.js";
+import { launchBrowser, openPage, setScrubber } from "./support/browser.js";
 
 const LOG = "tests/fixtures/logs/old-98e2957.natlog";
 const records: LogRecord[] = readLogSync(LOG).records;
@@ -64,15 +64,7 @@ describe("the machines and what-if views, in Chromium", () => {
 
   it("counts up to the scrubber's cut", async () => {
     const index = 120;
-    await page.$eval(
-      "#scrubber-slot input[type=range]",
-      (slider, value) => {
-        const input = slider as unknown as { value: string; dispatchEvent(e: unknown): boolean };
-        input.value = String(value);
-        input.dispatchEvent(new Event("input", { bubbles: true }));
-      },
-      index,
-    );
+    await setScrubber(page, index);
     await page.waitForSelector(`#machines-slot .machines-view[data-records="${index}"]`, { timeout: 30_000 });
     const expected = machinesView(records, { index });
     const task = expected.machines.find((m) => m.id === "task")!;

@@ -29,3 +29,16 @@ export async function openPage(browser: Browser, url: string, viewport = { width
   await page.goto(url);
   return { page, errors };
 }
+
+/** Sets the scrubber's slider to `index` as a user's drag would (an input event); the caller waits for what should follow. */
+export async function setScrubber(page: Page, index: number): Promise<void> {
+  await page.$eval(
+    "#scrubber-slot input[type=range]",
+    (slider, value) => {
+      const input = slider as unknown as { value: string; dispatchEvent(e: unknown): boolean };
+      input.value = String(value);
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    },
+    index,
+  );
+}

@@ -21,13 +21,18 @@ export function spin(ms) {
  */
 export function spinUntil(releasePath, startedPath, limitMs = 20_000) {
   writeFileSync(startedPath, String(threadId));
+  return spinUntilExists(releasePath, limitMs) ? "released" : "timed out";
+}
+
+/** Keeps the CPU busy until `path` exists (true) or `limitMs` passed (false). */
+function spinUntilExists(path, limitMs) {
   const start = now();
   let x = 0;
-  while (!existsSync(releasePath)) {
+  while (!existsSync(path)) {
     for (let i = 0; i < 10_000; i++) x += Math.sqrt(x + i);
-    if (now() - start > limitMs) return "timed out";
+    if (now() - start > limitMs) return false;
   }
-  return "released";
+  return true;
 }
 
 /**
@@ -37,13 +42,7 @@ export function spinUntil(releasePath, startedPath, limitMs = 20_000) {
  */
 export function meet(minePath, otherPath, limitMs = 60_000) {
   writeFileSync(minePath, String(threadId));
-  const start = now();
-  let x = 0;
-  while (!existsSync(otherPath)) {
-    for (let i = 0; i < 10_000; i++) x += Math.sqrt(x + i);
-    if (now() - start > limitMs) return { met: false, threadId, mainThread: isMainThread };
-  }
-  return { met: true, threadId, mainThread: isMainThread };
+  return { met: spinUntilExists(otherPath, limitMs), threadId, mainThread: isMainThread };
 }
 
 export function where() {
