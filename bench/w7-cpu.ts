@@ -8,6 +8,7 @@
  *   PROF=dir ...      the scheduler writes a CPU profile there; WPROF=dir the workers too, and
  *                     CPROF=dir this process (the client) over the timed run only
  *   SUBJECTS=1 ...    also counts the messages of the timed run per subject (a tap on ">")
+ *   PERF_RECORD=file  perf record (every process but the client) over the timed run, for `perf report`
  *   PERF=1 ...        perf stat (task-clock ms, context switches) of each process over the timed run
  *   STRACE=s|w ...    strace -c of the scheduler (s) or the first worker (w) to /tmp/strace.out;
  *                     STRACE_FULL=1: each call with its time and thread instead of the counts
@@ -105,7 +106,8 @@ const common = ["--nats", url, "--cluster", cluster];
 
 /** A natsched process through tsx, as the bench harness starts them; `nodeFlags` before the script. */
 function natsched(args: string[], nodeFlags: string[] = []): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", ...nodeFlags, join(ROOT, "cli/main.ts"), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  const v8 = process.env.V8FLAGS ? process.env.V8FLAGS.split(" ") : [];
+  return spawn(process.execPath, ["--import", "tsx", ...v8, ...nodeFlags, join(ROOT, "cli/main.ts"), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
 }
 
 const profile = process.env.PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROF] : [];
@@ -124,15 +126,17 @@ const client = await connectClient({ servers: url, cluster });
 const tasks = (await import(join(ROOT, "bench/cpu-tasks.mjs"))) as { iterationsFor(ms: number): number };
 const iterations = tasks.iterationsFor(MS);
 
-async function run(n: number): Promise<number> {
+async function run(n: number, iters = iterations): Promise<number> {
   const t0 = performance.now();
-  const futures = Array.from({ length: n }, (_, i) => client.submit("spin", [iterations, i], { pure: false }));
+  const futures = Array.from({ length: n }, (_, i) => client.submit("spin", [iters, i], { pure: false }));
   await client.gather(futures);
   for (const f of futures) f.release();
   return (performance.now() - t0) / 1000;
 }
 
-await run(8);
+await run(Number(process.env.WARMUP ?? 8));
+// WARM0=n: n more tasks of no work through the same path, rounds of 200, to warm the JIT of every process.
+for (let left = Number(process.env.WARM0 ?? 0); left > 0; left -= 200) await run(Math.min(200, left), 0);
 await new Promise((r) => setTimeout(r, 500));
 const pids: Record<string, number> = { scheduler: scheduler.pid!, server: server.pid! };
 workers.forEach((w, i) => (pids[`w${i}`] = w.pid!));
@@ -141,7 +145,8 @@ const threadsBefore = workers.map((w) => threads(w.pid!));
 const tracer = process.env.STRACE ? spawn("strace", [...(process.env.STRACE_FULL ? ["-tt", "-e", "trace=epoll_pwait,write,read,futex"] : ["-c"]), "-f", "-p", String(process.env.STRACE === "w" ? workers[0]!.pid : scheduler.pid), "-o", "/tmp/strace.out"], { stdio: "ignore" }) : null;
 if (tracer) await new Promise((r) => setTimeout(r, 1000));
 const perfs = process.env.PERF ? Object.entries(pids).map(([name, pid]) => ({ name, file: join(dir, `perf-${name}.txt`), p: spawn("perf", ["stat", "-x", ",", "-e", "task-clock,context-switches", "-p", String(pid), "-o", join(dir, `perf-${name}.txt`)], { stdio: "ignore" }) })) : [];
-if (perfs.length > 0) await new Promise((r) => setTimeout(r, 300));
+const recorder = process.env.PERF_RECORD ? spawn("perf", ["record", "-F", "4999", "-o", process.env.PERF_RECORD, "-p", Object.values(pids).join(",")], { stdio: "ignore" }) : null;
+if (perfs.length > 0 || recorder) await new Promise((r) => setTimeout(r, 300));
 const tap = process.env.SUBJECTS ? await subjectTap() : null;
 const session = process.env.CPROF ? await startProfile() : null;
 const cpu0 = process.cpuUsage();
@@ -152,6 +157,10 @@ const mono1 = Number(process.hrtime.bigint() / 1000n);
 const cpu = process.cpuUsage(cpu0);
 if (session) await session.stop(process.env.CPROF!);
 for (const { p } of perfs) p.kill("SIGINT");
+if (recorder) {
+  recorder.kill("SIGINT");
+  await new Promise((r) => (recorder.exitCode !== null ? r(null) : recorder.once("exit", r)));
+}
 await Promise.all(perfs.map(({ p }) => new Promise((r) => (p.exitCode !== null ? r(null) : p.once("exit", r)))));
 if (tracer) {
   tracer.kill("SIGINT");
