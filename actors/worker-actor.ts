@@ -132,6 +132,7 @@ export class WorkerActor {
     // The core's init is also the start record's (log/start-init.ts): what replay rebuilds it from.
     const init: WorkerInit = { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit };
     if (opts.bandwidth !== undefined) init.bandwidth = opts.bandwidth;
+    init.fetchByHolder = true;
     this.core = new WorkerCore(init, {
       toScheduler: (op) => outbox.send(schedulerSubject, stampCause(op, recorder)),
       execute: (key, func, args) => microtask(() => this.execute(key, func, args)),

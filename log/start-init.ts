@@ -41,17 +41,19 @@ export function workerStartInit(init: WorkerInit): Record<string, unknown> {
   const out: Record<string, unknown> = { name: init.name, id: init.id, nthreads: init.nthreads, transferIncomingCountLimit: init.transferIncomingCountLimit };
   if (init.bandwidth !== undefined) out.bandwidth = init.bandwidth;
   if (init.maxTombstones !== undefined) out.maxTombstones = init.maxTombstones;
+  if (init.fetchByHolder === true) out.fetchByHolder = true;
   return out;
 }
 
 /** Throws an Error saying what is missing when the record cannot rebuild a worker. */
 export function readWorkerStart(init: Record<string, unknown>): WorkerInit {
-  const { name, id, nthreads, transferIncomingCountLimit, bandwidth, maxTombstones } = init;
+  const { name, id, nthreads, transferIncomingCountLimit, bandwidth, maxTombstones, fetchByHolder } = init;
   if (typeof name !== "string" || typeof id !== "string" || typeof nthreads !== "number" || typeof transferIncomingCountLimit !== "number") {
     throw new Error("a worker's start record needs name, id, nthreads and transferIncomingCountLimit");
   }
   const out: WorkerInit = { name, id, nthreads, transferIncomingCountLimit };
   if (typeof bandwidth === "number") out.bandwidth = bandwidth;
   if (typeof maxTombstones === "number") out.maxTombstones = maxTombstones;
+  if (fetchByHolder === true) out.fetchByHolder = true;
   return out;
 }

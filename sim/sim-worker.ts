@@ -70,7 +70,7 @@ export class SimWorker {
     this.started = kernel.now;
     // The core's init is also the start record's (log/start-init.ts): what replay rebuilds it from.
     this.core = new WorkerCore(
-      { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit, bandwidth: ctx.assumedBandwidth },
+      { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit, bandwidth: ctx.assumedBandwidth, fetchByHolder: true },
       {
         toScheduler: (op) => kernel.send(address, SCHEDULER_ADDRESS, stampCause(op, recorder)),
         execute: (key) => this.execute(key),

@@ -36,8 +36,10 @@ describe("a worker's init, written and read back", () => {
     const init: WorkerInit = readWorkerStart(start!.init);
     expect(init).toEqual(worker.core.init);
     expect(init).toMatchObject({ name: "w1", nthreads: 3 });
-    // The shape logs have always had (LocalCluster passes the config's bandwidth).
-    expect(Object.keys(start!.init)).toEqual(["name", "id", "nthreads", "transferIncomingCountLimit", "bandwidth"]);
+    // The shape logs have always had (LocalCluster passes the config's bandwidth), and the
+    // per-holder fetch queues every new worker keeps.
+    expect(Object.keys(start!.init)).toEqual(["name", "id", "nthreads", "transferIncomingCountLimit", "bandwidth", "fetchByHolder"]);
+    expect(init.fetchByHolder).toBe(true);
 
     const [scheduler] = starts(log.records, "scheduler");
     expect(readSchedulerStart(scheduler!.init)).toEqual({ cluster: cluster.name, config: cluster.config });
@@ -52,13 +54,14 @@ describe("a worker's init, written and read back", () => {
     const [start] = starts(result.log, "worker");
     expect(seen).toBeDefined();
     expect(readWorkerStart(start!.init)).toEqual(seen);
+    expect(seen!.fetchByHolder).toBe(true);
   });
 
   it("optional fields are written only when set, and come back", () => {
     const bare: WorkerInit = { name: "w", id: "w-1", nthreads: 1, transferIncomingCountLimit: 4 };
     expect(workerStartInit(bare)).toEqual(bare);
     expect(readWorkerStart(JSON.parse(JSON.stringify(workerStartInit(bare))))).toEqual(bare);
-    const full: WorkerInit = { ...bare, bandwidth: 5e6, maxTombstones: 7 };
+    const full: WorkerInit = { ...bare, bandwidth: 5e6, maxTombstones: 7, fetchByHolder: true };
     expect(readWorkerStart(JSON.parse(JSON.stringify(workerStartInit(full))))).toEqual(full);
   });
 

@@ -11,6 +11,13 @@ export interface WorkerInit {
   bandwidth?: number;
   /** Tombstones kept (MAX_TOMBSTONES when absent); for tests of the bound. */
   maxTombstones?: number;
+  /**
+   * The tasks to fetch are queued per holder (Dask's data_needed), and a gather takes its
+   * holder's first tasks in priority order. Every worker started now sets it; absent in logs
+   * written before it, whose workers kept one queue by priority (a different gather order
+   * among equal priorities), and replay rebuilds them so.
+   */
+  fetchByHolder?: boolean;
 }
 
 /** Stimuli from the worker's own host: lifecycle, finished transfers and executions. */
