@@ -3,10 +3,11 @@
  * the rule's bounds on its own, then in simulated runs whose round trips the simulator makes
  * (latency, a slow worker's own delay), read back from each placement's reasons.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { resolveConfig, type Config } from "../machines/config.js";
 import { isPlacement, readReason } from "../machines/reasons.js";
-import { adaptiveSlots, type SaturationWhy } from "../machines/scheduler/saturation.js";
+import { adaptiveSlotCount, adaptiveSlots, type SaturationWhy } from "../machines/scheduler/saturation.js";
 import { Estimates } from "../machines/scheduler/estimates.js";
 import { GroupRec, PrefixRec, TaskRec, WorkerRec } from "../machines/scheduler/state.js";
 import { WorkerCore } from "../machines/worker/core.js";
@@ -73,6 +74,29 @@ describe("the adaptive rule", () => {
     expect(adaptiveSlots(budget, worker(budget, 2, 0.1), group(0.001, 10 * MiB))).toMatchObject({ slots: 10, limit: "memory" });
     // 80 MiB outputs: one fits, Dask's 3 still go.
     expect(adaptiveSlots(budget, worker(budget, 2, 0.1), group(0.001, 80 * MiB))).toMatchObject({ slots: 3, limit: "memory" });
+  });
+});
+
+describe("the count placement asks for", () => {
+  it("is the count the reasons give, whatever is measured", () => {
+    const measure = fc.oneof(fc.constant(-1), fc.constant(0), fc.double({ min: 0, max: 10, noNaN: true }));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 16 }),
+        measure,
+        measure,
+        fc.option(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 ** 32 }))),
+        fc.integer({ min: 1, max: 1024 }),
+        fc.integer({ min: 1, max: 2 ** 31 }),
+        (nthreads, rtt, duration, nbytes, cap, memory) => {
+          const config = resolveConfig({ workerSaturation: "adaptive", adaptiveSaturationCap: cap, adaptiveSaturationMemory: memory });
+          const ws = worker(config, nthreads, rtt);
+          const g = group(duration, nbytes ?? undefined);
+          expect(adaptiveSlotCount(config, ws, g)).toBe(adaptiveSlots(config, ws, g).slots);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 
