@@ -133,6 +133,9 @@ export class WorkerActor {
     const init: WorkerInit = { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit };
     if (opts.bandwidth !== undefined) init.bandwidth = opts.bandwidth;
     init.fetchByHolder = true;
+    // In process, tasks on this thread: the scheduler runs here too, and a round trip is this
+    // thread's own work (adaptive saturation then gives Dask's count: docs/scheduling.md).
+    if (opts.transport.wire === undefined && this.pool === null) init.roundTrips = false;
     this.core = new WorkerCore(init, {
       toScheduler: (op) => outbox.send(schedulerSubject, stampCause(op, recorder)),
       execute: (key, func, args) => microtask(() => this.execute(key, func, args)),

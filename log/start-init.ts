@@ -42,12 +42,13 @@ export function workerStartInit(init: WorkerInit): Record<string, unknown> {
   if (init.bandwidth !== undefined) out.bandwidth = init.bandwidth;
   if (init.maxTombstones !== undefined) out.maxTombstones = init.maxTombstones;
   if (init.fetchByHolder === true) out.fetchByHolder = true;
+  if (init.roundTrips === false) out.roundTrips = false;
   return out;
 }
 
 /** Throws an Error saying what is missing when the record cannot rebuild a worker. */
 export function readWorkerStart(init: Record<string, unknown>): WorkerInit {
-  const { name, id, nthreads, transferIncomingCountLimit, bandwidth, maxTombstones, fetchByHolder } = init;
+  const { name, id, nthreads, transferIncomingCountLimit, bandwidth, maxTombstones, fetchByHolder, roundTrips } = init;
   if (typeof name !== "string" || typeof id !== "string" || typeof nthreads !== "number" || typeof transferIncomingCountLimit !== "number") {
     throw new Error("a worker's start record needs name, id, nthreads and transferIncomingCountLimit");
   }
@@ -55,5 +56,6 @@ export function readWorkerStart(init: Record<string, unknown>): WorkerInit {
   if (typeof bandwidth === "number") out.bandwidth = bandwidth;
   if (typeof maxTombstones === "number") out.maxTombstones = maxTombstones;
   if (fetchByHolder === true) out.fetchByHolder = true;
+  if (roundTrips === false) out.roundTrips = false;
   return out;
 }

@@ -36,10 +36,11 @@ describe("a worker's init, written and read back", () => {
     const init: WorkerInit = readWorkerStart(start!.init);
     expect(init).toEqual(worker.core.init);
     expect(init).toMatchObject({ name: "w1", nthreads: 3 });
-    // The shape logs have always had (LocalCluster passes the config's bandwidth), and the
-    // per-holder fetch queues every new worker keeps.
-    expect(Object.keys(start!.init)).toEqual(["name", "id", "nthreads", "transferIncomingCountLimit", "bandwidth", "fetchByHolder"]);
-    expect(init.fetchByHolder).toBe(true);
+    // The shape logs have always had (LocalCluster passes the config's bandwidth), the
+    // per-holder fetch queues every new worker keeps, and no round trips measured (its tasks
+    // run on the thread its scheduler runs on).
+    expect(Object.keys(start!.init)).toEqual(["name", "id", "nthreads", "transferIncomingCountLimit", "bandwidth", "fetchByHolder", "roundTrips"]);
+    expect(init).toMatchObject({ fetchByHolder: true, roundTrips: false });
 
     const [scheduler] = starts(log.records, "scheduler");
     expect(readSchedulerStart(scheduler!.init)).toEqual({ cluster: cluster.name, config: cluster.config });
@@ -61,7 +62,7 @@ describe("a worker's init, written and read back", () => {
     const bare: WorkerInit = { name: "w", id: "w-1", nthreads: 1, transferIncomingCountLimit: 4 };
     expect(workerStartInit(bare)).toEqual(bare);
     expect(readWorkerStart(JSON.parse(JSON.stringify(workerStartInit(bare))))).toEqual(bare);
-    const full: WorkerInit = { ...bare, bandwidth: 5e6, maxTombstones: 7, fetchByHolder: true };
+    const full: WorkerInit = { ...bare, bandwidth: 5e6, maxTombstones: 7, fetchByHolder: true, roundTrips: false };
     expect(readWorkerStart(JSON.parse(JSON.stringify(workerStartInit(full))))).toEqual(full);
   });
 

@@ -357,7 +357,7 @@ export class WorkerCore {
    * (released, fetch). The report carries the newest assignment's number.
    */
   private acceptCompute(op: ComputeTaskOp): void {
-    if (op.answers !== undefined && this.now >= op.answers) this.roundTrip = this.now - op.answers;
+    if (op.answers !== undefined && this.now >= op.answers && this.init.roundTrips !== false) this.roundTrip = this.now - op.answers;
     const ts = this.ensureTask(op.key);
     // Never lowered: a request kept for later (computeInstead) may be older than one since.
     if (op.attempt !== undefined && op.attempt > ts.attempt) ts.attempt = op.attempt;

@@ -18,6 +18,13 @@ export interface WorkerInit {
    * among equal priorities), and replay rebuilds them so.
    */
   fetchByHolder?: boolean;
+  /**
+   * false: the worker does not measure its round trips (compute-task `answers`), so the
+   * scheduler's adaptive saturation gives it Dask's count. Set by an in-process worker whose
+   * tasks run on the thread its scheduler runs on: there the round trip is that thread's
+   * own work, which holding more tasks cannot overlap. Absent: measured (and in older logs).
+   */
+  roundTrips?: false;
 }
 
 /** Stimuli from the worker's own host: lifecycle, finished transfers and executions. */
