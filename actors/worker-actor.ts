@@ -181,6 +181,7 @@ export class WorkerActor {
           functions: Object.keys(this.functions),
           holding: this.core.holding(),
           started: this.started,
+          ...(this.core.init.roundTrips === false ? { roundTrips: false as const } : {}),
         },
       ],
     };

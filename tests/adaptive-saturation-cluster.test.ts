@@ -54,7 +54,15 @@ describe("adaptive saturation in an embedded run", () => {
     for (const r of reports) expect(r.event.roundTrip).toBeUndefined();
     const placed = transitions(loopRecords, { actor: "scheduler", machine: "task", event: "ASSIGN" }).map((r) => readReason(r, true));
     expect(placed).toHaveLength(N);
-    for (const reason of placed) expect(isPlacement(reason) && reason.kind === "rootish-queuing" ? reason.why.saturation : undefined).toMatchObject({ slots: 2, limit: "dask", rtt: -1 });
+    for (const reason of placed) expect(isPlacement(reason) && reason.kind === "rootish-queuing" ? reason.why.saturation : undefined).toEqual({ slots: 2, limit: "dask" });
+    // The workers said so as they registered, and were never asked to measure.
+    const registered = loopRecords.filter((r): r is InputRecord => r.kind === "input" && r.actor === "scheduler" && r.event.op === "register-worker");
+    expect(registered.map((r) => (r.event as { roundTrips?: unknown }).roundTrips)).toEqual([false, false]);
+    const computes = loopRecords.filter((r): r is InputRecord => r.kind === "input" && r.actor.startsWith("worker.") && r.event.op === "compute-task");
+    expect(computes).toHaveLength(N);
+    for (const r of computes) expect((r.event as { answers?: unknown }).answers).toBeUndefined();
+    const last = transitions(loopRecords, { actor: "scheduler", machine: "task", event: "ASSIGN" }).at(-1)!;
+    expect(storyLines(loopRecords, last.id).map((line) => JSON.stringify(line)).join("\n")).toContain("measures no round trips");
   });
 
   it("on executor threads: measures each worker's round trip, and places by it", () => {

@@ -100,14 +100,16 @@ describe("the count placement asks for", () => {
   });
 });
 
-/** Every rootish-queuing placement's adaptive saturation, with its worker and time, in log order. */
-function saturations(log: LogRecord[]): { key: string; worker: string; t: number; s: SaturationWhy }[] {
-  const out: { key: string; worker: string; t: number; s: SaturationWhy }[] = [];
+/** Every rootish-queuing placement's adaptive saturation, with its worker and time, in log order (simulated workers: all with figures). */
+function saturations(log: LogRecord[]): { key: string; worker: string; t: number; s: Required<SaturationWhy> }[] {
+  const out: { key: string; worker: string; t: number; s: Required<SaturationWhy> }[] = [];
   for (const r of transitions(log, { actor: "scheduler", machine: "task", event: "ASSIGN" })) {
     const reason = readReason(r, true);
     if (!isPlacement(reason) || reason.kind !== "rootish-queuing") continue;
-    expect(reason.why.saturation, r.id).toBeDefined();
-    out.push({ key: r.id, worker: reason.why.worker, t: r.t, s: reason.why.saturation! });
+    const s = reason.why.saturation;
+    expect(s, r.id).toBeDefined();
+    expect([s!.rtt, s!.duration, s!.nbytes].every((x) => typeof x === "number"), r.id).toBe(true);
+    out.push({ key: r.id, worker: reason.why.worker, t: r.t, s: s as Required<SaturationWhy> });
   }
   return out;
 }

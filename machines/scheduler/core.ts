@@ -563,6 +563,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     else if (existing !== undefined) return registered;
     const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++, this.estimates);
     if (op.started !== undefined) ws.started = op.started;
+    if (op.roundTrips === false) ws.noRoundTrips = true;
     this.workers.set(ws.name, ws);
     this.stealing?.addWorker(ws);
     this.workerLifecycle(ws, "START");
@@ -693,7 +694,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
   /** Adaptive saturation: the worker's round trip sample (if any) joins its smoothed one, and this report will be answered with its `stop`. */
   private roundTripReported(op: TaskFinishedOp): void {
     const ws = this.liveWorker(op.worker, op.id);
-    if (ws === undefined) return;
+    if (ws === undefined || ws.noRoundTrips) return;
     const sample = op.roundTrip;
     if (typeof sample === "number" && Number.isFinite(sample) && sample >= 0) ws.roundTrip = smoothRoundTrip(ws.roundTrip, sample);
     if (Number.isFinite(op.stop)) {

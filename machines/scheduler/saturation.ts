@@ -28,13 +28,15 @@ export const DASK_SATURATION = 1.1;
  * `slots`, tasks it may process; `limit`, what decided it ("dask": something unmeasured,
  * given as -1; "round-trip", "cap", "memory": the bound that held); `rtt` (its smoothed
  * round trip, s), `duration` (the group's prefix, s), `nbytes` (the group's mean output).
+ * A worker that measures no round trips (WorkerRec.noRoundTrips) gets `{ slots, limit:
+ * "dask" }` alone: nothing measured could change its count.
  */
 export interface SaturationWhy {
   slots: number;
   limit: "dask" | "round-trip" | "cap" | "memory";
-  rtt: number;
-  duration: number;
-  nbytes: number;
+  rtt?: number;
+  duration?: number;
+  nbytes?: number;
 }
 
 const micro = (seconds: number): number => Math.round(seconds * 1e6) / 1e6;
@@ -71,6 +73,7 @@ export function adaptiveSlotCount(config: Config, ws: WorkerRec, group: GroupRec
 /** Adaptive saturation: the tasks `ws` may process while `group`'s root tasks are placed, and why. */
 export function adaptiveSlots(config: Config, ws: WorkerRec, group: GroupRec): SaturationWhy {
   const base = fixedSlots(ws, DASK_SATURATION);
+  if (ws.noRoundTrips) return { slots: base, limit: "dask" };
   const rtt = ws.roundTrip;
   const duration = group.prefix.durationAverage;
   const nbytes = groupOutputSize(group);
