@@ -26,6 +26,9 @@ export function readSchedulerStart(init: Record<string, unknown>): SchedulerStar
 /** A config as a record holds it (serializableConfig), resolved and checked. */
 export function readRecordedConfig(value: unknown, where: string): Config {
   if (typeof value !== "object" || value === null) throw new Error(`${where} has no config`);
+  // Records hold the resolved config, every key; one without workerSaturation would be from
+  // before "adaptive" became the default, when the default was Dask's 1.1.
+  if (!("workerSaturation" in value)) return resolveConfig({ ...value, workerSaturation: 1.1 }, where);
   return resolveConfig(value, where);
 }
 

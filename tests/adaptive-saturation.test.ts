@@ -267,6 +267,31 @@ describe("adaptive saturation in the simulator", () => {
   });
 });
 
+describe("a worker that measures no round trips", () => {
+  it("is placed as Dask places (its reasons say so), and its compute-tasks carry no answers", () => {
+    const scenario = (roundTrips: boolean): Scenario => ({
+      config: { workerSaturation: "adaptive", workStealing: false },
+      network: { latency: 0.005 },
+      workers: [{ name: "a", ...(roundTrips ? {} : { roundTrips: false as const }) }, { name: "b" }],
+      tasks: roots(200, () => ({})),
+    });
+    const result = run(scenario(false));
+    const placed = transitions(result.log, { actor: "scheduler", machine: "task", event: "ASSIGN" }).map((r) => readReason(r, true));
+    const onA = placed.filter((r) => isPlacement(r) && r.why.worker === "a");
+    expect(onA.length).toBeGreaterThan(0);
+    for (const r of onA) expect(isPlacement(r) && r.kind === "rootish-queuing" ? r.why.saturation : undefined).toEqual({ slots: 2, limit: "dask" });
+    expect(placed.some((r) => isPlacement(r) && r.kind === "rootish-queuing" && r.why.worker === "b" && r.why.saturation?.limit === "round-trip")).toBe(true);
+    const computes = (worker: string) => result.log.filter((r) => r.kind === "input" && r.actor === `worker.${worker}` && r.event.op === "compute-task");
+    expect(computes("a").every((r) => r.kind === "input" && (r.event as { answers?: number }).answers === undefined)).toBe(true);
+    expect(computes("b").some((r) => r.kind === "input" && (r.event as { answers?: number }).answers !== undefined)).toBe(true);
+    expect(replayLog(result.log).mismatches).toEqual([]);
+  });
+
+  it("is the only false a scenario takes for roundTrips", () => {
+    expect(() => simulate({ workers: [{ name: "a", roundTrips: true as unknown as false }], tasks: [{ key: "x", duration: 1 }] })).toThrow("roundTrips");
+  });
+});
+
 describe("the worker's round trip", () => {
   /** Three tasks; the second's compute-task answers the first's report, 4 ms after its stop. */
   function reported(roundTrips?: false): (number | undefined)[] {

@@ -79,6 +79,12 @@ describe("a scheduler's init, written and read back", () => {
     expect(readSchedulerStart(init)).toEqual({ cluster: "c1", config });
   });
 
+  it("a recorded config without workerSaturation is from before adaptive became the default: Dask's 1.1", () => {
+    const { workerSaturation: _, ...older } = schedulerStartInit("c1", resolveConfig({})).config as Record<string, unknown>;
+    expect(readSchedulerStart({ cluster: "c1", config: older }).config.workerSaturation).toBe(1.1);
+    expect(resolveConfig({}).workerSaturation).toBe("adaptive");
+  });
+
   it("a record without a config is refused", () => {
     expect(() => readSchedulerStart({ cluster: "c1" })).toThrow("the scheduler's start record has no config");
   });
