@@ -379,6 +379,24 @@ describe.each([false, true])("WorkerCore: fetching dependencies from peers (fetc
     expect(h.state("x")).toBe("executing");
   });
 
+  it("a failed gather drops its peer as a holder of what waits in fetch too: it is asked of the others only", () => {
+    const h = make({ limit: 1 });
+    // 65 inputs, each on p1 and p2: the gather from p1 takes 64; one waits in fetch.
+    h.compute("x", Array.from({ length: 65 }, (_, i) => dep(`d${i}`, ["p1", "p2"])));
+    const first = gathers(h.take());
+    expect(first.map((g) => [g.from, g.keys.length])).toEqual([["p1", 64]]);
+    const left = Array.from({ length: 65 }, (_, i) => `d${i}`).find((k) => !first[0]!.keys.includes(k))!;
+    expect(h.state(left)).toBe("fetch");
+    h.handle({ op: "gather-failed", from: "p1", keys: first[0]!.keys, reason: "no responders" });
+    expect(h.core.tasks.get(left)!.holders.has("p1")).toBe(false);
+    // Everything is asked of p2 from now on, the one that waited included.
+    const next = gathers(h.take());
+    expect(next.map((g) => [g.from, g.keys.length])).toEqual([["p2", 64]]);
+    h.handle({ op: "gather-done", from: "p2", received: next[0]!.keys.map((key) => ({ key, nbytes: 1 })), missing: [] });
+    expect(gathers(h.take()).map((g) => g.from)).toEqual(["p2"]);
+    expect(h.state("x")).toBe("waiting");
+  });
+
   it("while a peer is busy, dependencies only it holds wait and another peer's are fetched", () => {
     const h = make();
     h.compute("x", [dep("a", ["p1"])], [0, 0, 1]);

@@ -851,6 +851,7 @@ export class WorkerCore {
   private forgetHolder(ts: WTask, from: string, askedAt: number): void {
     if ((ts.holders.get(from) ?? 0) > askedAt) return;
     ts.removeHolder(from);
+    this.fetchByHolder?.holderRemoved(ts, from);
   }
 
   /** A transfer did not deliver `ts`: queue it again (the scheduler re-plans if no holder is left). */

@@ -139,6 +139,18 @@ export class FetchQueues<T extends Fetchable> {
     this.queueOf(holder).push(ts);
   }
 
+  /** `holder` no longer holds `ts` (a gather from it failed): it leaves that holder's queue. */
+  holderRemoved(ts: T, holder: string): void {
+    if (!(ts.fetchOrder >= 0)) return;
+    const holders = this.under.get(ts)!;
+    const i = holders.indexOf(holder);
+    if (i < 0) return;
+    holders.splice(i, 1);
+    const q = this.byHolder.get(holder)!;
+    q.remove(ts);
+    if (q.size === 0) this.byHolder.delete(holder);
+  }
+
   /**
    * The holder to gather from next: of those `busy` does not exclude, the one whose first
    * task comes first (a task first in two queues: the holder first in name order).
