@@ -132,6 +132,10 @@ export class WorkerActor {
     // The core's init is also the start record's (log/start-init.ts): what replay rebuilds it from.
     const init: WorkerInit = { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit };
     if (opts.bandwidth !== undefined) init.bandwidth = opts.bandwidth;
+    init.fetchByHolder = true;
+    // In process, tasks on this thread: the scheduler runs here too, and a round trip is this
+    // thread's own work (adaptive saturation then gives Dask's count: docs/scheduling.md).
+    if (opts.transport.wire === undefined && this.pool === null) init.roundTrips = false;
     this.core = new WorkerCore(init, {
       toScheduler: (op) => outbox.send(schedulerSubject, stampCause(op, recorder)),
       execute: (key, func, args) => microtask(() => this.execute(key, func, args)),
@@ -177,6 +181,7 @@ export class WorkerActor {
           functions: Object.keys(this.functions),
           holding: this.core.holding(),
           started: this.started,
+          ...(this.core.init.roundTrips === false ? { roundTrips: false as const } : {}),
         },
       ],
     };

@@ -48,6 +48,8 @@ export interface HarnessOptions {
   stealing?: boolean;
   /** `workerSaturation`: a number (Infinity: queuing off) or "adaptive" where the scheduler has it. */
   saturation?: Saturation;
+  /** `adaptiveSaturationCap` (embedded only; the scheduler's default when absent). */
+  adaptiveCap?: number;
   /** Watch worker inputs (bytes received from peers, first durations): W3-W5. */
   observe?: boolean;
   /** Only count executions of keys with this prefix (embedded tap). */
@@ -122,7 +124,7 @@ export async function startEmbedded(o: HarnessOptions, tag: string): Promise<Har
     functions: o.threadModule !== undefined ? join(ROOT, o.threadModule) : FUNCTIONS,
     log,
     configFile: false,
-    config: { workStealing: o.stealing ?? true, workerSaturation: o.saturation ?? 1.1 },
+    config: { workStealing: o.stealing ?? true, workerSaturation: o.saturation ?? 1.1, ...(o.adaptiveCap !== undefined ? { adaptiveSaturationCap: o.adaptiveCap } : {}) },
   });
   const client = cluster.client();
   return {

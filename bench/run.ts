@@ -308,7 +308,11 @@ function plan(o: Options): { cases: Planned[]; peer: PeerPlanned[] } {
       for (const stealing of [true, false]) add("W3", `W3 stealing ${onOff(stealing)}`, { kind: "W3", nTasks: w3Tasks, stealing, log: logOn, reps });
       add("W3", "W3 stealing on, adaptive saturation", { kind: "W3", nTasks: w3Tasks, stealing: true, log: logOn, reps, saturation: "adaptive" });
     }
-    if (has("W4")) for (const variant of W4_VARIANTS) for (const stealing of [true, false]) add("W4", `W4 ${variant} stealing ${onOff(stealing)}`, { kind: "W4", variant, nTasks: w4Tasks, elements: w4Elements, stealing, log: logOn, reps }, ["--max-old-space-size=4096"]);
+    if (has("W4")) {
+      for (const variant of W4_VARIANTS) for (const stealing of [true, false]) add("W4", `W4 ${variant} stealing ${onOff(stealing)}`, { kind: "W4", variant, nTasks: w4Tasks, elements: w4Elements, stealing, log: logOn, reps }, ["--max-old-space-size=4096"]);
+      // Its consumers of one scattered array are root-ish ("spec"): issue 26 wants W4 unchanged under adaptive saturation.
+      add("W4", "W4 spec stealing on, adaptive saturation", { kind: "W4", variant: "spec", nTasks: w4Tasks, elements: w4Elements, stealing: true, log: logOn, reps, saturation: "adaptive" }, ["--max-old-space-size=4096"]);
+    }
     if (has("W5")) {
       for (const mode of w5Modes) for (const stealing of [true, false]) add("W5", `W5 ${mode} stealing ${onOff(stealing)}`, { kind: "W5", mode, ...w5Shape, longMs: 100, shortMs: 1, seed: 20240607, stealing, log: logOn, reps });
       for (const mode of w5Modes) add("W5", `W5 ${mode} stealing on, adaptive saturation`, { kind: "W5", mode, ...w5Shape, longMs: 100, shortMs: 1, seed: 20240607, stealing: true, log: logOn, reps, saturation: "adaptive" });

@@ -50,6 +50,11 @@ function pairs(rows: readonly Row[], nats: boolean): Pair[] {
     if (m === null || (m[2] !== undefined) !== nats) continue;
     out.push({ id: `${m[1]}.adaptive-vs-1.1`, label: `${m[1]}: adaptive / 1.1, makespan`, numerator: `${m[1]}.adaptive`, denominator: m[1]!, target: { op: "<=", value: 1.1, text: "unchanged or better (10% noise)" } });
   }
+  for (const r of rows) {
+    const m = /^(W4\.[a-z]+\.stealing-(?:on|off)\.makespan)\.adaptive(\.nats)?$/.exec(r.id);
+    if (m === null || (m[2] !== undefined) !== nats) continue;
+    out.push({ id: `${m[1]}.adaptive-vs-1.1`, label: `${m[1]}: adaptive / 1.1`, numerator: `${m[1]}.adaptive`, denominator: m[1]!, target: { op: "<=", value: 1.1, text: "unchanged or better (10% noise)" } });
+  }
   const sfx = nats ? ".nats" : "";
   return out.map((p) => ({ ...p, id: p.id + sfx, numerator: p.numerator + sfx, denominator: p.denominator + sfx }));
 }

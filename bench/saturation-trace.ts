@@ -42,8 +42,8 @@ function schedulerTrace(records: readonly LogRecord[]): string[] {
     if (sat === undefined) continue;
     limits.set(sat.limit, (limits.get(sat.limit) ?? 0) + 1);
     slots.push(sat.slots);
-    if (sat.rtt >= 0) rtt.push(Math.round(sat.rtt * 1e6));
-    if (sat.duration >= 0) duration.push(Math.round(sat.duration * 1e6));
+    if (sat.rtt !== undefined && sat.rtt >= 0) rtt.push(Math.round(sat.rtt * 1e6));
+    if (sat.duration !== undefined && sat.duration >= 0) duration.push(Math.round(sat.duration * 1e6));
   }
   if (slots.length === 0) return ["scheduler: no placement with a saturation reason (not adaptive?)"];
   return [

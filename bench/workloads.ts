@@ -22,7 +22,7 @@ export type Case = (
   | { kind: "W1"; n: number; logs: boolean[]; saturation: Saturation | Saturation[]; reps: number; warmup: number }
   | { kind: "W2"; leaves: number; fanin: number; log: boolean; reps: number; warmupLeaves: number; saturation?: Saturation }
   | { kind: "W3"; nTasks: number; stealing: boolean; log: boolean; reps: number; saturation?: Saturation }
-  | { kind: "W4"; variant: "spec" | "pinned"; nTasks: number; elements: number; stealing: boolean; log: boolean; reps: number }
+  | { kind: "W4"; variant: "spec" | "pinned"; nTasks: number; elements: number; stealing: boolean; log: boolean; reps: number; saturation?: Saturation }
   | { kind: "W5"; mode: "map" | "submit"; nLong: number; nShort: number; longMs: number; shortMs: number; seed: number; stealing: boolean; log: boolean; reps: number; saturation?: Saturation }
   | { kind: "W6-memory"; leaves: number; fanin: number }
   | { kind: "W6-embedded"; leaves: number; fanin: number; reps: number }
@@ -341,7 +341,7 @@ async function w4(c: Extract<Case, { kind: "W4" }>, hosts: Hosts): Promise<Row[]
   const firstDurations: (number[] | null)[] = [];
   const nats = hosts.transport === "nats";
   for (let r = 0; r < c.reps; r++) {
-    const h = await hosts.start({ workers: 4, log: c.log, stealing: c.stealing, observe: true, countPrefix: "fast-" }, "w4");
+    const h = await hosts.start({ workers: 4, log: c.log, stealing: c.stealing, observe: true, countPrefix: "fast-", ...(c.saturation !== undefined ? { saturation: c.saturation } : {}) }, "w4");
     const client = h.client;
     const tiny = c.variant === "pinned" ? [0, 1, 2, 3] : [];
     const values: ArrayLike<number>[] = nats
@@ -366,11 +366,13 @@ async function w4(c: Extract<Case, { kind: "W4" }>, hosts: Hosts): Promise<Row[]
   }
   const bytes = c.elements * 8;
   const on = c.stealing ? "on" : "off";
+  const sat = c.saturation === "adaptive" ? ".adaptive" : "";
+  const satLabel = c.saturation === "adaptive" ? ", adaptive saturation" : "";
   return [
     {
-      id: `W4.${c.variant}.stealing-${on}.makespan${hosts.idSuffix}`,
+      id: `W4.${c.variant}.stealing-${on}.makespan${sat}${hosts.idSuffix}`,
       workload: "W4",
-      label: `W4 bad steal (${c.variant}) ${bytes / 1e6} MB + ${c.nTasks}x${FAST_MS}ms, 4x1, stealing ${on}: makespan${hosts.labelSuffix}`,
+      label: `W4 bad steal (${c.variant}) ${bytes / 1e6} MB + ${c.nTasks}x${FAST_MS}ms, 4x1, stealing ${on}${satLabel}: makespan${hosts.labelSuffix}`,
       unit: "s",
       higherIsBetter: false,
       value: stats(walls),
@@ -379,9 +381,9 @@ async function w4(c: Extract<Case, { kind: "W4" }>, hosts: Hosts): Promise<Row[]
       extra: { [nats ? "keys_per_worker_incl_data" : "tasks_per_worker"]: placement, replicas_at_end: replicas, transfers, steals, first_duration_samples_ms: firstDurations },
     },
     {
-      id: `W4.${c.variant}.stealing-${on}.moved${hosts.idSuffix}`,
+      id: `W4.${c.variant}.stealing-${on}.moved${sat}${hosts.idSuffix}`,
       workload: "W4",
-      label: `W4 (${c.variant}) bytes moved between workers, stealing ${on}${hosts.labelSuffix}`,
+      label: `W4 (${c.variant}) bytes moved between workers, stealing ${on}${satLabel}${hosts.labelSuffix}`,
       unit: "MB",
       higherIsBetter: false,
       value: stats(moved.map((b) => b / 1e6)),

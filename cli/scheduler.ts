@@ -24,7 +24,7 @@ Runs the cluster's scheduler until SIGINT/SIGTERM, then flushes its event log.
   --log-format <f>         a log file's format: binary (the default) or jsonl (a JSON line per record)
   --no-log                 no event log
   --config <file>          config file (default: natsched.config.json/.yaml in the cwd)
-  --worker-saturation <s>  root tasks per worker thread: a number, inf (queuing off) or adaptive
+  --worker-saturation <s>  root tasks per worker thread: a number (Dask: 1.1), inf (queuing off) or adaptive (default)
                            (over the config file and NATSCHED_SCHEDULER__WORKER_SATURATION)
 ${LOG_LEVEL_USAGE}
 ${NATS_FLAGS_USAGE}`;

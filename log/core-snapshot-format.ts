@@ -16,6 +16,7 @@ import { IndexedHeap } from "../machines/util/heap.js";
 import { OrderedQueue } from "../machines/util/ordered-queue.js";
 import { emptyMap, emptySet } from "../machines/util/shared-empty.js";
 import { FETCH_AT, READY_AT, WorkerCore, WTask } from "../machines/worker/core.js";
+import { FetchQueues, HolderQueue } from "../machines/worker/fetch-queues.js";
 import { Tombstones } from "../machines/worker/tombstones.js";
 
 /** A core the walk snapshots: the scheduler's or a worker's. */
@@ -43,6 +44,8 @@ export const CLASSES: Record<string, { prototype: object }> = {
   WorkerCore,
   WTask,
   Tombstones,
+  FetchQueues,
+  HolderQueue,
 };
 export const SYMBOLS: Record<string, symbol> = { QUEUED_AT, READY_AT, FETCH_AT };
 /** The class name of objects without a prototype. */

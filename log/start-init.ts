@@ -26,6 +26,9 @@ export function readSchedulerStart(init: Record<string, unknown>): SchedulerStar
 /** A config as a record holds it (serializableConfig), resolved and checked. */
 export function readRecordedConfig(value: unknown, where: string): Config {
   if (typeof value !== "object" || value === null) throw new Error(`${where} has no config`);
+  // Records hold the resolved config, every key; one without workerSaturation would be from
+  // before "adaptive" became the default, when the default was Dask's 1.1.
+  if (!("workerSaturation" in value)) return resolveConfig({ ...value, workerSaturation: 1.1 }, where);
   return resolveConfig(value, where);
 }
 
@@ -41,17 +44,21 @@ export function workerStartInit(init: WorkerInit): Record<string, unknown> {
   const out: Record<string, unknown> = { name: init.name, id: init.id, nthreads: init.nthreads, transferIncomingCountLimit: init.transferIncomingCountLimit };
   if (init.bandwidth !== undefined) out.bandwidth = init.bandwidth;
   if (init.maxTombstones !== undefined) out.maxTombstones = init.maxTombstones;
+  if (init.fetchByHolder === true) out.fetchByHolder = true;
+  if (init.roundTrips === false) out.roundTrips = false;
   return out;
 }
 
 /** Throws an Error saying what is missing when the record cannot rebuild a worker. */
 export function readWorkerStart(init: Record<string, unknown>): WorkerInit {
-  const { name, id, nthreads, transferIncomingCountLimit, bandwidth, maxTombstones } = init;
+  const { name, id, nthreads, transferIncomingCountLimit, bandwidth, maxTombstones, fetchByHolder, roundTrips } = init;
   if (typeof name !== "string" || typeof id !== "string" || typeof nthreads !== "number" || typeof transferIncomingCountLimit !== "number") {
     throw new Error("a worker's start record needs name, id, nthreads and transferIncomingCountLimit");
   }
   const out: WorkerInit = { name, id, nthreads, transferIncomingCountLimit };
   if (typeof bandwidth === "number") out.bandwidth = bandwidth;
   if (typeof maxTombstones === "number") out.maxTombstones = maxTombstones;
+  if (fetchByHolder === true) out.fetchByHolder = true;
+  if (roundTrips === false) out.roundTrips = false;
   return out;
 }

@@ -29,8 +29,8 @@ export interface Config {
    * workerSaturation); the rest queue on the scheduler. Infinity disables queuing.
    * "adaptive": Dask's 1.1, plus enough tasks to cover the worker's measured round trip over
    * the root-ish group's measured duration, within adaptiveSaturationCap and
-   * adaptiveSaturationMemory (machines/scheduler/saturation.ts; no Dask equivalent).
-   * Dask `distributed.scheduler.worker-saturation` (1.1).
+   * adaptiveSaturationMemory (machines/scheduler/saturation.ts; no Dask equivalent), the
+   * default. Dask `distributed.scheduler.worker-saturation` (1.1): set 1.1 to match Dask.
    */
   workerSaturation: number | "adaptive";
   /**
@@ -112,7 +112,7 @@ export type ConfigKey = keyof Config;
 export const DEFAULT_CONFIG: Readonly<Config> = Object.freeze({
   workStealing: true,
   workStealingInterval: 1,
-  workerSaturation: 1.1,
+  workerSaturation: "adaptive",
   adaptiveSaturationCap: 256,
   adaptiveSaturationMemory: 1024 * 1024,
   unknownTaskDuration: 0.5,

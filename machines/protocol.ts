@@ -183,6 +183,12 @@ export interface RegisterWorkerOp extends WorkerInfo {
   op: "register-worker";
   /** Keys the worker already holds (a scheduler restart re-learns them). */
   holding?: { key: string; nbytes: number }[];
+  /**
+   * false: the worker measures no round trips (an in-process worker running its tasks on the
+   * scheduler's thread, WorkerInit.roundTrips): the scheduler does not ask it to (no
+   * compute-task `answers`), and adaptive saturation gives it Dask's count.
+   */
+  roundTrips?: false;
 }
 
 export interface UnregisterWorkerOp {

@@ -13,6 +13,8 @@ export interface PlannedWorker {
   resources: Record<string, number>;
   /** Seconds each message to it waits in its host on top of the network's latency and hostCosts.workerDelay. */
   delay: number;
+  /** SimWorkerSpec.roundTrips: false when it measures none. */
+  roundTrips: boolean;
 }
 
 export interface PlannedTask {

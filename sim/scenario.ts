@@ -25,6 +25,12 @@ export interface SimWorkerSpec {
    * hostCosts.workerDelay (a busy or distant worker: its round trip is longer); default 0.
    */
   delay?: number;
+  /**
+   * false: it measures no round trips, as an in-process worker running its tasks on the
+   * scheduler's thread does (what-if gives a recorded one this); adaptive saturation then
+   * gives it Dask's count. Default: it measures them, as a worker across a network does.
+   */
+  roundTrips?: false;
 }
 
 /** Data already on workers at t=0, as if scattered by the client. */

@@ -70,7 +70,7 @@ export class SimWorker {
     this.started = kernel.now;
     // The core's init is also the start record's (log/start-init.ts): what replay rebuilds it from.
     this.core = new WorkerCore(
-      { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit, bandwidth: ctx.assumedBandwidth },
+      { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit, bandwidth: ctx.assumedBandwidth, fetchByHolder: true, ...(spec.roundTrips ? {} : { roundTrips: false as const }) },
       {
         toScheduler: (op) => kernel.send(address, SCHEDULER_ADDRESS, stampCause(op, recorder)),
         execute: (key) => this.execute(key),
@@ -116,6 +116,7 @@ export class SimWorker {
     const { name, nthreads, host, resources } = this.spec;
     const op: RegisterWorkerOp = { op: "register-worker", name, id: this.id, nthreads, host, resources: { ...resources }, functions: [SIM_FUNCTION], started: this.started };
     if (again) op.holding = this.core.holding();
+    if (!this.spec.roundTrips) op.roundTrips = false;
     return op;
   }
 

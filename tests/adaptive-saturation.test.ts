@@ -3,10 +3,11 @@
  * the rule's bounds on its own, then in simulated runs whose round trips the simulator makes
  * (latency, a slow worker's own delay), read back from each placement's reasons.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { resolveConfig, type Config } from "../machines/config.js";
 import { isPlacement, readReason } from "../machines/reasons.js";
-import { adaptiveSlots, type SaturationWhy } from "../machines/scheduler/saturation.js";
+import { adaptiveSlotCount, adaptiveSlots, type SaturationWhy } from "../machines/scheduler/saturation.js";
 import { Estimates } from "../machines/scheduler/estimates.js";
 import { GroupRec, PrefixRec, TaskRec, WorkerRec } from "../machines/scheduler/state.js";
 import { WorkerCore } from "../machines/worker/core.js";
@@ -76,14 +77,39 @@ describe("the adaptive rule", () => {
   });
 });
 
-/** Every rootish-queuing placement's adaptive saturation, with its worker and time, in log order. */
-function saturations(log: LogRecord[]): { key: string; worker: string; t: number; s: SaturationWhy }[] {
-  const out: { key: string; worker: string; t: number; s: SaturationWhy }[] = [];
+describe("the count placement asks for", () => {
+  it("is the count the reasons give, whatever is measured", () => {
+    const measure = fc.oneof(fc.constant(-1), fc.constant(0), fc.double({ min: 0, max: 10, noNaN: true }));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 16 }),
+        measure,
+        measure,
+        fc.option(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 ** 32 }))),
+        fc.integer({ min: 1, max: 1024 }),
+        fc.integer({ min: 1, max: 2 ** 31 }),
+        (nthreads, rtt, duration, nbytes, cap, memory) => {
+          const config = resolveConfig({ workerSaturation: "adaptive", adaptiveSaturationCap: cap, adaptiveSaturationMemory: memory });
+          const ws = worker(config, nthreads, rtt);
+          const g = group(duration, nbytes ?? undefined);
+          expect(adaptiveSlotCount(config, ws, g)).toBe(adaptiveSlots(config, ws, g).slots);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+/** Every rootish-queuing placement's adaptive saturation, with its worker and time, in log order (simulated workers: all with figures). */
+function saturations(log: LogRecord[]): { key: string; worker: string; t: number; s: Required<SaturationWhy> }[] {
+  const out: { key: string; worker: string; t: number; s: Required<SaturationWhy> }[] = [];
   for (const r of transitions(log, { actor: "scheduler", machine: "task", event: "ASSIGN" })) {
     const reason = readReason(r, true);
     if (!isPlacement(reason) || reason.kind !== "rootish-queuing") continue;
-    expect(reason.why.saturation, r.id).toBeDefined();
-    out.push({ key: r.id, worker: reason.why.worker, t: r.t, s: reason.why.saturation! });
+    const s = reason.why.saturation;
+    expect(s, r.id).toBeDefined();
+    expect([s!.rtt, s!.duration, s!.nbytes].every((x) => typeof x === "number"), r.id).toBe(true);
+    out.push({ key: r.id, worker: reason.why.worker, t: r.t, s: s as Required<SaturationWhy> });
   }
   return out;
 }
@@ -241,11 +267,37 @@ describe("adaptive saturation in the simulator", () => {
   });
 });
 
+describe("a worker that measures no round trips", () => {
+  it("is placed as Dask places (its reasons say so), and its compute-tasks carry no answers", () => {
+    const scenario = (roundTrips: boolean): Scenario => ({
+      config: { workerSaturation: "adaptive", workStealing: false },
+      network: { latency: 0.005 },
+      workers: [{ name: "a", ...(roundTrips ? {} : { roundTrips: false as const }) }, { name: "b" }],
+      tasks: roots(200, () => ({})),
+    });
+    const result = run(scenario(false));
+    const placed = transitions(result.log, { actor: "scheduler", machine: "task", event: "ASSIGN" }).map((r) => readReason(r, true));
+    const onA = placed.filter((r) => isPlacement(r) && r.why.worker === "a");
+    expect(onA.length).toBeGreaterThan(0);
+    for (const r of onA) expect(isPlacement(r) && r.kind === "rootish-queuing" ? r.why.saturation : undefined).toEqual({ slots: 2, limit: "dask" });
+    expect(placed.some((r) => isPlacement(r) && r.kind === "rootish-queuing" && r.why.worker === "b" && r.why.saturation?.limit === "round-trip")).toBe(true);
+    const computes = (worker: string) => result.log.filter((r) => r.kind === "input" && r.actor === `worker.${worker}` && r.event.op === "compute-task");
+    expect(computes("a").every((r) => r.kind === "input" && (r.event as { answers?: number }).answers === undefined)).toBe(true);
+    expect(computes("b").some((r) => r.kind === "input" && (r.event as { answers?: number }).answers !== undefined)).toBe(true);
+    expect(replayLog(result.log).mismatches).toEqual([]);
+  });
+
+  it("is the only false a scenario takes for roundTrips", () => {
+    expect(() => simulate({ workers: [{ name: "a", roundTrips: true as unknown as false }], tasks: [{ key: "x", duration: 1 }] })).toThrow("roundTrips");
+  });
+});
+
 describe("the worker's round trip", () => {
-  it("runs from its task-finished's stop to the compute-task that answers it, and rides on its next task-finished", () => {
+  /** Three tasks; the second's compute-task answers the first's report, 4 ms after its stop. */
+  function reported(roundTrips?: false): (number | undefined)[] {
     const sent: WorkerToScheduler[] = [];
     const core = new WorkerCore(
-      { name: "w", id: "w-1", nthreads: 1, transferIncomingCountLimit: 50 },
+      { name: "w", id: "w-1", nthreads: 1, transferIncomingCountLimit: 50, ...(roundTrips === false ? { roundTrips } : {}) },
       { toScheduler: (op) => sent.push(op), execute() {}, gather() {}, freeData() {}, transition() {} },
     );
     core.handle({ op: "registered", run: 1, t: 0 });
@@ -257,7 +309,14 @@ describe("the worker's round trip", () => {
     core.handle({ op: "execute-done", key: "x-2", nbytes: 8, start: 1.504, stop: 1.6, t: 1.6 });
     compute("x-3", 3, 1.7);
     core.handle({ op: "execute-done", key: "x-3", nbytes: 8, start: 1.7, stop: 1.8, t: 1.8 });
-    const finished = sent.filter((op) => op.op === "task-finished");
-    expect(finished.map((op) => op.roundTrip)).toEqual([undefined, expect.closeTo(0.004, 9), undefined]);
+    return sent.filter((op) => op.op === "task-finished").map((op) => op.roundTrip);
+  }
+
+  it("runs from its task-finished's stop to the compute-task that answers it, and rides on its next task-finished", () => {
+    expect(reported()).toEqual([undefined, expect.closeTo(0.004, 9), undefined]);
+  });
+
+  it("is not measured by a worker started with roundTrips: false (in process, on the scheduler's thread)", () => {
+    expect(reported(false)).toEqual([undefined, undefined, undefined]);
   });
 });

@@ -20,10 +20,11 @@ function configError(run: () => unknown): ConfigError {
   throw new Error("expected a ConfigError, but nothing was thrown");
 }
 
+/** Dask's defaults, but for workerSaturation: natsched's default is its own "adaptive" (Dask: 1.1). */
 const DASK_DEFAULTS: Config = {
   workStealing: true,
   workStealingInterval: 1,
-  workerSaturation: 1.1,
+  workerSaturation: "adaptive",
   // natsched's own adaptive saturation's bounds (used only with workerSaturation "adaptive").
   adaptiveSaturationCap: 256,
   adaptiveSaturationMemory: 1024 * 1024,
@@ -53,7 +54,7 @@ const DASK_DEFAULTS: Config = {
 };
 
 describe("defaults", () => {
-  it("are Dask's", () => {
+  it("are Dask's, but for workerSaturation (adaptive)", () => {
     expect(DEFAULT_CONFIG).toStrictEqual(DASK_DEFAULTS);
   });
 
@@ -601,7 +602,7 @@ describe("loadConfig", () => {
       expect(config.workStealing).toBe(false); // file over default
       expect(config.latency).toBe(2); // environment over file
       expect(config.bandwidth).toBe(3); // overrides over environment
-      expect(config.workerSaturation).toBe(1.1); // default where nothing is set
+      expect(config.workerSaturation).toBe("adaptive"); // default where nothing is set
     });
 
     it("merges defaultTaskDurations across every layer", () => {

@@ -34,7 +34,8 @@ class Harness {
         this.out.push(why === undefined ? { kind: "transition", machine, id, event, from, to } : { kind: "transition", machine, id, event, from, to, why: structuredClone(why) });
       },
     };
-    this.core = new SchedulerCore(resolveConfig(config), fx);
+    // Dask's saturation unless a test says otherwise: these follow Dask's messages exactly.
+    this.core = new SchedulerCore(resolveConfig({ workerSaturation: 1.1, ...config }), fx);
     this.core.start(0);
     this.out.length = 0;
   }
@@ -133,7 +134,7 @@ function states(core: SchedulerCore): Record<string, string> {
 describe("SchedulerCore: lifecycle and registration", () => {
   it("starts, registers workers through the worker machine, and closes", () => {
     const out: string[] = [];
-    const core = new SchedulerCore(resolveConfig({}), {
+    const core = new SchedulerCore(resolveConfig({ workerSaturation: 1.1 }), {
       toWorker: () => undefined,
       toClient: () => undefined,
       transition: (machine, id, event, from, to) => out.push(`${machine} ${id}: ${event} ${from}->${to}`),

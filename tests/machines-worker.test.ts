@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { Priority } from "../machines/priority.js";
 import type { ComputeTaskOp, DepInfo, WorkerToScheduler } from "../machines/protocol.js";
 import { WorkerCore } from "../machines/worker/core.js";
-import type { WorkerEffects, WorkerInput } from "../machines/worker/inputs.js";
+import type { WorkerEffects, WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
 import { WORKER_TASK } from "../machines/tables.js";
 import { exactReason } from "./exact-reason.js";
 
@@ -24,7 +24,7 @@ class Harness {
   readonly core: WorkerCore;
   private t = 0;
 
-  constructor(opts: { nthreads?: number; limit?: number; name?: string } = {}) {
+  constructor(opts: { nthreads?: number; limit?: number; name?: string; fetchByHolder?: boolean } = {}) {
     const fx: WorkerEffects = {
       toScheduler: (op) => this.out.push({ kind: "scheduler", op: structuredClone(op) }),
       execute: (key, func, args) => this.out.push({ kind: "execute", key, func, args }),
@@ -35,7 +35,9 @@ class Harness {
         this.out.push({ kind: "transition", machine, id, event, from, to });
       },
     };
-    this.core = new WorkerCore({ name: opts.name ?? "w", id: "w#1", nthreads: opts.nthreads ?? 1, transferIncomingCountLimit: opts.limit ?? 50 }, fx);
+    const init: WorkerInit = { name: opts.name ?? "w", id: "w#1", nthreads: opts.nthreads ?? 1, transferIncomingCountLimit: opts.limit ?? 50 };
+    if (opts.fetchByHolder === true) init.fetchByHolder = true;
+    this.core = new WorkerCore(init, fx);
     this.handle({ op: "registered" });
     this.out = [];
   }
@@ -239,9 +241,12 @@ function cmp(a: Priority, b: Priority): number {
   return 0;
 }
 
-describe("WorkerCore: fetching dependencies from peers", () => {
+// Both fetch queues: one heap by priority (logs written before init.fetchByHolder), and one per holder.
+describe.each([false, true])("WorkerCore: fetching dependencies from peers (fetchByHolder: %s)", (fetchByHolder) => {
+  const make = (opts: { limit?: number; name?: string } = {}) => new Harness({ ...opts, fetchByHolder });
+
   it("fetch -> flight -> memory -> ready, batched per peer, at most transferIncomingCountLimit peers at once", () => {
-    const h = new Harness({ limit: 2 });
+    const h = make({ limit: 2 });
     h.compute("x", [dep("a", ["p1"]), dep("b", ["p1"]), dep("c", ["p2"]), dep("d", ["p3"]), dep("e", ["p3"])]);
     let out = h.take();
     expect(h.state("x")).toBe("waiting");
@@ -275,7 +280,7 @@ describe("WorkerCore: fetching dependencies from peers", () => {
   });
 
   it("a dependency held by this worker itself is never fetched from itself", () => {
-    const h = new Harness({ name: "w" });
+    const h = make({ name: "w" });
     h.compute("x", [dep("a", ["w", "p1"])]);
     expect(gathers(h.take())).toEqual([{ from: "p1", keys: ["a"] }]);
   });
@@ -287,7 +292,7 @@ describe("WorkerCore: fetching dependencies from peers", () => {
         fc.array(fc.uniqueArray(fc.constantFrom("p1", "p2", "p3", "p4", "p5"), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 12 }),
         fc.array(fc.nat(), { minLength: 30, maxLength: 30 }),
         (limit, depHolders, choices) => {
-          const h = new Harness({ limit });
+          const h = make({ limit });
           const deps = depHolders.map((holders, i) => dep(`d${i}`, holders));
           h.compute("x", deps);
           const inFlight = new Map<string, string[]>();
@@ -317,7 +322,7 @@ describe("WorkerCore: fetching dependencies from peers", () => {
   });
 
   it("gather-failed drops the peer and refetches from another holder", () => {
-    const h = new Harness();
+    const h = make();
     h.compute("x", [dep("a", ["p1", "p2"]), dep("b", ["p1"])]);
     let out = h.take();
     expect(gathers(out)).toEqual([{ from: "p1", keys: ["a", "b"] }]);
@@ -336,7 +341,7 @@ describe("WorkerCore: fetching dependencies from peers", () => {
   });
 
   it("a peer missing the data: missing-data to the scheduler, then another holder is asked", () => {
-    const h = new Harness();
+    const h = make();
     h.compute("x", [dep("a", ["p1", "p2"])]);
     h.take();
     h.handle({ op: "gather-done", from: "p1", received: [], missing: ["a"] });
@@ -348,7 +353,7 @@ describe("WorkerCore: fetching dependencies from peers", () => {
   });
 
   it("the scheduler sending the task again with new holders gets a stuck fetch going", () => {
-    const h = new Harness();
+    const h = make();
     h.compute("x", [dep("a", ["p1"])]);
     h.handle({ op: "gather-done", from: "p1", received: [], missing: ["a"] });
     expect(h.state("a")).toBe("fetch");
@@ -358,6 +363,76 @@ describe("WorkerCore: fetching dependencies from peers", () => {
     expect(h.core.tasks.size).toBe(0);
     h.compute("x", [dep("a", ["p9"])]);
     expect(gathers(h.take())).toEqual([{ from: "p9", keys: ["a"] }]);
+  });
+
+  it("a holder named later for a dependency waiting in fetch is asked for it", () => {
+    const h = make();
+    h.compute("x", [dep("a", ["p1"])]);
+    h.take();
+    h.handle({ op: "gather-done", from: "p1", received: [], missing: ["a"] });
+    expect(h.state("a")).toBe("fetch");
+    expect(gathers(h.take())).toEqual([]);
+    // Another task needing it names a new holder.
+    h.compute("y", [dep("a", ["p2"])]);
+    expect(gathers(h.take())).toEqual([{ from: "p2", keys: ["a"] }]);
+    h.handle({ op: "gather-done", from: "p2", received: [{ key: "a", nbytes: 10 }], missing: [] });
+    expect(h.state("x")).toBe("executing");
+  });
+
+  it("a failed gather drops its peer as a holder of what waits in fetch too: it is asked of the others only", () => {
+    const h = make({ limit: 1 });
+    // 65 inputs, each on p1 and p2: the gather from p1 takes 64; one waits in fetch.
+    h.compute("x", Array.from({ length: 65 }, (_, i) => dep(`d${i}`, ["p1", "p2"])));
+    const first = gathers(h.take());
+    expect(first.map((g) => [g.from, g.keys.length])).toEqual([["p1", 64]]);
+    const left = Array.from({ length: 65 }, (_, i) => `d${i}`).find((k) => !first[0]!.keys.includes(k))!;
+    expect(h.state(left)).toBe("fetch");
+    h.handle({ op: "gather-failed", from: "p1", keys: first[0]!.keys, reason: "no responders" });
+    expect(h.core.tasks.get(left)!.holders.has("p1")).toBe(false);
+    // Everything is asked of p2 from now on, the one that waited included.
+    const next = gathers(h.take());
+    expect(next.map((g) => [g.from, g.keys.length])).toEqual([["p2", 64]]);
+    h.handle({ op: "gather-done", from: "p2", received: next[0]!.keys.map((key) => ({ key, nbytes: 1 })), missing: [] });
+    expect(gathers(h.take()).map((g) => g.from)).toEqual(["p2"]);
+    expect(h.state("x")).toBe("waiting");
+  });
+
+  it("while a peer is busy, dependencies only it holds wait and another peer's are fetched", () => {
+    const h = make();
+    h.compute("x", [dep("a", ["p1"])], [0, 0, 1]);
+    expect(gathers(h.take())).toEqual([{ from: "p1", keys: ["a"] }]);
+    // More for the busy peer, then one for another peer at a lower priority.
+    h.compute("y", [dep("b", ["p1"])], [0, 0, 2]);
+    h.compute("z", [dep("c", ["p2"])], [0, 0, 3]);
+    expect(gathers(h.take())).toEqual([{ from: "p2", keys: ["c"] }]);
+    expect(h.state("b")).toBe("fetch");
+    h.handle({ op: "gather-done", from: "p1", received: [{ key: "a", nbytes: 1 }], missing: [] });
+    expect(gathers(h.take())).toEqual([{ from: "p1", keys: ["b"] }]);
+  });
+});
+
+
+describe("WorkerCore: fetch queues per holder (fetchByHolder)", () => {
+  it("a gather takes its holder's first tasks by priority, at most 64, whatever order they were queued in", () => {
+    const h = new Harness({ fetchByHolder: true });
+    h.compute("x", [dep("a", ["p1"])]);
+    h.take();
+    // While p1 is busy: 70 tasks, each needing one key of p1's, each more urgent than the one before.
+    for (let i = 0; i < 70; i++) h.compute(`t${i}`, [dep(`d${i}`, ["p1"])], [0, 0, 1000 - i]);
+    expect(gathers(h.take())).toEqual([]);
+    h.handle({ op: "gather-done", from: "p1", received: [{ key: "a", nbytes: 1 }], missing: [] });
+    const wanted = Array.from({ length: 64 }, (_, i) => `d${69 - i}`);
+    expect(gathers(h.take())).toEqual([{ from: "p1", keys: wanted }]);
+  });
+
+  it("equal priorities go first queued first; a key two peers hold is asked of one, and leaves the other's queue", () => {
+    const h = new Harness({ fetchByHolder: true, limit: 2 });
+    h.compute("x", [dep("a", ["p2", "p1"]), dep("b", ["p1"]), dep("c", ["p2"])]);
+    // a is first in both queues: p1 (first in name order) gets it with b; p2 only c.
+    expect(gathers(h.take())).toEqual([
+      { from: "p1", keys: ["a", "b"] },
+      { from: "p2", keys: ["c"] },
+    ]);
   });
 });
 

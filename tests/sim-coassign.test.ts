@@ -4,8 +4,8 @@
  * (distributed/tests/test_scheduler.py; see docs/dask-tests-ported.md).
  */
 import { describe, expect, it } from "vitest";
-import { simulate, type SimResult, type SimTaskSpec, type SimWorkerSpec } from "../sim.js";
-import { mean, median } from "./sim-helpers.js";
+import type { SimResult, SimTaskSpec, SimWorkerSpec } from "../sim.js";
+import { mean, median, simulateDask as simulate } from "./sim-helpers.js";
 
 const RANDOM = "random-7f3c9ab1e2d4465f8a0b1c2d3e4f5a6b";
 const SUM = "sum-0a1b2c3d4e5f60718293a4b5c6d7e8f9";

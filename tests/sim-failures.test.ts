@@ -3,8 +3,8 @@
  * test_failed_workers.py (see docs/dask-tests-ported.md).
  */
 import { describe, expect, it } from "vitest";
-import { simulate, type SimTaskSpec } from "../sim.js";
-import { independentTasks, killedToldAtOnce, transitions } from "./sim-helpers.js";
+import type { SimTaskSpec } from "../sim.js";
+import { independentTasks, killedToldAtOnce, transitions, simulateDask as simulate } from "./sim-helpers.js";
 
 describe("a task that errs", () => {
   it("fails, and so do its dependents, transitively; unrelated work finishes", () => {

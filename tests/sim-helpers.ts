@@ -5,7 +5,7 @@ import type { SchedulerInput } from "../machines/scheduler/inputs.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInit, WorkerInput } from "../machines/worker/inputs.js";
 import type { LogRecord, TransitionRecord } from "../log/types.js";
-import type { SimAction, SimResult, SimTaskSpec } from "../sim.js";
+import { simulate, type Scenario, type SimAction, type SimOptions, type SimResult, type SimTaskSpec } from "../sim.js";
 import { isPlacement, readReason, type Why } from "../machines/reasons.js";
 
 export function transitions(log: LogRecord[], filter: Partial<Pick<TransitionRecord, "actor" | "machine" | "id" | "event" | "to">> = {}): TransitionRecord[] {
@@ -109,4 +109,13 @@ export function replayLog(log: LogRecord[]): { actors: string[]; mismatches: str
     }
   }
   return { actors: [...byActor.keys()].sort(), mismatches };
+}
+
+/**
+ * simulate() with Dask's worker-saturation, 1.1, unless the scenario sets its own: the tests
+ * ported from Dask (docs/dask-tests-ported.md) and the stealing tests hold to Dask's
+ * behaviour, not to natsched's default (adaptive).
+ */
+export function simulateDask(scenario: Scenario, options?: SimOptions): SimResult {
+  return simulate({ ...scenario, config: { workerSaturation: 1.1, ...scenario.config } }, options);
 }

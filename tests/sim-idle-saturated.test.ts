@@ -3,7 +3,8 @@
  * sees them: kept up to date on every change of a worker's load.
  */
 import { describe, expect, it } from "vitest";
-import { simulate, type SimView } from "../sim.js";
+import type { SimView } from "../sim.js";
+import { simulateDask as simulate } from "./sim-helpers.js";
 
 const names = (set: ReadonlySet<{ name: string }>) => [...set].map((w) => w.name).sort();
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);

@@ -4,8 +4,8 @@
  * distributed/tests/test_scheduler.py (see docs/dask-tests-ported.md).
  */
 import { describe, expect, it } from "vitest";
-import { simulate, type SimTaskSpec, type SimWorkerSpec } from "../sim.js";
-import { tasksPerWorker } from "./sim-helpers.js";
+import type { SimTaskSpec, SimWorkerSpec } from "../sim.js";
+import { tasksPerWorker, simulateDask as simulate } from "./sim-helpers.js";
 
 const three: SimWorkerSpec[] = [{ name: "a" }, { name: "b" }, { name: "c" }];
 

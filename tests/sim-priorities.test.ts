@@ -4,7 +4,8 @@
  * (see docs/dask-tests-ported.md).
  */
 import { describe, expect, it } from "vitest";
-import { simulate, type SimTaskSpec, type SimWorkerSpec } from "../sim.js";
+import type { SimTaskSpec, SimWorkerSpec } from "../sim.js";
+import { simulateDask as simulate } from "./sim-helpers.js";
 
 describe("test_fifo_submission", () => {
   it("tasks submitted one after another finish in submission order", () => {

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { isRootish } from "../machines/scheduler/placement.js";
-import { simulate, type SimTaskSpec, type SimView } from "../sim.js";
-import { independentTasks, killedToldAtOnce, transitions } from "./sim-helpers.js";
+import type { SimTaskSpec, SimView } from "../sim.js";
+import { independentTasks, killedToldAtOnce, transitions, simulateDask as simulate } from "./sim-helpers.js";
 
 /** Runs the scenario and returns what `look` saw at virtual time `at`. */
 function probeAt<T>(at: number, look: (view: SimView) => T, run: (probe: { at: number; probe: (view: SimView) => void }) => void): T {

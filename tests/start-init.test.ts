@@ -36,8 +36,11 @@ describe("a worker's init, written and read back", () => {
     const init: WorkerInit = readWorkerStart(start!.init);
     expect(init).toEqual(worker.core.init);
     expect(init).toMatchObject({ name: "w1", nthreads: 3 });
-    // The shape logs have always had (LocalCluster passes the config's bandwidth).
-    expect(Object.keys(start!.init)).toEqual(["name", "id", "nthreads", "transferIncomingCountLimit", "bandwidth"]);
+    // The shape logs have always had (LocalCluster passes the config's bandwidth), the
+    // per-holder fetch queues every new worker keeps, and no round trips measured (its tasks
+    // run on the thread its scheduler runs on).
+    expect(Object.keys(start!.init)).toEqual(["name", "id", "nthreads", "transferIncomingCountLimit", "bandwidth", "fetchByHolder", "roundTrips"]);
+    expect(init).toMatchObject({ fetchByHolder: true, roundTrips: false });
 
     const [scheduler] = starts(log.records, "scheduler");
     expect(readSchedulerStart(scheduler!.init)).toEqual({ cluster: cluster.name, config: cluster.config });
@@ -52,13 +55,14 @@ describe("a worker's init, written and read back", () => {
     const [start] = starts(result.log, "worker");
     expect(seen).toBeDefined();
     expect(readWorkerStart(start!.init)).toEqual(seen);
+    expect(seen!.fetchByHolder).toBe(true);
   });
 
   it("optional fields are written only when set, and come back", () => {
     const bare: WorkerInit = { name: "w", id: "w-1", nthreads: 1, transferIncomingCountLimit: 4 };
     expect(workerStartInit(bare)).toEqual(bare);
     expect(readWorkerStart(JSON.parse(JSON.stringify(workerStartInit(bare))))).toEqual(bare);
-    const full: WorkerInit = { ...bare, bandwidth: 5e6, maxTombstones: 7 };
+    const full: WorkerInit = { ...bare, bandwidth: 5e6, maxTombstones: 7, fetchByHolder: true, roundTrips: false };
     expect(readWorkerStart(JSON.parse(JSON.stringify(workerStartInit(full))))).toEqual(full);
   });
 
@@ -73,6 +77,12 @@ describe("a scheduler's init, written and read back", () => {
     const init = JSON.parse(JSON.stringify(schedulerStartInit("c1", config))) as Record<string, unknown>;
     expect((init.config as Record<string, unknown>).workerTtl).toBe("Infinity");
     expect(readSchedulerStart(init)).toEqual({ cluster: "c1", config });
+  });
+
+  it("a recorded config without workerSaturation is from before adaptive became the default: Dask's 1.1", () => {
+    const { workerSaturation: _, ...older } = schedulerStartInit("c1", resolveConfig({})).config as Record<string, unknown>;
+    expect(readSchedulerStart({ cluster: "c1", config: older }).config.workerSaturation).toBe(1.1);
+    expect(resolveConfig({}).workerSaturation).toBe("adaptive");
   });
 
   it("a record without a config is refused", () => {

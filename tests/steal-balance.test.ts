@@ -5,7 +5,8 @@
  * See docs/dask-tests-ported.md.
  */
 import { describe, expect, it } from "vitest";
-import { simulate, type SimAction, type SimDataSpec, type SimTaskSpec } from "../sim.js";
+import type { SimAction, SimDataSpec, SimTaskSpec } from "../sim.js";
+import { simulateDask as simulate } from "./sim-helpers.js";
 import { snapshot, stealLines } from "./steal-helpers.js";
 
 const BANDWIDTH = 100e6;

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { storyLines } from "../tools/story.js";
-import { simulate, type Scenario, type SimResult, type SimTaskSpec, type SimView } from "../sim.js";
-import { killedToldAtOnce, transitions } from "./sim-helpers.js";
+import type { Scenario, SimResult, SimTaskSpec, SimView } from "../sim.js";
+import { killedToldAtOnce, transitions, simulateDask as simulate } from "./sim-helpers.js";
 import { ranOn } from "./steal-helpers.js";
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);

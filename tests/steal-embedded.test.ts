@@ -28,7 +28,7 @@ const functions = {
 };
 
 async function start(log: MemoryLogSink, workStealing = true): Promise<LocalCluster> {
-  const cluster = await LocalCluster.start({ workers: 4, threadsPerWorker: 1, functions, log, configFile: false, config: { workStealing } });
+  const cluster = await LocalCluster.start({ workers: 4, threadsPerWorker: 1, functions, log, configFile: false, config: { workStealing, workerSaturation: 1.1 } });
   clusters.push(cluster);
   return cluster;
 }

@@ -5,7 +5,8 @@
  * per task on the simulator, so an inflated first measurement is reproduced exactly.
  */
 import { describe, expect, it } from "vitest";
-import { simulate, type Scenario, type SimResult } from "../sim.js";
+import type { Scenario, SimResult } from "../sim.js";
+import { simulateDask as simulate } from "./sim-helpers.js";
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const MB = 1e6;

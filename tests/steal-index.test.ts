@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { LocalCluster } from "../index.js";
-import { simulate, type SimTaskSpec } from "../sim.js";
+import type { SimTaskSpec } from "../sim.js";
+import { simulateDask as simulate } from "./sim-helpers.js";
 
 describe("stealable index", () => {
   it("is empty once nothing is processing (simulator, with steals on the way)", () => {

@@ -44,7 +44,7 @@ export class MiniCluster {
   private incarnation = 0;
 
   constructor(config: Partial<Config> = {}) {
-    this.scheduler = new SchedulerCore(resolveConfig({ workStealing: true, ...config }), {
+    this.scheduler = new SchedulerCore(resolveConfig({ workStealing: true, workerSaturation: 1.1, ...config }), {
       toWorker: (worker, op) => this.mailbox(worker).push(structuredClone(op)),
       toClient: () => {},
       transition: (machine, id, event, from, to, why) => {

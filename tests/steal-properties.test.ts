@@ -9,8 +9,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { WorkerRec } from "../machines/scheduler/state.js";
 import { checkSequences } from "../log/sequences.js";
-import { simulate, type Scenario, type SimAction, type SimTaskSpec, type SimView } from "../sim.js";
-import { replayLog, transitions } from "./sim-helpers.js";
+import type { Scenario, SimAction, SimTaskSpec, SimView } from "../sim.js";
+import { replayLog, transitions, simulateDask as simulate } from "./sim-helpers.js";
 import { executionsByWorker } from "./steal-helpers.js";
 
 const WORKERS = ["a", "b", "c", "d"];

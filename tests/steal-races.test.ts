@@ -6,8 +6,8 @@
  * simulator cannot produce are in steal-transaction.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { simulate, type Scenario, type SimAction, type SimResult } from "../sim.js";
-import { killedToldAtOnce, transitions } from "./sim-helpers.js";
+import type { Scenario, SimAction, SimResult } from "../sim.js";
+import { killedToldAtOnce, transitions, simulateDask as simulate } from "./sim-helpers.js";
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 

@@ -7,8 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { ON_DEMAND_GAP } from "../actors/host/steal-passes.js";
 import type { InputRecord, LogRecord } from "../log/types.js";
-import { formatSimResult, simulate, type Scenario, type SimTaskSpec } from "../sim.js";
-import { replayLog, transitions } from "./sim-helpers.js";
+import { formatSimResult, type Scenario, type SimTaskSpec } from "../sim.js";
+import { replayLog, transitions, simulateDask as simulate } from "./sim-helpers.js";
 import { readReason } from "../machines/reasons.js";
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);

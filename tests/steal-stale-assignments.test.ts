@@ -289,7 +289,7 @@ describe("WorkerCore: assignment numbers", () => {
 describe("SchedulerCore: assignment numbers", () => {
   function scheduler() {
     const out: { worker: string; op: SchedulerToWorker }[] = [];
-    const core = new SchedulerCore(resolveConfig({ workStealing: true }), {
+    const core = new SchedulerCore(resolveConfig({ workStealing: true, workerSaturation: 1.1 }), {
       toWorker: (worker, op) => out.push({ worker, op: structuredClone(op) }),
       toClient: () => {},
       transition: () => {},

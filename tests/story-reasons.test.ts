@@ -61,6 +61,8 @@ describe("placement reasons in the log", () => {
 
   it("root-ish tasks with queuing: the workers with a free slot, by tasks processing per thread", () => {
     const { log } = simulate({
+      // Dask's saturation: the reasons as Dask's rule gives them (adaptive adds `saturation`).
+      config: { workerSaturation: 1.1 },
       workers: [
         { name: "a", nthreads: 2 },
         { name: "b", nthreads: 2 },

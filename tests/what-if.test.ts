@@ -66,12 +66,13 @@ describe("what-if on a run with a slow prefix pinned on one worker", () => {
   it("extracts the graph, the measured durations, the workers and the recorded config", () => {
     const { scenario, summary, recorded, config } = extractWorkload(records);
     expect(summary).toMatchObject({ tasks: SLOW + 1, graphs: 2, workers: 2, measured: SLOW + 1, estimated: 0, failed: 0, leaves: 0 });
+    // In-process workers running their tasks on the scheduler's thread: no round trips measured.
     expect(scenario.workers).toEqual([
-      { name: "a", nthreads: 2 },
-      { name: "b", nthreads: 2 },
+      { name: "a", nthreads: 2, roundTrips: false },
+      { name: "b", nthreads: 2, roundTrips: false },
     ]);
     expect(config.workStealing).toBe(true);
-    expect(scenario.config).toMatchObject({ workStealing: true, workerSaturation: 1.1 });
+    expect(scenario.config).toMatchObject({ workStealing: true, workerSaturation: "adaptive" });
     const slow = scenario.tasks.filter((t) => t.key.startsWith("slow-"));
     expect(slow).toHaveLength(SLOW);
     for (const t of slow) {

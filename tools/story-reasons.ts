@@ -84,6 +84,10 @@ function placement(record: TransitionRecord, reason: PlacementReason, ctx: Reaso
 
 /** Adaptive saturation's slots for the chosen worker, and what set them (machines/scheduler/saturation.ts). */
 function saturationText(worker: string, s: SaturationWhy): string {
+  // Without figures: a worker that measures no round trips (its tasks run on the scheduler's thread).
+  if (s.rtt === undefined || s.duration === undefined || s.nbytes === undefined) {
+    return `adaptive saturation: ${worker} may process ${s.slots} (Dask's ceil(1.1 x nthreads): it measures no round trips, its tasks running on the scheduler's thread)`;
+  }
   const measured = `round trip ${s.rtt < 0 ? "not measured yet" : seconds(s.rtt)}, group's task ${s.duration < 0 ? "not measured yet" : seconds(s.duration)}, output ${s.nbytes < 0 ? "not measured yet" : bytes(s.nbytes)}`;
   const bound =
     s.limit === "dask"

@@ -64,6 +64,8 @@ interface Incarnation {
   leaveOrder?: number;
   /** The scheduler was told of its death at once (its host saw it die): no liveness check had to find it. */
   toldAtOnce?: boolean;
+  /** It registered with roundTrips: false (in process, its tasks on the scheduler's thread). */
+  noRoundTrips?: boolean;
 }
 
 interface Execution {
@@ -221,6 +223,7 @@ export class WorkloadExtractor {
       resources: (e.resources as Record<string, number> | undefined) ?? {},
       join: t,
       joinOrder: this.order++,
+      ...(e.roundTrips === false ? { noRoundTrips: true } : {}),
     });
   }
 
@@ -327,7 +330,13 @@ export class WorkloadExtractor {
         early += 1;
         continue;
       }
-      const spec = { name: inc.name, nthreads: inc.nthreads, ...(inc.host !== "localhost" ? { host: inc.host } : {}), ...(Object.keys(inc.resources).length > 0 ? { resources: { ...inc.resources } } : {}) };
+      const spec = {
+        name: inc.name,
+        nthreads: inc.nthreads,
+        ...(inc.host !== "localhost" ? { host: inc.host } : {}),
+        ...(Object.keys(inc.resources).length > 0 ? { resources: { ...inc.resources } } : {}),
+        ...(inc.noRoundTrips === true ? { roundTrips: false as const } : {}),
+      };
       const at = round(Math.max(inc.join - origin, 0));
       if (!seen.has(inc.name)) {
         seen.add(inc.name);

@@ -23,7 +23,7 @@ import type { PlacementWhy, StealAbortedWhy, StealAnswerWhy, StealRequestWhy, Ta
 import { addCount, Estimates } from "./estimates.js";
 import { GroupRec, PrefixRec, QUEUED_AT, TaskRec, WorkerRec } from "./state.js";
 import { RemovedIncarnations } from "./incarnations.js";
-import { adaptiveSlots, DASK_SATURATION, smoothRoundTrip } from "./saturation.js";
+import { adaptiveSlotCount, DASK_SATURATION, smoothRoundTrip } from "./saturation.js";
 import { Retirements } from "./retirement.js";
 import { WorkStealing, type InFlight, type StealHost } from "./stealing.js";
 import { checkTaskSpecs } from "./validate-specs.js";
@@ -94,7 +94,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
    * (the worker's clock), echoed by the first compute-task sent there in the same step
    * (`answers`), from which the worker measures its round trip.
    */
-  private answering: { ws: WorkerRec; stop: number } | null = null;
+  private answering: WorkerRec | null = null;
+  private answeringStop = 0;
   /** While a cancel-keys is handled: the reason every task it releases records. */
   private cancelledBy: WhyOf<"cancelled"> | undefined = undefined;
   /** Work stealing, when the config turns it on. */
@@ -562,6 +563,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     else if (existing !== undefined) return registered;
     const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++, this.estimates);
     if (op.started !== undefined) ws.started = op.started;
+    if (op.roundTrips === false) ws.noRoundTrips = true;
     this.workers.set(ws.name, ws);
     this.stealing?.addWorker(ws);
     this.workerLifecycle(ws, "START");
@@ -692,10 +694,13 @@ export class SchedulerCore implements PlacementContext, StealHost {
   /** Adaptive saturation: the worker's round trip sample (if any) joins its smoothed one, and this report will be answered with its `stop`. */
   private roundTripReported(op: TaskFinishedOp): void {
     const ws = this.liveWorker(op.worker, op.id);
-    if (ws === undefined) return;
+    if (ws === undefined || ws.noRoundTrips) return;
     const sample = op.roundTrip;
     if (typeof sample === "number" && Number.isFinite(sample) && sample >= 0) ws.roundTrip = smoothRoundTrip(ws.roundTrip, sample);
-    if (Number.isFinite(op.stop)) this.answering = { ws, stop: op.stop };
+    if (Number.isFinite(op.stop)) {
+      this.answering = ws;
+      this.answeringStop = op.stop;
+    }
   }
 
   private taskFinished(worker: string, id: string, key: string, nbytes: number, duration: number, attempt: number | undefined, run: number | undefined): void {
@@ -984,8 +989,8 @@ export class SchedulerCore implements PlacementContext, StealHost {
     this.checkIdleSaturated(ws);
     this.stealing?.put(ts);
     const op = this.computeTaskOp(ts, duration);
-    if (this.answering !== null && this.answering.ws === ws) {
-      op.answers = this.answering.stop;
+    if (this.answering === ws) {
+      op.answers = this.answeringStop;
       this.answering = null;
     }
     this.fx.toWorker(ws.name, op);
@@ -1250,7 +1255,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     if (saturation === "adaptive") {
       // Counted for the group of the queue's first task; each task popped is placed by its own group's count.
       const group = this.queued.peek()!.group;
-      for (const ws of this.running) slots += Math.max(adaptiveSlots(this.config, ws, group).slots - ws.processing.size, 0);
+      for (const ws of this.running) slots += Math.max(adaptiveSlotCount(this.config, ws, group) - ws.processing.size, 0);
     } else {
       for (const ws of this.idleTaskCount) slots += Math.max(taskSlotsAvailable(ws, saturation), 0);
     }

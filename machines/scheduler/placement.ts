@@ -1,6 +1,6 @@
 import type { Config } from "../config.js";
 import type { PlacementWhy, WhyOf, WithoutWorker } from "../reasons.js";
-import { adaptiveSlots, fixedSlots, type SaturationWhy } from "./saturation.js";
+import { adaptiveSlotCount, adaptiveSlots, fixedSlots } from "./saturation.js";
 import type { TaskRec, WorkerRec } from "./state.js";
 
 /**
@@ -281,20 +281,18 @@ export function taskSlotsAvailable(ws: WorkerRec, saturation: number): number {
  */
 export function decideRootishQueuing(ctx: PlacementContext, ts: TaskRec): Decision {
   let pool: Iterable<WorkerRec> = ctx.idleTaskCount;
-  let saturation: SaturationWhy | null = null;
   let best: WorkerRec | null = null;
   let bestLoad = Infinity;
-  if (ctx.config.workerSaturation === "adaptive") {
+  const adaptive = ctx.config.workerSaturation === "adaptive";
+  if (adaptive) {
     const open: WorkerRec[] = [];
     for (const ws of ctx.running) {
-      const why = adaptiveSlots(ctx.config, ws, ts.group);
-      if (why.slots <= ws.processing.size) continue;
+      if (adaptiveSlotCount(ctx.config, ws, ts.group) <= ws.processing.size) continue;
       open.push(ws);
       const load = ws.processing.size / ws.nthreads;
       if (load < bestLoad || (load === bestLoad && best !== null && ws.order < best.order)) {
         best = ws;
         bestLoad = load;
-        saturation = why;
       }
     }
     pool = open;
@@ -308,7 +306,9 @@ export function decideRootishQueuing(ctx: PlacementContext, ts: TaskRec): Decisi
     }
   }
   if (best === null) return { worker: null, why: NO_CANDIDATE };
-  return { worker: best, why: leastOccupiedWhy("rootish-queuing", pool, best, (ws) => ws.processing.size / ws.nthreads, saturation === null ? undefined : { saturation }) };
+  // The reasons of the winner's count only: the others' are counted, not explained.
+  const extra = adaptive ? { saturation: adaptiveSlots(ctx.config, best, ts.group) } : undefined;
+  return { worker: best, why: leastOccupiedWhy("rootish-queuing", pool, best, (ws) => ws.processing.size / ws.nthreads, extra) };
 }
 
 /**

@@ -28,13 +28,15 @@ export const DASK_SATURATION = 1.1;
  * `slots`, tasks it may process; `limit`, what decided it ("dask": something unmeasured,
  * given as -1; "round-trip", "cap", "memory": the bound that held); `rtt` (its smoothed
  * round trip, s), `duration` (the group's prefix, s), `nbytes` (the group's mean output).
+ * A worker that measures no round trips (WorkerRec.noRoundTrips) gets `{ slots, limit:
+ * "dask" }` alone: nothing measured could change its count.
  */
 export interface SaturationWhy {
   slots: number;
   limit: "dask" | "round-trip" | "cap" | "memory";
-  rtt: number;
-  duration: number;
-  nbytes: number;
+  rtt?: number;
+  duration?: number;
+  nbytes?: number;
 }
 
 const micro = (seconds: number): number => Math.round(seconds * 1e6) / 1e6;
@@ -49,16 +51,34 @@ export function groupOutputSize(group: GroupRec): number {
   return group.outputCount > 0 ? group.outputBytes / group.outputCount : -1;
 }
 
-/** Adaptive saturation: the tasks `ws` may process while `group`'s root tasks are placed, and why. */
-export function adaptiveSlots(config: Config, ws: WorkerRec, group: GroupRec): SaturationWhy {
+/**
+ * Adaptive saturation: how many tasks `ws` may process while `group`'s root tasks are placed.
+ * A number and nothing allocated: it is asked for every running worker at every placement and
+ * whenever queue slots may have opened; adaptiveSlots gives the same count with its reasons.
+ */
+export function adaptiveSlotCount(config: Config, ws: WorkerRec, group: GroupRec): number {
   const base = fixedSlots(ws, DASK_SATURATION);
   const rtt = ws.roundTrip;
   // A configured duration counts as measured (Infinity samples); one reset by a long execution does not.
   const duration = group.prefix.durationAverage;
   const nbytes = groupOutputSize(group);
+  if (rtt < 0 || duration < 0 || nbytes < 0) return base;
+  // A zero round trip wants nothing more (0 / 0 included); a zero duration, infinitely many: the cap holds.
+  const wanted = base + (rtt === 0 ? 0 : Math.ceil((ws.nthreads * rtt) / duration));
+  const cap = Math.floor(config.adaptiveSaturationCap * ws.nthreads);
+  const byMemory = nbytes > 0 ? Math.floor(config.adaptiveSaturationMemory / nbytes) : Infinity;
+  return Math.max(Math.min(wanted, cap, byMemory), base);
+}
+
+/** Adaptive saturation: the tasks `ws` may process while `group`'s root tasks are placed, and why. */
+export function adaptiveSlots(config: Config, ws: WorkerRec, group: GroupRec): SaturationWhy {
+  const base = fixedSlots(ws, DASK_SATURATION);
+  if (ws.noRoundTrips) return { slots: base, limit: "dask" };
+  const rtt = ws.roundTrip;
+  const duration = group.prefix.durationAverage;
+  const nbytes = groupOutputSize(group);
   const why = { rtt: micro(rtt), duration: micro(duration), nbytes: Math.round(nbytes) };
   if (rtt < 0 || duration < 0 || nbytes < 0) return { slots: base, limit: "dask", ...why };
-  // A zero round trip wants nothing more (0 / 0 included); a zero duration, infinitely many: the cap holds.
   const wanted = base + (rtt === 0 ? 0 : Math.ceil((ws.nthreads * rtt) / duration));
   const cap = Math.floor(config.adaptiveSaturationCap * ws.nthreads);
   const byMemory = nbytes > 0 ? Math.floor(config.adaptiveSaturationMemory / nbytes) : Infinity;

@@ -163,6 +163,8 @@ export class WorkerRec {
    * smoothed (saturation.ts); -1 until it reports one. Only adaptive saturation measures it.
    */
   roundTrip = -1;
+  /** It measures no round trips (register-worker's roundTrips: false): adaptive saturation gives it Dask's count. */
+  noRoundTrips = false;
 
   constructor(
     readonly name: string,

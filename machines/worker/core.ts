@@ -8,6 +8,7 @@ import { WORKER, WORKER_TASK, type WorkerStateName, type WorkerTaskStateName } f
 import { IndexedHeap } from "../util/heap.js";
 import { emptyMap, emptySet, withAdded, withDeleted, withEntry, withoutEntry } from "../util/shared-empty.js";
 import type { WorkerEffects, WorkerInit, WorkerInput } from "./inputs.js";
+import { FetchQueues } from "./fetch-queues.js";
 import { Tombstones } from "./tombstones.js";
 
 /** A task's positions in the worker's heaps of ready and to-fetch tasks (see IndexedHeap). */
@@ -18,6 +19,8 @@ export class WTask {
   state: WorkerTaskStateName = "released";
   [READY_AT] = -1;
   [FETCH_AT] = -1;
+  /** Its place in the per-holder fetch queues (FetchQueues); -1 while not queued there. */
+  fetchOrder = -1;
   func: string | null = null;
   args: unknown[] = [];
   priority: Priority = [0, 0, 0];
@@ -136,7 +139,10 @@ export class WorkerCore {
   state: WorkerStateName = WORKER.initial;
   readonly tasks = new Map<string, WTask>();
   private readonly ready = new IndexedHeap<WTask>((a, b) => priorityLess(a.priority, b.priority), READY_AT);
+  /** The tasks to fetch in one heap by priority: the worker's queue in logs without init.fetchByHolder. */
   private readonly fetchQueue = new IndexedHeap<WTask>((a, b) => priorityLess(a.priority, b.priority), FETCH_AT);
+  /** The tasks to fetch, per holder (init.fetchByHolder: every new worker). */
+  private readonly fetchByHolder: FetchQueues<WTask> | null;
   private readonly inFlightFrom = new Map<string, WTask[]>();
   /** The input count when each gather in flight was asked for. */
   private readonly gatherAskedAt = new Map<string, number>();
@@ -187,6 +193,7 @@ export class WorkerCore {
   ) {
     this.bandwidth = init.bandwidth ?? DEFAULT_WORKER_BANDWIDTH;
     this.voided = new Tombstones(init.maxTombstones ?? MAX_TOMBSTONES);
+    this.fetchByHolder = init.fetchByHolder === true ? new FetchQueues<WTask>() : null;
   }
 
   get name(): string {
@@ -350,7 +357,7 @@ export class WorkerCore {
    * (released, fetch). The report carries the newest assignment's number.
    */
   private acceptCompute(op: ComputeTaskOp): void {
-    if (op.answers !== undefined && this.now >= op.answers) this.roundTrip = this.now - op.answers;
+    if (op.answers !== undefined && this.now >= op.answers && this.init.roundTrips !== false) this.roundTrip = this.now - op.answers;
     const ts = this.ensureTask(op.key);
     // Never lowered: a request kept for later (computeInstead) may be older than one since.
     if (op.attempt !== undefined && op.attempt > ts.attempt) ts.attempt = op.attempt;
@@ -399,7 +406,7 @@ export class WorkerCore {
       case "released":
         break;
     }
-    this.fetchQueue.remove(ts);
+    this.unqueueFetch(ts);
     ts.missing = 0;
     // A Set for a task with many inputs: includes() per input is quadratic in the inputs
     // (a sum over tens of thousands of futures).
@@ -423,7 +430,7 @@ export class WorkerCore {
         dts.priority = ts.priority;
         dts.freed = false;
         this.move(dts, "FETCH");
-        this.fetchQueue.push(dts);
+        this.queueFetch(dts);
       }
     }
     if (ts.missing > 0) this.move(ts, "WAIT_DEPS");
@@ -457,7 +464,7 @@ export class WorkerCore {
         ts.acquire = true;
         ts.freed = false;
         this.move(ts, "FETCH");
-        this.fetchQueue.push(ts);
+        this.queueFetch(ts);
       } else if (ts.state === "fetch" || ts.state === "flight") {
         // Already on its way for a task here: it is reported with add-keys when it lands.
         ts.acquire = true;
@@ -484,8 +491,10 @@ export class WorkerCore {
    */
   private setHolders(ts: WTask, holders: readonly string[]): void {
     for (const holder of holders) {
-      if (holder !== this.name) ts.setHolder(holder, this.inputs);
-      else this.send({ op: "missing-data", worker: this.name, id: this.init.id, key: ts.key, holder });
+      if (holder !== this.name) {
+        ts.setHolder(holder, this.inputs);
+        this.fetchByHolder?.holderAdded(ts, holder);
+      } else this.send({ op: "missing-data", worker: this.name, id: this.init.id, key: ts.key, holder });
     }
   }
 
@@ -616,7 +625,7 @@ export class WorkerCore {
         this.move(ts, "FREE", why);
         break;
       case "fetch":
-        this.fetchQueue.remove(ts);
+        this.unqueueFetch(ts);
         this.move(ts, "FREE", why);
         break;
       case "waiting":
@@ -842,6 +851,7 @@ export class WorkerCore {
   private forgetHolder(ts: WTask, from: string, askedAt: number): void {
     if ((ts.holders.get(from) ?? 0) > askedAt) return;
     ts.removeHolder(from);
+    this.fetchByHolder?.holderRemoved(ts, from);
   }
 
   /** A transfer did not deliver `ts`: queue it again (the scheduler re-plans if no holder is left). */
@@ -861,7 +871,7 @@ export class WorkerCore {
         ts.acquire = false;
         this.move(ts, "FREE", { rule: "no-holder-left" });
         this.dropIfUnused(ts);
-      } else this.fetchQueue.push(ts);
+      } else this.queueFetch(ts);
     } else if (ts.state === "cancelled" || ts.state === "resumed") {
       const computeInstead = ts.state === "resumed" && ts.requested ? ts.computeInstead : null;
       ts.computeInstead = null;
@@ -872,7 +882,7 @@ export class WorkerCore {
       } else if (this.neededLocally(ts)) {
         // Cancelled, then needed again as a dependency while still in flight: fetch again.
         this.move(ts, "FETCH");
-        this.fetchQueue.push(ts);
+        this.queueFetch(ts);
       } else {
         this.dropIfUnused(ts);
       }
@@ -960,8 +970,22 @@ export class WorkerCore {
     }
   }
 
+  private queueFetch(ts: WTask): void {
+    if (this.fetchByHolder !== null) this.fetchByHolder.push(ts);
+    else this.fetchQueue.push(ts);
+  }
+
+  private unqueueFetch(ts: WTask): void {
+    if (this.fetchByHolder !== null) this.fetchByHolder.remove(ts);
+    else this.fetchQueue.remove(ts);
+  }
+
   private ensureCommunicating(): void {
     if (this.state !== "running") return;
+    if (this.fetchByHolder !== null) {
+      this.gatherByHolder(this.fetchByHolder);
+      return;
+    }
     const limit = this.init.transferIncomingCountLimit;
     const skipped: WTask[] = [];
     while (this.inFlightFrom.size < limit && this.fetchQueue.size > 0) {
@@ -976,19 +1000,35 @@ export class WorkerCore {
         if (batch.length >= MAX_KEYS_PER_GATHER) break;
         if (other.holders.has(holder)) batch.push(other);
       }
-      for (const t of batch) {
-        this.fetchQueue.remove(t);
-        this.move(t, "GATHER");
-      }
-      this.inFlightFrom.set(holder, batch);
-      this.gatherAskedAt.set(holder, this.inputs);
-      this.gatherStartedAt.set(holder, this.now);
-      this.fx.gather(
-        holder,
-        batch.map((t) => t.key),
-      );
+      for (const t of batch) this.fetchQueue.remove(t);
+      this.startGather(holder, batch);
     }
     for (const ts of skipped) this.fetchQueue.push(ts);
+  }
+
+  /**
+   * Gathers per holder (Dask's _ensure_communicating over data_needed): from each holder not
+   * gathered from yet, the one whose first task comes first, its first tasks. Tasks waiting
+   * only for holders already busy are not looked at.
+   */
+  private gatherByHolder(queues: FetchQueues<WTask>): void {
+    const limit = this.init.transferIncomingCountLimit;
+    while (this.inFlightFrom.size < limit) {
+      const holder = queues.nextHolder(this.inFlightFrom);
+      if (holder === undefined) return;
+      this.startGather(holder, queues.take(holder, MAX_KEYS_PER_GATHER));
+    }
+  }
+
+  private startGather(holder: string, batch: WTask[]): void {
+    for (const t of batch) this.move(t, "GATHER");
+    this.inFlightFrom.set(holder, batch);
+    this.gatherAskedAt.set(holder, this.inputs);
+    this.gatherStartedAt.set(holder, this.now);
+    this.fx.gather(
+      holder,
+      batch.map((t) => t.key),
+    );
   }
 
   /** A holder we are not already fetching from, first in name order (deterministic). */

@@ -11,6 +11,20 @@ export interface WorkerInit {
   bandwidth?: number;
   /** Tombstones kept (MAX_TOMBSTONES when absent); for tests of the bound. */
   maxTombstones?: number;
+  /**
+   * The tasks to fetch are queued per holder (Dask's data_needed), and a gather takes its
+   * holder's first tasks in priority order. Every worker started now sets it; absent in logs
+   * written before it, whose workers kept one queue by priority (a different gather order
+   * among equal priorities), and replay rebuilds them so.
+   */
+  fetchByHolder?: boolean;
+  /**
+   * false: the worker does not measure its round trips (compute-task `answers`), so the
+   * scheduler's adaptive saturation gives it Dask's count. Set by an in-process worker whose
+   * tasks run on the thread its scheduler runs on: there the round trip is that thread's
+   * own work, which holding more tasks cannot overlap. Absent: measured (and in older logs).
+   */
+  roundTrips?: false;
 }
 
 /** Stimuli from the worker's own host: lifecycle, finished transfers and executions. */
