@@ -120,6 +120,11 @@ export class FrameScanner implements RecordSink {
     return !this.stopped;
   }
 
+  /** Bytes pushed and not yet read as frames: the start of a frame waiting for the rest of it. */
+  get held(): number {
+    return this.end - this.start;
+  }
+
   /** How many more bytes the bytes pending need before frames() can go on: the rest of a head, or of a frame. */
   private needed(): number {
     const left = this.end - this.start;

@@ -5,6 +5,9 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalCluster } from "../index.js";
+import { readLogSync } from "../log/reader.js";
+import { machinesView } from "../dashboard/server/machines-handler.js";
+import { DashboardModel } from "../dashboard/server/model.js";
 import { launchBrowser, openPage } from "./support/browser.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -64,6 +67,20 @@ describe("the dashboard of a live embedded cluster, in Chromium", () => {
     expect(done).toBe(TASKS);
     await client.close();
   }, 120_000);
+
+  it("answers the machines and a key's story from the log file it follows (it keeps no records), as the log says", async () => {
+    const ask = async (path: string) => (await fetch(new URL(path, cluster.dashboardUrl!))).json() as Promise<Record<string, unknown>>;
+    const machines = await ask("api/machines");
+    const counted = machines.records as number;
+    const { records } = readLogSync(cluster.logPath!);
+    expect(counted).toBeGreaterThan(0);
+    expect(counted).toBeLessThanOrEqual(records.length);
+    expect(machines).toEqual(JSON.parse(JSON.stringify(machinesView(records.slice(0, counted)))));
+    const key = records.find((r) => r.kind === "transition" && r.machine === "task" && r.id.startsWith("nap-")) as { id: string };
+    const kept = new DashboardModel({ kind: "embedded", location: cluster.logPath!, cluster: "c", live: true }, readLogSync(cluster.logPath!).header.created);
+    for (const record of records) kept.add(record);
+    expect(await ask(`api/story?key=${encodeURIComponent(key.id)}`)).toEqual(JSON.parse(JSON.stringify(await kept.story(key.id))));
+  });
 
   it("without a log file (log: false) taps the log sink instead, with the same answers", async () => {
     const bare = await LocalCluster.start({ workers: 2, functions: { nap: async (i: number) => (await sleep(5), i) }, dashboard: true, configFile: false, log: false });

@@ -104,7 +104,13 @@ export const machinesHandler: Handler = async ({ model, url }) => {
     return typedProblem(error);
   }
   await model.whenLoaded();
-  const { records, dropped } = model.kept();
+  // A live model that reads its records from its log file counts every record's machines, carried on as asked.
+  const whole = cut === undefined ? model.wholeMachines() : undefined;
+  if (whole !== undefined) {
+    const { tally, records } = await whole;
+    return safeJson(viewsOf(tally, records, "at the end of the log"));
+  }
+  const { records, dropped } = await model.kept();
   const view = machinesView(records, cut);
   if (dropped > 0) view.partial = `the dashboard keeps the latest ${records.length} records: counts are of those (${dropped} records before them are in the log)`;
   return safeJson(view);

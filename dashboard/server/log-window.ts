@@ -1,0 +1,94 @@
+/**
+ * The records of a followed log file (log-follow.ts) for the views that read records whole
+ * (stories, the scrubber's cuts, machines at a cut, what-if, and the machines' whole-run
+ * counts), read again from the file when a view asks instead of kept in memory: a live
+ * dashboard keeping its latest records had the garbage collector copy every record it
+ * folded into the old generation, a quarter of the thread's cost (docs/dashboard.md).
+ * It knows where each frame starts and the number of its first record in log order, for
+ * the frames that hold the latest `keep` records or more.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { FrameScanner } from "../../log/frame-scanner.js";
+import type { LogRecord } from "../../log/types.js";
+import { MachineTally } from "./machine-tally.js";
+
+const CHUNK = 1 << 20;
+
+/** Where the frames followed so far end, and how many records they hold. */
+export interface LogEnd {
+  offset: number;
+  records: number;
+}
+
+/** Records in log order and how many went before them. */
+export interface KeptRecords {
+  records: readonly LogRecord[];
+  dropped: number;
+}
+
+export class LogWindow {
+  /** Byte offsets of the frames kept, and the number (in log order) of each one's first record. */
+  private offsets: number[] = [];
+  private firsts: number[] = [];
+  /** The oldest frame still kept, in those arrays. */
+  private head = 0;
+  /** The machines of every record so far: how far they are counted, carried on as asked. */
+  private tally: { at: LogEnd; tally: MachineTally } | undefined;
+  private tallying: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly handle: FileHandle,
+    /** Where the first frame starts (after the header). */
+    private readonly start: number,
+    /** Records kept at least: the frames before the one that leaves this many go. */
+    private readonly keep: number,
+  ) {}
+
+  /** A frame starts at byte `offset` with record number `first` (log order). */
+  noteFrame(offset: number, first: number): void {
+    this.offsets.push(offset);
+    this.firsts.push(first);
+    while (this.head + 1 < this.firsts.length && this.firsts[this.head + 1]! <= first - this.keep) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.firsts.length) {
+      this.offsets = this.offsets.slice(this.head);
+      this.firsts = this.firsts.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** The records of the frames kept, up to `end` (the frames followed when the view asked). */
+  async kept(end: LogEnd): Promise<KeptRecords> {
+    if (this.head >= this.firsts.length) return { records: [], dropped: end.records };
+    const first = this.firsts[this.head]!;
+    return { records: await this.read(this.offsets[this.head]!, end.offset, end.records - first), dropped: first };
+  }
+
+  /** The machines of every record up to `end`: those since the last ask are read and counted. */
+  machines(end: LogEnd): Promise<{ tally: MachineTally; records: number }> {
+    const counted = this.tallying.then(async () => {
+      const kept = (this.tally ??= { at: { offset: this.start, records: 0 }, tally: new MachineTally() });
+      if (end.offset > kept.at.offset) {
+        for (const record of await this.read(kept.at.offset, end.offset, end.records - kept.at.records)) if (record.kind === "transition") kept.tally.add(record);
+        kept.at = end;
+      }
+      return { tally: kept.tally, records: kept.at.records };
+    });
+    this.tallying = counted.catch(() => {});
+    return counted;
+  }
+
+  /** The records of the whole frames in bytes [from, to): at most `most` (those the follower handed on). */
+  private async read(from: number, to: number, most: number): Promise<LogRecord[]> {
+    const records: LogRecord[] = [];
+    // A frame's names and shapes are its own: the scan may start at any frame. Problems were the follower's to report.
+    const scanner = new FrameScanner(from, { problem: () => {}, record: (record) => (records.push(record), records.length < most) });
+    const chunk = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(to - from, 1)));
+    for (let at = from; at < to && records.length < most; ) {
+      const { bytesRead } = await this.handle.read(chunk, 0, Math.min(chunk.length, to - at), at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+      if (!scanner.push(chunk.subarray(0, bytesRead))) break;
+    }
+    return records;
+  }
+}
