@@ -9,6 +9,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { LogFollower } from "./log-follow.js";
 import { DashboardModel, LIVE_RECORDS } from "./model.js";
 import { startDashboard } from "./server.js";
+import { DASHBOARD_NICE, lowerThreadPriority } from "./thread-priority.js";
 
 const FOLLOW_MS = 100;
 
@@ -23,6 +24,7 @@ const start = workerData as Start;
 const port = parentPort!;
 
 async function main(): Promise<void> {
+  lowerThreadPriority(DASHBOARD_NICE);
   const follower = await LogFollower.open(start.path, LIVE_RECORDS);
   if (follower === undefined) throw new Error(`${start.path} is not a binary log`);
   const model = new DashboardModel({ kind: "embedded", location: start.path, cluster: start.cluster, live: true }, follower.created);
