@@ -2,6 +2,7 @@
  * The dashboard of an embedded cluster as it runs (LocalCluster.start({ dashboard: true })),
  * in headless Chromium: the page follows the run through server-sent events, with no reload.
  */
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalCluster } from "../index.js";
@@ -80,6 +81,17 @@ describe("the dashboard of a live embedded cluster, in Chromium", () => {
     const kept = new DashboardModel({ kind: "embedded", location: cluster.logPath!, cluster: "c", live: true }, readLogSync(cluster.logPath!).header.created);
     for (const record of records) kept.add(record);
     expect(await ask(`api/story?key=${encodeURIComponent(key.id)}`)).toEqual(JSON.parse(JSON.stringify(await kept.story(key.id))));
+  });
+
+  it("runs its thread at a lower CPU priority than the cluster's (Linux: that thread's nice value alone)", () => {
+    if (process.platform !== "linux") return;
+    const niceOf = (tid: string) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+    };
+    const nice = readdirSync("/proc/self/task").map(niceOf);
+    expect(nice.filter((n) => n === 10).length).toBeGreaterThanOrEqual(1);
+    expect(niceOf(readlinkSync("/proc/thread-self").split("/").pop()!)).toBe(0);
   });
 
   it("without a log file (log: false) taps the log sink instead, with the same answers", async () => {
