@@ -16,6 +16,15 @@ import { LogWindow, type LogEnd } from "./log-window.js";
 
 const CHUNK = 1 << 20;
 
+/**
+ * The fields of an input's event that the live model's folds read (first-fold.ts with
+ * log/cluster-rules.ts and dash-counts.ts; tools/task-stream.ts): the follower builds no
+ * other (the records are not kept: the views that read them whole read the file again).
+ * tests/dashboard-live-window.test.ts folds logs with steals, failures, a killed worker and
+ * transfers both ways. A fold that reads another field adds it here.
+ */
+export const LIVE_INPUT_FIELDS: ReadonlySet<string> = new Set(["op", "key", "worker", "name", "nthreads", "nbytes", "keys", "duration", "reason", "from", "received", "missing", "start", "stop"]);
+
 export class LogFollower {
   readonly problems: LogProblem[] = [];
   private take: (record: LogRecord) => void = () => {};
@@ -52,7 +61,7 @@ export class LogFollower {
         problem: (problem) => holder.follower!.problems.push(problem),
         record: (record) => (holder.follower!.taken++, holder.follower!.take(record), true),
       },
-      { startAt: sequenceStarts(decoded.header), frameStart: (offset) => holder.follower!.window.noteFrame(offset, holder.follower!.taken) },
+      { startAt: sequenceStarts(decoded.header), frameStart: (offset) => holder.follower!.window.noteFrame(offset, holder.follower!.taken), inputFields: LIVE_INPUT_FIELDS },
     );
     holder.follower = new LogFollower(handle, first.bytes, scanner, decoded.header.created, keep);
     return holder.follower;
