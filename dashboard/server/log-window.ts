@@ -13,6 +13,8 @@ import type { LogRecord } from "../../log/types.js";
 import { MachineTally } from "./machine-tally.js";
 
 const CHUNK = 1 << 20;
+/** The machines count transitions: of an input, only what a record must have is built. */
+const TALLY_INPUT_FIELDS: ReadonlySet<string> = new Set(["op"]);
 
 /** Where the frames followed so far end, and how many records they hold. */
 export interface LogEnd {
@@ -68,7 +70,7 @@ export class LogWindow {
     const counted = this.tallying.then(async () => {
       const kept = (this.tally ??= { at: { offset: this.start, records: 0 }, tally: new MachineTally() });
       if (end.offset > kept.at.offset) {
-        for (const record of await this.read(kept.at.offset, end.offset, end.records - kept.at.records)) if (record.kind === "transition") kept.tally.add(record);
+        for (const record of await this.read(kept.at.offset, end.offset, end.records - kept.at.records, TALLY_INPUT_FIELDS)) if (record.kind === "transition") kept.tally.add(record);
         kept.at = end;
       }
       return { tally: kept.tally, records: kept.at.records };
@@ -78,10 +80,10 @@ export class LogWindow {
   }
 
   /** The records of the whole frames in bytes [from, to): at most `most` (those the follower handed on). */
-  private async read(from: number, to: number, most: number): Promise<LogRecord[]> {
+  private async read(from: number, to: number, most: number, inputFields?: ReadonlySet<string>): Promise<LogRecord[]> {
     const records: LogRecord[] = [];
     // A frame's names and shapes are its own: the scan may start at any frame. Problems were the follower's to report.
-    const scanner = new FrameScanner(from, { problem: () => {}, record: (record) => (records.push(record), records.length < most) });
+    const scanner = new FrameScanner(from, { problem: () => {}, record: (record) => (records.push(record), records.length < most) }, inputFields !== undefined ? { inputFields } : {});
     const chunk = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(to - from, 1)));
     for (let at = from; at < to && records.length < most; ) {
       const { bytesRead } = await this.handle.read(chunk, 0, Math.min(chunk.length, to - at), at);
