@@ -14,7 +14,8 @@ import { sequenceStarts } from "../../log/slice-header.js";
 import { LOG_FORMAT_FRAMES, type LogProblem, type LogRecord } from "../../log/types.js";
 import { LogWindow, type LogEnd } from "./log-window.js";
 
-const CHUNK = 1 << 20;
+/** Reads this much at a time: a frame (a few hundred KB under load) cut by a chunk's end is copied whole, so a chunk holds many. */
+const CHUNK = 8 << 20;
 
 /**
  * The fields of an input's event that the live model's folds read (first-fold.ts with

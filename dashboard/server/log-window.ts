@@ -12,7 +12,7 @@ import { FrameScanner } from "../../log/frame-scanner.js";
 import type { LogRecord } from "../../log/types.js";
 import { MachineTally } from "./machine-tally.js";
 
-const CHUNK = 1 << 20;
+const CHUNK = 8 << 20;
 /** The machines count transitions: of an input, only what a record must have is built. */
 const TALLY_INPUT_FIELDS: ReadonlySet<string> = new Set(["op"]);
 
