@@ -9,10 +9,12 @@
  *
  *   npx tsx bench/dashboard-w1.ts [--n 10000] [--repeat 5] [--warmup 10000]
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { get } from "node:http";
 import { parseArgs } from "node:util";
 import { LocalCluster } from "../index.js";
 import { FUNCTIONS } from "./functions.js";
+import { DASHBOARD_NICE } from "../dashboard/server/thread-priority.js";
 
 const { values } = parseArgs({ options: { n: { type: "string", default: "10000" }, repeat: { type: "string", default: "5" }, warmup: { type: "string", default: "10000" } } });
 const n = Number(values.n);
@@ -26,6 +28,8 @@ interface Mode {
   walls: number[];
   /** CPU seconds of the process (every thread) per repetition: less at the mercy of a busy machine than the wall time. */
   cpus: number[];
+  /** CPU seconds of the dashboard's thread per repetition (Linux: the threads at its nice value). */
+  dashCpus: number[];
   received: { bytes: number };
   /** Dashboard on: ms from the repetition's last result until the dashboard showed all its tasks done. */
   behind: number[];
@@ -45,7 +49,7 @@ async function start(dashboard: boolean): Promise<Mode> {
       }).on("error", reject);
     });
   }
-  return { dashboard, cluster, walls: [], cpus: [], received, behind: [], submitted: 0 };
+  return { dashboard, cluster, walls: [], cpus: [], dashCpus: [], received, behind: [], submitted: 0 };
 }
 
 type Row = { memory: number; released: number };
@@ -61,6 +65,23 @@ async function caughtUp(url: string, done: (row: Row) => boolean): Promise<numbe
     // Not too often: each answer folds the summary on the dashboard's thread.
     await sleep(50);
   }
+}
+
+/** CPU seconds so far of this process's threads at the dashboard thread's nice value (Linux; 0 elsewhere). */
+function dashboardThreadCpu(): number {
+  if (process.platform !== "linux") return 0;
+  let ticks = 0;
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // utime, stime, nice: fields 14, 15 and 19 of proc(5)
+      if (Number(fields[16]) === DASHBOARD_NICE) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // a thread gone meanwhile
+    }
+  }
+  return ticks / 100;
 }
 
 async function once(m: Mode, count: number): Promise<number> {
@@ -94,9 +115,11 @@ for (const m of modes) m.behind = [];
 for (let r = 0; r < reps; r++) {
   for (const m of r % 2 === 0 ? modes : [...modes].reverse()) {
     const cpu0 = process.cpuUsage();
+    const dash0 = dashboardThreadCpu();
     m.walls.push(await once(m, n));
     const cpu = process.cpuUsage(cpu0);
     m.cpus.push((cpu.user + cpu.system) / 1e6);
+    if (m.dashboard) m.dashCpus.push(dashboardThreadCpu() - dash0);
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -107,6 +130,7 @@ console.log(`  dashboard off: ${Math.round(n / median(off.walls))} tasks/s (medi
 console.log(`  dashboard on:  ${Math.round(n / median(on.walls))} tasks/s (median; the page's event stream received ${(on.received.bytes / 1024).toFixed(0)} KiB)`);
 const cpuRatios = on.cpus.map((c, i) => off.cpus[i]! / c);
 console.log(`  CPU per task: off ${((median(off.cpus) / n) * 1e6).toFixed(1)} us, on ${((median(on.cpus) / n) * 1e6).toFixed(1)} us; off / on: median ${median(cpuRatios).toFixed(3)}`);
+if (process.platform === "linux") console.log(`  the dashboard's thread: ${((median(on.dashCpus) / n) * 1e6).toFixed(1)} us of CPU per task (median; ${on.dashCpus.map((c) => ((c / n) * 1e6).toFixed(1)).join(" ")})`);
 console.log(`  the dashboard showed each repetition's tasks done ${median(on.behind).toFixed(0)} ms after its last result (median; ${on.behind.map((x) => x.toFixed(0)).join(" ")})`);
 console.log(`  throughput on / off: median ${median(ratios).toFixed(3)} (pairs: ${ratios.map((x) => x.toFixed(3)).join(" ")}; target >= 0.90)`);
 for (const m of modes) await m.cluster.close();
