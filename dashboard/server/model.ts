@@ -209,6 +209,7 @@ export class DashboardModel {
   changed(): void {
     // The window's records as last read are not the latest any more: not kept alive for nothing.
     if (this.windowRead !== undefined && this.windowRead.count !== this.count) this.windowRead = undefined;
+    if (this.stepFold !== undefined && this.stepFold.records !== this.records) this.stepFold = undefined;
     for (const listener of this.listeners) listener();
   }
 
