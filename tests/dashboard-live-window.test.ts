@@ -3,10 +3,10 @@
  * keeps no records: the views that read records whole read them again from the file
  * (dashboard/server/log-window.ts). Over a log written in pieces cut anywhere, its answers
  * are those of a model that keeps the records, its window holds the latest records from a
- * frame's start, and its machines count every record, carried on as asked. The follower
- * builds only the fields of inputs' events that the live folds read (LIVE_INPUT_FIELDS): over
- * logs with steals, failures, a killed worker and transfers the summary and the task stream
- * are those of the whole records.
+ * frame's start, and its machines count from the window's start at the first ask on, carried
+ * on as asked. The follower builds only the fields of inputs' events that the live folds read
+ * (LIVE_INPUT_FIELDS): over logs with steals, failures, a killed worker and transfers the
+ * summary and the task stream are those of the whole records.
  */
 import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -155,16 +155,19 @@ describe("a live model that reads its records from the log file it follows", () 
     }
   });
 
-  it("counts the machines of every record, carried on from the last ask, whatever the window keeps", async () => {
+  it("counts the machines from the window's start at the first ask, carried on from each ask to the next", async () => {
     const { follower, model, grow } = await following(join(dir, "machines.natlog"), 100);
     try {
+      let first: number | undefined;
       for (let to = header; to < bytes.length; ) {
         to = Math.min(bytes.length, to + 15_000);
         await grow(to);
         const asked = await Promise.all([model.wholeMachines()!, model.wholeMachines()!]);
-        const fresh = tallyOf(records.slice(0, model.size));
-        for (const { tally, records: counted } of asked) {
-          expect(counted).toBe(model.size);
+        for (const { tally, records: counted, dropped } of asked) {
+          first ??= dropped;
+          expect(dropped).toBe(first);
+          expect(counted).toBe(model.size - dropped);
+          const fresh = tallyOf(records.slice(dropped, model.size));
           for (const machine of MACHINES) {
             expect(tally.edges(machine), machine).toEqual(fresh.edges(machine));
             expect(tally.counts(machine), machine).toEqual(fresh.counts(machine));
@@ -173,6 +176,18 @@ describe("a live model that reads its records from the log file it follows", () 
       }
     } finally {
       await follower.close();
+    }
+    // Asked first at the end: the window's records alone, not the whole file.
+    const late = await following(join(dir, "machines-late.natlog"), 100);
+    try {
+      await late.grow(bytes.length);
+      const { records: counted, dropped } = await late.model.wholeMachines()!;
+      const { dropped: windowStart } = await late.model.kept();
+      expect(dropped).toBe(windowStart);
+      expect(dropped).toBeGreaterThan(0);
+      expect(counted).toBe(records.length - dropped);
+    } finally {
+      await late.follower.close();
     }
   });
 

@@ -1,7 +1,7 @@
 /**
  * The records of a followed log file (log-follow.ts) for the views that read records whole
- * (stories, the scrubber's cuts, machines at a cut, what-if, and the machines' whole-run
- * counts), read again from the file when a view asks instead of kept in memory: a live
+ * (stories, the scrubber's cuts, machines at a cut, what-if, and the machines' counts
+ * carried on), read again from the file when a view asks instead of kept in memory: a live
  * dashboard keeping its latest records had the garbage collector copy every record it
  * folded into the old generation, a quarter of the thread's cost (docs/dashboard.md).
  * It knows where each frame starts and the number of its first record in log order, for
@@ -34,8 +34,8 @@ export class LogWindow {
   private firsts: number[] = [];
   /** The oldest frame still kept, in those arrays. */
   private head = 0;
-  /** The machines of every record so far: how far they are counted, carried on as asked. */
-  private tally: { at: LogEnd; tally: MachineTally } | undefined;
+  /** The machines' counts: from which record, how far, carried on as asked. */
+  private tally: { from: number; at: LogEnd; tally: MachineTally } | undefined;
   private tallying: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -65,15 +65,19 @@ export class LogWindow {
     return { records: await this.read(this.offsets[this.head]!, end.offset, end.records - first), dropped: first };
   }
 
-  /** The machines of every record up to `end`: those since the last ask are read and counted. */
-  machines(end: LogEnd): Promise<{ tally: MachineTally; records: number }> {
+  /**
+   * The machines of the records up to `end`, from the window's start at the first ask (so
+   * that a page opened late on a long run reads no more than the window): those since the
+   * last ask are read and counted. `dropped`: the records before the count's start.
+   */
+  machines(end: LogEnd): Promise<{ tally: MachineTally; records: number; dropped: number }> {
     const counted = this.tallying.then(async () => {
-      const kept = (this.tally ??= { at: { offset: this.start, records: 0 }, tally: new MachineTally() });
+      const kept = (this.tally ??= this.head < this.firsts.length ? { from: this.firsts[this.head]!, at: { offset: this.offsets[this.head]!, records: this.firsts[this.head]! }, tally: new MachineTally() } : { from: 0, at: { offset: this.start, records: 0 }, tally: new MachineTally() });
       if (end.offset > kept.at.offset) {
         for (const record of await this.read(kept.at.offset, end.offset, end.records - kept.at.records, TALLY_INPUT_FIELDS)) if (record.kind === "transition") kept.tally.add(record);
         kept.at = end;
       }
-      return { tally: kept.tally, records: kept.at.records };
+      return { tally: kept.tally, records: kept.at.records - kept.from, dropped: kept.from };
     });
     this.tallying = counted.catch(() => {});
     return counted;

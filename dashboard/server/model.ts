@@ -32,11 +32,12 @@ export const LIVE_RECORDS = 50_000;
 
 /**
  * Where a live model that keeps no records finds them when a view asks: a followed log
- * file (log-window.ts). The latest LIVE_RECORDS or more; the machines of every record.
+ * file (log-window.ts). The latest LIVE_RECORDS or more; the machines of the records since
+ * the window's start at the first ask, carried on (`dropped` before them).
  */
 export interface RecordWindow {
   kept(): Promise<KeptRecords>;
-  machines(): Promise<{ tally: MachineTally; records: number }>;
+  machines(): Promise<{ tally: MachineTally; records: number; dropped: number }>;
 }
 
 /**
@@ -200,8 +201,8 @@ export class DashboardModel {
     return this.windowRead.kept;
   }
 
-  /** The machines of every record taken, when the model has a window to read them from (else the views count the records kept). */
-  wholeMachines(): Promise<{ tally: MachineTally; records: number }> | undefined {
+  /** The machines' counts carried on, when the model has a window to read the records from (else the views count the records kept). */
+  wholeMachines(): Promise<{ tally: MachineTally; records: number; dropped: number }> | undefined {
     return this.window?.machines();
   }
 
