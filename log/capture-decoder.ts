@@ -38,7 +38,17 @@ export interface TransitionShape {
   to: string;
 }
 
-export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder } {
+/**
+ * `inputFields`: an input's event keeps only these fields (when its object's keys come
+ * before its values: a shape already defined, or keys inline); the others are walked past
+ * without building them. For a reader that needs a few fields of each event (the live
+ * dashboard's folds): what it skips costs no objects, strings or numbers.
+ */
+export interface DecoderOptions {
+  inputFields?: ReadonlySet<string>;
+}
+
+export function captureDecoderProgram(T: CaptureTags): { decoder(options?: DecoderOptions): FrameDecoder } {
   /** Nesting deeper than the capture ever writes is not a batch of ours. */
   const MAX_DEPTH = 64;
 
@@ -50,6 +60,8 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
   }
 
   class Decoder implements FrameDecoder {
+    constructor(private readonly inputFields: ReadonlySet<string> | undefined) {}
+
     private nums: Float64Array = new Float64Array(0);
     private chars: Uint16Array = new Uint16Array(0);
     /** The bytes of `chars`, for decoding strings. */
@@ -159,7 +171,7 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
           const actor = this.name();
           const seq = jsonNumber(this.next());
           const t = jsonNumber(this.next());
-          sink.record({ actor, seq, t, kind: "input", event: this.value(1) } as LogRecord);
+          sink.record({ actor, seq, t, kind: "input", event: this.inputFields === undefined ? this.value(1) : this.event(this.inputFields) } as LogRecord);
           return;
         }
         case T.R_START: {
@@ -276,6 +288,92 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
       }
     }
 
+    /** An input's event with only `fields` built (DecoderOptions.inputFields); a value of any other kind whole. */
+    private event(fields: ReadonlySet<string>): unknown {
+      const tag = this.next();
+      if (tag === T.V_OBJECT) {
+        const keys = this.oshapes[this.next()];
+        if (keys === undefined) this.fail("object shape not defined");
+        const object: Record<string, unknown> = {};
+        for (let k = 0; k < keys.length; k++) {
+          const key = keys[k]!;
+          if (fields.has(key)) object[key] = this.value(2);
+          else this.skip(2);
+        }
+        return object;
+      }
+      if (tag === T.V_KEYED) {
+        const count = this.count(this.n - this.i);
+        const object: Record<string, unknown> = {};
+        for (let k = 0; k < count; k++) {
+          const key = this.text(this.count(this.c - this.j));
+          if (key === "__proto__") this.fail("a __proto__ key");
+          if (fields.has(key)) object[key] = this.value(2);
+          else this.skip(2);
+        }
+        return object;
+      }
+      // A new shape's keys come after its values: built whole.
+      this.i--;
+      return this.value(1);
+    }
+
+    /** Walks past a value as value() reads it, checking it as value() does, building only what later values refer to (long strings, names, shapes). */
+    private skip(depth: number): void {
+      const tag = this.next();
+      switch (tag) {
+        case T.V_NUMBER:
+          this.next();
+          return;
+        case T.V_STRING: {
+          const length = this.count(this.c - this.j);
+          if (length >= T.REF_MIN) this.refs.push(this.text(length));
+          else this.j += length;
+          return;
+        }
+        case T.V_REF:
+          this.ref();
+          return;
+        case T.V_OBJECT: {
+          const keys = this.oshapes[this.next()];
+          if (keys === undefined) this.fail("object shape not defined");
+          if (depth > MAX_DEPTH) this.fail("nested too deep");
+          for (let k = 0; k < keys.length; k++) this.skip(depth + 1);
+          return;
+        }
+        case T.V_ARRAY: {
+          const length = this.count(this.n - this.i);
+          if (depth > MAX_DEPTH) this.fail("nested too deep");
+          for (let k = 0; k < length; k++) this.skip(depth + 1);
+          return;
+        }
+        case T.V_NULL:
+        case T.V_TRUE:
+        case T.V_FALSE:
+          return;
+        case T.V_OBJECT_NEW: {
+          const count = this.count(this.n - this.i);
+          if (depth > MAX_DEPTH) this.fail("nested too deep");
+          for (let k = 0; k < count; k++) this.skip(depth + 1);
+          this.shapeDefinition(count);
+          return;
+        }
+        case T.V_KEYED: {
+          const count = this.count(this.n - this.i);
+          if (depth > MAX_DEPTH) this.fail("nested too deep");
+          for (let k = 0; k < count; k++) {
+            const length = this.count(this.c - this.j);
+            if (length === 9 && this.text(length) === "__proto__") this.fail("a __proto__ key");
+            else if (length !== 9) this.j += length;
+            this.skip(depth + 1);
+          }
+          return;
+        }
+        default:
+          this.fail(`unexpected tag ${tag} where a value starts`);
+      }
+    }
+
     /** The names and the shape definition after a V_OBJECT_NEW's values: its keys. */
     private shapeDefinition(count: number): string[] {
       for (;;) {
@@ -299,5 +397,5 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(): FrameDecoder
     }
   }
 
-  return { decoder: () => new Decoder() };
+  return { decoder: (options?: DecoderOptions) => new Decoder(options?.inputFields) };
 }

@@ -11,7 +11,7 @@
  */
 import { endianness } from "node:os";
 import { LogCorruptError } from "../machines/errors.js";
-import { captureDecoderProgram, type RecordSink, type TransitionShape } from "./capture-decoder.js";
+import { captureDecoderProgram, type FrameDecoder, type RecordSink, type TransitionShape } from "./capture-decoder.js";
 import { CAPTURE_TAGS } from "./capture-tags.js";
 import { recordShapeProblem } from "./codec.js";
 import { decodeFrameHead, FRAME_HEAD_BYTES, FRAME_MAGIC_BYTES, frameBodyCrc } from "./frame-format.js";
@@ -45,6 +45,8 @@ export interface FrameScanOptions {
   startAt?: ReadonlyMap<string, number>;
   /** Called before the records of each frame that decodes, with its byte offset in the file (the log index's blocks). */
   frameStart?: (offset: number) => void;
+  /** Inputs' events keep only these fields (capture-decoder.ts: DecoderOptions): for a reader that needs no more. */
+  inputFields?: ReadonlySet<string>;
 }
 
 export class FrameScanner implements RecordSink {
@@ -58,7 +60,7 @@ export class FrameScanner implements RecordSink {
   /** Bytes skipped as not a frame, not yet reported: from where, how many. */
   private junkAt = -1;
   private junkBytes = 0;
-  private readonly decoder = decoders.decoder();
+  private readonly decoder: FrameDecoder;
   private readonly sequences = new SequenceChecker();
   private readonly taken = new Map<string, boolean>();
   private decoded: (LogRecord | string)[] = [];
@@ -72,6 +74,7 @@ export class FrameScanner implements RecordSink {
     private readonly options: FrameScanOptions = {},
   ) {
     if (endianness() !== "LE") throw new LogCorruptError("version-2 (binary) logs are read on little-endian machines only: convert it to JSON lines on one (natsched log export --format jsonl)");
+    this.decoder = decoders.decoder(options.inputFields !== undefined ? { inputFields: options.inputFields } : {});
     this.base = offset;
     for (const [actor, seq] of options.startAt ?? []) this.sequences.startAt(actor, seq);
   }
@@ -118,6 +121,11 @@ export class FrameScanner implements RecordSink {
     }
     this.start = 0;
     return !this.stopped;
+  }
+
+  /** Bytes pushed and not yet read as frames: the start of a frame waiting for the rest of it. */
+  get held(): number {
+    return this.end - this.start;
   }
 
   /** How many more bytes the bytes pending need before frames() can go on: the rest of a head, or of a frame. */

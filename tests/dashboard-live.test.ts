@@ -2,9 +2,13 @@
  * The dashboard of an embedded cluster as it runs (LocalCluster.start({ dashboard: true })),
  * in headless Chromium: the page follows the run through server-sent events, with no reload.
  */
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalCluster } from "../index.js";
+import { readLogSync } from "../log/reader.js";
+import { machinesView } from "../dashboard/server/machines-handler.js";
+import { DashboardModel } from "../dashboard/server/model.js";
 import { launchBrowser, openPage } from "./support/browser.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -64,6 +68,31 @@ describe("the dashboard of a live embedded cluster, in Chromium", () => {
     expect(done).toBe(TASKS);
     await client.close();
   }, 120_000);
+
+  it("answers the machines and a key's story from the log file it follows (it keeps no records), as the log says", async () => {
+    const ask = async (path: string) => (await fetch(new URL(path, cluster.dashboardUrl!))).json() as Promise<Record<string, unknown>>;
+    const machines = await ask("api/machines");
+    const counted = machines.records as number;
+    const { records } = readLogSync(cluster.logPath!);
+    expect(counted).toBeGreaterThan(0);
+    expect(counted).toBeLessThanOrEqual(records.length);
+    expect(machines).toEqual(JSON.parse(JSON.stringify(machinesView(records.slice(0, counted)))));
+    const key = records.find((r) => r.kind === "transition" && r.machine === "task" && r.id.startsWith("nap-")) as { id: string };
+    const kept = new DashboardModel({ kind: "embedded", location: cluster.logPath!, cluster: "c", live: true }, readLogSync(cluster.logPath!).header.created);
+    for (const record of records) kept.add(record);
+    expect(await ask(`api/story?key=${encodeURIComponent(key.id)}`)).toEqual(JSON.parse(JSON.stringify(await kept.story(key.id))));
+  });
+
+  it("runs its thread at a lower CPU priority than the cluster's (Linux: that thread's nice value alone)", () => {
+    if (process.platform !== "linux") return;
+    const niceOf = (tid: string) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+    };
+    const nice = readdirSync("/proc/self/task").map(niceOf);
+    expect(nice.filter((n) => n === 10).length).toBeGreaterThanOrEqual(1);
+    expect(niceOf(readlinkSync("/proc/thread-self").split("/").pop()!)).toBe(0);
+  });
 
   it("without a log file (log: false) taps the log sink instead, with the same answers", async () => {
     const bare = await LocalCluster.start({ workers: 2, functions: { nap: async (i: number) => (await sleep(5), i) }, dashboard: true, configFile: false, log: false });

@@ -160,7 +160,7 @@ describe("the scrubber's checkpoints", () => {
       // A fresh model folds from the start: no checkpoints, no fold carried from a move before.
       const fresh = new DashboardModel(plain.source, undefined, 97);
       for (const record of records) fresh.add(record);
-      expect(checked.at({ index }), `at ${index}`).toEqual(fresh.at({ index }));
+      expect(await checked.at({ index }), `at ${index}`).toEqual(await fresh.at({ index }));
     }
   });
 });

@@ -44,10 +44,10 @@ const record: fc.Arbitrary<LogRecord> = fc.oneof(
 const framesOf = (records: LogRecord[], batch: { nums: number; chars: number }): Buffer => writeCaptured(records, batch, 2);
 
 /** Scans frame bytes as a reader does (no sequence checks matter here: every record is its actor's next). */
-function scan(bytes: Buffer, chunk = bytes.length): { records: LogRecord[]; problems: LogProblem[] } {
+function scan(bytes: Buffer, chunk = bytes.length, inputFields?: ReadonlySet<string>): { records: LogRecord[]; problems: LogProblem[] } {
   const records: LogRecord[] = [];
   const problems: LogProblem[] = [];
-  const scanner = new FrameScanner(0, { problem: (p) => problems.push(p), record: (r) => records.push(r) > 0 });
+  const scanner = new FrameScanner(0, { problem: (p) => problems.push(p), record: (r) => records.push(r) > 0 }, inputFields !== undefined ? { inputFields } : {});
   for (let at = 0; at < bytes.length; at += chunk) scanner.push(bytes.subarray(at, Math.min(at + chunk, bytes.length)));
   scanner.finish();
   return { records, problems };
@@ -98,6 +98,41 @@ describe("version-2 frames", () => {
     );
   });
 
+  it("with inputFields, build only those fields of an input's event (all of them for a shape new in its frame), and every other record and problem as without", () => {
+    const fields = new Set(["op", "key", "keys", "t"]);
+    /** An input's event as read with `fields`: whole, or exactly its fields of those. */
+    const leanOf = (read: LogRecord, whole: LogRecord): "whole" | "lean" => {
+      if (read.kind !== "input" || whole.kind !== "input") {
+        expect(read).toEqual(whole);
+        return "whole";
+      }
+      expect({ ...read, event: undefined }).toEqual({ ...whole, event: undefined });
+      if (JSON.stringify(read.event) === JSON.stringify(whole.event)) return "whole";
+      expect(read.event).toEqual(Object.fromEntries(Object.entries(whole.event).filter(([k]) => fields.has(k))));
+      return "lean";
+    };
+    const key = fc.constantFrom(...Array.from({ length: 4 }, (_, i) => `task-key-number-${i}-of-the-pool`));
+    const input = fc.oneof(
+      fc.tuple(key, fc.array(key, { maxLength: 3 }), fc.string()).map(([k, ks, s]) => ({ actor: "w", seq: 0, t: 3, kind: "input" as const, event: { op: "compute-task", key: k, deps: ks, func: s, nested: { key: k, deps: ks.map((d) => ({ key: d })) }, keys: ks, t: 3 } })),
+      fc.tuple(key, key).map(([id, other]) => ({ actor: "s", seq: 0, t: 2, kind: "transition" as const, machine: "task" as const, id, event: "ASSIGN", from: "q", to: "p", why: { worker: other } })),
+      fc.tuple(fc.array(key, { maxLength: 3 }), object).map(([ks, extra]) => ({ actor: "c", seq: 0, t: 4, kind: "input" as const, event: { op: "reports", ops: ks.map((k) => ({ op: "key-in-memory", key: k, workers: ["w"] })), extra, t: 4 } })),
+    );
+    let lean = 0;
+    fc.assert(
+      fc.property(fc.array(fc.oneof(record, input), { maxLength: 30 }), fc.constantFrom({ nums: 64, chars: 64 }, { nums: 4096, chars: 4096 }), fc.integer({ min: 1, max: 300 }), (raw, batch, chunk) => {
+        const records = sequenced(raw.filter((r) => Number.isFinite(r.t)));
+        const bytes = framesOf(records, batch);
+        const whole = scan(bytes, chunk);
+        const read = scan(bytes, chunk, fields);
+        expect(read.problems).toEqual(whole.problems);
+        expect(read.records.length).toBe(whole.records.length);
+        read.records.forEach((r, i) => leanOf(r, whole.records[i]!) === "lean" && lean++);
+      }),
+      { numRuns: 400 },
+    );
+    expect(lean).toBeGreaterThan(100);
+  });
+
   it("take a record bigger than a batch in one walk once it starts an empty batch, and leave a batch that holds others as it was", () => {
     const capture = new LogCapture(new Float64Array(32), new Uint16Array(64));
     expect(capture.transition("s", 0, 1, "task", "k", "QUEUE", "released", "queued", undefined)).toBe(true);
@@ -128,14 +163,16 @@ describe("version-2 frames", () => {
   });
 
   it("decode nothing but throw a clear error on batches that are not the capture's", () => {
-    const decoder = captureDecoderProgram(CAPTURE_TAGS).decoder();
+    const decoders = [captureDecoderProgram(CAPTURE_TAGS).decoder(), captureDecoderProgram(CAPTURE_TAGS).decoder({ inputFields: new Set(["op", "key"]) })];
     const sink = { record: () => undefined, raw: () => undefined };
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.integer({ min: -2, max: 30 }), fc.double()), { maxLength: 40 }), fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 20 }), (nums, chars) => {
-        try {
-          decoder.decode(Float64Array.from(nums), Uint16Array.from(chars), nums.length, chars.length, sink);
-        } catch (err) {
-          expect((err as Error).message).toMatch(/^malformed batch at item \d+: /);
+        for (const decoder of decoders) {
+          try {
+            decoder.decode(Float64Array.from(nums), Uint16Array.from(chars), nums.length, chars.length, sink);
+          } catch (err) {
+            expect((err as Error).message).toMatch(/^malformed batch at item \d+: /);
+          }
         }
       }),
       { numRuns: 2000 },

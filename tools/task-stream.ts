@@ -9,7 +9,7 @@
  * the worker's record order and two bars on one lane never overlap. Lanes are not recorded:
  * each execution takes the lowest lane free when it starts.
  */
-import { keySplit } from "../machines/graph/keys.js";
+import { hashedKeyPrefix, keySplit } from "../machines/graph/keys.js";
 import { packLanes } from "./interval-lanes.js";
 import type { InputRecord, LogRecord, TransitionRecord } from "../log/types.js";
 import type { StreamBar, StreamDeath, StreamSteal, StreamTransfer, StreamWorker, TaskStream, TaskStreamDelta } from "./task-stream-types.js";
@@ -52,6 +52,7 @@ export class TaskStreamBuilder {
   /** Steals the scheduler asked for and has no answer to yet, by task key. */
   private readonly pendingSteals = new Map<string, StreamSteal>();
   private readonly prefixes = new Map<string, string>();
+  private readonly hashedPrefixes = new Map<string, string>();
   /** Records of worker actors seen: none in a scheduler's own log file. */
   private workerRecords = 0;
   /** Executions as the scheduler heard of them, for a log without worker records. */
@@ -329,6 +330,17 @@ export class TaskStreamBuilder {
   }
 
   private prefix(key: string): string {
+    // The commonest key (name-<hash>) is split faster than it is looked up among a long run's keys.
+    const hashed = hashedKeyPrefix(key);
+    if (hashed !== undefined) {
+      // One string per prefix, not one per bar.
+      let same = this.hashedPrefixes.get(hashed);
+      if (same === undefined) {
+        if (this.hashedPrefixes.size > 10_000) this.hashedPrefixes.clear();
+        this.hashedPrefixes.set(hashed, (same = hashed));
+      }
+      return same;
+    }
     let prefix = this.prefixes.get(key);
     if (prefix === undefined) {
       prefix = keySplit(key);

@@ -26,7 +26,7 @@ export const atHandler: Handler = async ({ model, url }) => {
   }
   // A cut is answered over the whole log (a recorded log is read in the background).
   await model.whenLoaded();
-  return json(model.at(cut));
+  return json(await model.at(cut));
 };
 
 export const storyHandler: Handler = async ({ model, url }) => {

@@ -104,7 +104,15 @@ export const machinesHandler: Handler = async ({ model, url }) => {
     return typedProblem(error);
   }
   await model.whenLoaded();
-  const { records, dropped } = model.kept();
+  // A live model that reads its records from its log file carries its counts on as asked.
+  const whole = cut === undefined ? model.wholeMachines() : undefined;
+  if (whole !== undefined) {
+    const { tally, records, dropped } = await whole;
+    const view = viewsOf(tally, records, "at the end of the log");
+    if (dropped > 0) view.partial = `counts of the ${records} records since the dashboard first counted them (the ${dropped} records before them are in the log)`;
+    return safeJson(view);
+  }
+  const { records, dropped } = await model.kept();
   const view = machinesView(records, cut);
   if (dropped > 0) view.partial = `the dashboard keeps the latest ${records.length} records: counts are of those (${dropped} records before them are in the log)`;
   return safeJson(view);

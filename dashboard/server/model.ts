@@ -15,6 +15,8 @@ import { storyLines } from "../../tools/story.js";
 import { encodeTaskStream, TaskStreamBuilder } from "../../tools/task-stream.js";
 import { DashFold } from "./dash-fold.js";
 import { FirstFold } from "./first-fold.js";
+import type { KeptRecords } from "./log-window.js";
+import type { MachineTally } from "./machine-tally.js";
 import type { AtAnswer, ClusterAt, SourceInfo, Summary } from "./wire-types.js";
 
 export type { AtAnswer, SourceInfo, Summary } from "./wire-types.js";
@@ -26,7 +28,17 @@ export type DashCut = { index: number } | { spec: CutSpec };
  * Records a live model keeps for stories: the latest ones, as a cluster may run for days
  * (a story of an older key shows what is left of it and says so).
  */
-const LIVE_RECORDS = 50_000;
+export const LIVE_RECORDS = 50_000;
+
+/**
+ * Where a live model that keeps no records finds them when a view asks: a followed log
+ * file (log-window.ts). The latest LIVE_RECORDS or more; the machines of the records since
+ * the window's start at the first ask, carried on (`dropped` before them).
+ */
+export interface RecordWindow {
+  kept(): Promise<KeptRecords>;
+  machines(): Promise<{ tally: MachineTally; records: number; dropped: number }>;
+}
 
 /**
  * Records between the scrubber's checkpoints: a copy of the fold taken when the scrubber's
@@ -43,8 +55,11 @@ export interface OpeningView {
 }
 
 export class DashboardModel {
-  /** In log order; a live model drops the oldest beyond LIVE_RECORDS. */
+  /** In log order; a live model drops the oldest beyond LIVE_RECORDS, and one with a window keeps none. */
   private records: LogRecord[] = [];
+  private window: RecordWindow | undefined;
+  /** The window's records as last read, while no record has come since. */
+  private windowRead: { count: number; kept: Promise<KeptRecords> } | undefined;
   /** Records taken in all, and of them dropped. */
   private count = 0;
   private dropped = 0;
@@ -61,8 +76,8 @@ export class DashboardModel {
   /** The latest record's time (the records may not be kept: a first pass keeps none). */
   private lastT: number | undefined;
   private time: TimeBase;
-  /** The fold of the last `at` by index, to step forward from without starting over. */
-  private stepFold: { index: number; fold: DashFold } | undefined;
+  /** The fold of the last `at` by index over `records`, to step forward from without starting over. */
+  private stepFold: { records: readonly LogRecord[]; index: number; fold: DashFold } | undefined;
   private readonly listeners = new Set<() => void>();
   /** Folds after every CHECKPOINT_RECORDS records, in order, taken as the scrubber passes them. */
   private readonly checkpoints: DashFold[] = [];
@@ -102,6 +117,12 @@ export class DashboardModel {
     this.reading = of !== undefined ? { of } : {};
     this.opening = opening;
     this.doneReading = new Promise((resolve) => (this.finishReading = resolve));
+  }
+
+  /** A live model keeps no records from now on: the views that read them ask `window`. */
+  readFrom(window: RecordWindow): void {
+    this.window = window;
+    this.records = [];
   }
 
   /** A log file's index (log/log-index.ts): stories while the log is still read. */
@@ -158,9 +179,10 @@ export class DashboardModel {
   add(record: LogRecord): void {
     if (this.count++ === 0) this.time = TimeBase.of(record.t, this.createdMs);
     this.lastT = record.t;
-    this.records.push(record);
     this.fold.add(record);
     this.builder.add(record);
+    if (this.window !== undefined) return;
+    this.records.push(record);
     if (this.source.live && this.records.length >= 2 * LIVE_RECORDS) {
       this.dropped += this.records.length - LIVE_RECORDS;
       this.records = this.records.slice(-LIVE_RECORDS);
@@ -173,12 +195,22 @@ export class DashboardModel {
   }
 
   /** The records kept, in log order (a live model: the latest), for views that read them whole (machines, what-if); and how many went before them. */
-  kept(): { records: readonly LogRecord[]; dropped: number } {
-    return { records: this.records, dropped: this.dropped };
+  kept(): Promise<KeptRecords> {
+    if (this.window === undefined) return Promise.resolve({ records: this.records, dropped: this.dropped });
+    if (this.windowRead?.count !== this.count) this.windowRead = { count: this.count, kept: this.window.kept() };
+    return this.windowRead.kept;
+  }
+
+  /** The machines' counts carried on, when the model has a window to read the records from (else the views count the records kept). */
+  wholeMachines(): Promise<{ tally: MachineTally; records: number; dropped: number }> | undefined {
+    return this.window?.machines();
   }
 
   /** Tell the listeners (the SSE clients) that records came; they read what they need. */
   changed(): void {
+    // The window's records as last read are not the latest any more: not kept alive for nothing.
+    if (this.windowRead !== undefined && this.windowRead.count !== this.count) this.windowRead = undefined;
+    if (this.stepFold !== undefined && this.stepFold.records !== this.records) this.stepFold = undefined;
     for (const listener of this.listeners) listener();
   }
 
@@ -216,13 +248,14 @@ export class DashboardModel {
     return encodeTaskStream(this.builder.drain());
   }
 
-  at(cut: DashCut): AtAnswer {
-    if ("index" in cut) return this.atIndex(cut.index);
+  async at(cut: DashCut): Promise<AtAnswer> {
+    const { records } = await this.kept();
+    if ("index" in cut) return this.atIndex(records, cut.index);
     const logCut = new LogCut(cut.spec);
     const fold = new DashFold();
     let index = 0;
     let taken = 0;
-    for (const record of this.records) {
+    for (const record of records) {
       const verdict = logCut.admit(record);
       if (verdict === "end") break;
       index++;
@@ -230,25 +263,25 @@ export class DashboardModel {
       taken = index;
       fold.add(record);
     }
-    return this.answer(fold, logCut.describe(), taken);
+    return this.answer(records, fold, logCut.describe(), taken);
   }
 
-  private atIndex(wanted: number): AtAnswer {
-    const index = Math.max(0, Math.min(this.records.length, Math.floor(wanted)));
+  private atIndex(records: readonly LogRecord[], wanted: number): AtAnswer {
+    const index = Math.max(0, Math.min(records.length, Math.floor(wanted)));
     let step = this.stepFold;
-    if (step === undefined || step.index > index || this.checkpointBefore(index) > step.index) {
-      // Back (or far forward): from the latest checkpoint at or before the cut.
+    if (step === undefined || step.records !== records || step.index > index || this.checkpointBefore(index) > step.index) {
+      // Back (or far forward), or other records (a live model's latest): from the latest checkpoint at or before the cut.
       const at = this.checkpointBefore(index);
-      step = at === 0 ? { index: 0, fold: new DashFold() } : { index: at, fold: this.checkpoints[at / this.checkpointRecords - 1]!.clone() };
+      step = at === 0 ? { records, index: 0, fold: new DashFold() } : { records, index: at, fold: this.checkpoints[at / this.checkpointRecords - 1]!.clone() };
     }
     for (let i = step.index; i < index; i++) {
-      step.fold.add(this.records[i]!);
+      step.fold.add(records[i]!);
       // A live model's records shift as the oldest go: its positions are not stable, no checkpoints.
       if (!this.source.live && (i + 1) % this.checkpointRecords === 0 && this.checkpoints.length === (i + 1) / this.checkpointRecords - 1) this.checkpoints.push(step.fold.clone());
     }
     step.index = index;
     this.stepFold = step;
-    return this.answer(step.fold, `after record ${index} of ${this.records.length}`, index);
+    return this.answer(records, step.fold, `after record ${index} of ${records.length}`, index);
   }
 
   /** The position of the latest checkpoint at or before `index` (0: the start). */
@@ -256,8 +289,8 @@ export class DashboardModel {
     return Math.min(Math.floor(index / this.checkpointRecords), this.checkpoints.length) * this.checkpointRecords;
   }
 
-  private answer(fold: DashFold, cut: string, index: number): AtAnswer {
-    const last = index > 0 ? this.records[index - 1] : undefined;
+  private answer(records: readonly LogRecord[], fold: DashFold, cut: string, index: number): AtAnswer {
+    const last = index > 0 ? records[index - 1] : undefined;
     return { ...this.since(fold.view()), cut, index, t: last ? this.time.since(last.t) : 0 };
   }
 
@@ -275,15 +308,16 @@ export class DashboardModel {
     }
     // A key's start is resolved among the keys of the whole log.
     await this.whenLoaded();
+    const { records, dropped } = await this.kept();
     let key = given;
-    let own = this.records.filter((r) => concernsKey(r, key));
+    let own = records.filter((r) => concernsKey(r, key));
     if (own.length === 0) {
       key = resolveKey(this.fold.keys(), given, this.source.location);
-      own = this.records.filter((r) => concernsKey(r, key));
+      own = records.filter((r) => concernsKey(r, key));
     }
-    const lines = await addCauses(storyLines(own, key), own, key, recordsSource(this.records));
+    const lines = await addCauses(storyLines(own, key), own, key, recordsSource(records));
     const story: { key: string; lines: unknown[]; partial?: string } = { key, lines: lines.map((line) => ({ ...line, t: this.time.since(line.t) })) };
-    if (this.dropped > 0) story.partial = `the dashboard keeps the latest ${this.records.length} records: what came before (${this.dropped} records) is in the log (natsched story)`;
+    if (dropped > 0) story.partial = `the dashboard keeps the latest ${records.length} records: what came before (${dropped} records) is in the log (natsched story)`;
     return story;
   }
 

@@ -153,7 +153,7 @@ export const whatIfHandler: Handler = async ({ model, body }) => {
     return typedProblem(error);
   }
   await model.whenLoaded();
-  const { records, dropped } = model.kept();
+  const { records, dropped } = await model.kept();
   // A log file is read again by the thread (cheaper than copying its records over); other sources' records are copied.
   const file = model.source.kind === "log" && !isJetStreamLocation(model.source.location);
   let answer: WhatIfAnswer;
