@@ -9,6 +9,9 @@
  *                     CPROF=dir this process (the client) over the timed run only
  *   SUBJECTS=1 ...    also counts the messages of the timed run per subject (a tap on ">")
  *   PERF_RECORD=file  perf record (every process but the client) over the timed run, for `perf report`
+ *   V8FLAGS="..."     V8 flags for the scheduler and workers; V8_OUT=file keeps the scheduler's stdout (--trace-opt)
+ *   WARMUP=n, WARM0=n untimed tasks before the run: n of MS ms, then n of no work (JIT warm-up)
+ *   NTHREADS=n        executor threads of the one worker of shape `threads` (default: cores)
  *   PERF=1 ...        perf stat (task-clock ms, context switches) of each process over the timed run
  *   STRACE=s|w ...    strace -c of the scheduler (s) or the first worker (w) to /tmp/strace.out;
  *                     STRACE_FULL=1: each call with its time and thread instead of the counts
@@ -113,7 +116,13 @@ function natsched(args: string[], nodeFlags: string[] = []): ChildProcess {
 const profile = process.env.PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROF] : [];
 const scheduler = natsched(["scheduler", ...common, ...(logOn ? ["--log", join(dir, "s.natlog")] : ["--no-log"])], profile);
 await whenReady(scheduler, /natsched scheduler: cluster/);
-const [nWorkers, nThreads] = shape === "threads" ? [1, cores] : [cores, 1];
+// V8_OUT=file: the scheduler's stdout from here on (with V8FLAGS="--trace-opt --trace-deopt", what V8 optimizes when).
+if (process.env.V8_OUT) {
+  const { createWriteStream } = await import("node:fs");
+  const sink = createWriteStream(process.env.V8_OUT);
+  scheduler.stdout!.on("data", (d: Buffer) => sink.write(d));
+}
+const [nWorkers, nThreads] = shape === "threads" ? [1, Number(process.env.NTHREADS ?? cores)] : [cores, 1];
 const workers: ChildProcess[] = [];
 for (let i = 0; i < nWorkers; i++) {
   const log = logOn ? ["--log", join(dir, `w${i}.natlog`)] : [];
@@ -142,6 +151,7 @@ const pids: Record<string, number> = { scheduler: scheduler.pid!, server: server
 workers.forEach((w, i) => (pids[`w${i}`] = w.pid!));
 const before = new Map(Object.entries(pids).map(([name, pid]) => [name, ticks(pid)]));
 const threadsBefore = workers.map((w) => threads(w.pid!));
+const schedulerThreadsBefore = new Map(threads(scheduler.pid!).map((x) => [x.t, x.ticks]));
 const tracer = process.env.STRACE ? spawn("strace", [...(process.env.STRACE_FULL ? ["-tt", "-e", "trace=epoll_pwait,write,read,futex"] : ["-c"]), "-f", "-p", String(process.env.STRACE === "w" ? workers[0]!.pid : scheduler.pid), "-o", "/tmp/strace.out"], { stdio: "ignore" }) : null;
 if (tracer) await new Promise((r) => setTimeout(r, 1000));
 const perfs = process.env.PERF ? Object.entries(pids).map(([name, pid]) => ({ name, file: join(dir, `perf-${name}.txt`), p: spawn("perf", ["stat", "-x", ",", "-e", "task-clock,context-switches", "-p", String(pid), "-o", join(dir, `perf-${name}.txt`)], { stdio: "ignore" }) })) : [];
@@ -175,6 +185,11 @@ for (const { name, file } of perfs) {
   out[`${name}_perf`] = lines.map((f) => `${f[2]}=${Number(f[0]).toFixed(0)}`).join(" ");
 }
 for (const [name, pid] of Object.entries(pids)) out[`${name}_ms`] = (ticks(pid) - before.get(name)!) * 10;
+out.scheduler_threads_ms = threads(scheduler.pid!)
+  .map((x) => ({ name: x.name, ms: (x.ticks - (schedulerThreadsBefore.get(x.t) ?? 0)) * 10 }))
+  .filter((x) => x.ms > 0)
+  .map((x) => `${x.name}:${x.ms}`)
+  .join(" ");
 workers.forEach((w, i) => {
   const was = new Map(threadsBefore[i]!.map((x) => [x.t, x.ticks]));
   const used = threads(w.pid!).map((x) => ({ name: x.name, ms: (x.ticks - (was.get(x.t) ?? 0)) * 10 }));
