@@ -135,9 +135,9 @@ const client = await connectClient({ servers: url, cluster });
 const tasks = (await import(join(ROOT, "bench/cpu-tasks.mjs"))) as { iterationsFor(ms: number): number };
 const iterations = tasks.iterationsFor(MS);
 
-async function run(n: number, iters = iterations): Promise<number> {
+async function run(n: number, iters = iterations, prefix?: string): Promise<number> {
   const t0 = performance.now();
-  const futures = Array.from({ length: n }, (_, i) => client.submit("spin", [iters, i], { pure: false }));
+  const futures = Array.from({ length: n }, (_, i) => client.submit("spin", [iters, i], prefix === undefined ? { pure: false } : { pure: false, key: `${prefix}-${i}` }));
   await client.gather(futures);
   for (const f of futures) f.release();
   return (performance.now() - t0) / 1000;
@@ -145,7 +145,8 @@ async function run(n: number, iters = iterations): Promise<number> {
 
 await run(Number(process.env.WARMUP ?? 8));
 // WARM0=n: n more tasks of no work through the same path, rounds of 200, to warm the JIT of every process.
-for (let left = Number(process.env.WARM0 ?? 0); left > 0; left -= 200) await run(Math.min(200, left), 0);
+// Under a prefix of their own, as bench/workloads.ts's W7 warm-up: `spin` keeps its learned duration.
+for (let left = Number(process.env.WARM0 ?? 0), round = 0; left > 0; left -= 200, round++) await run(Math.min(200, left), 0, `w7warm-${round}`);
 await new Promise((r) => setTimeout(r, 500));
 const pids: Record<string, number> = { scheduler: scheduler.pid!, server: server.pid! };
 workers.forEach((w, i) => (pids[`w${i}`] = w.pid!));
