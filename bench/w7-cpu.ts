@@ -11,6 +11,7 @@
  *   PERF_RECORD=file  perf record (every process but the client) over the timed run, for `perf report`
  *   V8FLAGS="..."     V8 flags for the scheduler and workers; V8_OUT=file keeps the scheduler's stdout (--trace-opt)
  *   WARMUP=n, WARM0=n untimed tasks before the run: n of MS ms, then n of no work (JIT warm-up)
+ *                     in rounds of WARM0_ROUND (200)
  *   NTHREADS=n        executor threads of the one worker of shape `threads` (default: cores)
  *   PERF=1 ...        perf stat (task-clock ms, context switches) of each process over the timed run
  *   STRACE=s|w ...    strace -c of the scheduler (s) or the first worker (w) to /tmp/strace.out;
@@ -146,7 +147,8 @@ async function run(n: number, iters = iterations, prefix?: string): Promise<numb
 await run(Number(process.env.WARMUP ?? 8));
 // WARM0=n: n more tasks of no work through the same path, rounds of 200, to warm the JIT of every process.
 // Under a prefix of their own, as bench/workloads.ts's W7 warm-up: `spin` keeps its learned duration.
-for (let left = Number(process.env.WARM0 ?? 0), round = 0; left > 0; left -= 200, round++) await run(Math.min(200, left), 0, `w7warm-${round}`);
+const warmRound = Number(process.env.WARM0_ROUND ?? 200);
+for (let left = Number(process.env.WARM0 ?? 0), round = 0; left > 0; left -= warmRound, round++) await run(Math.min(warmRound, left), 0, `w7warm-${round}`);
 await new Promise((r) => setTimeout(r, 500));
 const pids: Record<string, number> = { scheduler: scheduler.pid!, server: server.pid! };
 workers.forEach((w, i) => (pids[`w${i}`] = w.pid!));

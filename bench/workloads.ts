@@ -442,17 +442,16 @@ async function w5(c: Extract<Case, { kind: "W5" }>, hosts: Hosts): Promise<Row[]
 
 // ---- W7 CPU-bound ----------------------------------------------------------------------------
 
-/** W7's JIT warm-up: rounds of tasks of no work before the timed repetitions. */
-const W7_WARM_ROUNDS = 15;
-const W7_WARM_ROUND = 200;
+/** W7's JIT warm-up: rounds of one task of no work per thread before the timed repetitions. */
+const W7_WARM_ROUNDS = 1500;
 
 /**
  * N tasks of `ms` pure CPU (bench/cpu-tasks.mjs, on the workers' executor threads), cores =
  * os.availableParallelism(): "workers" = cores workers x 1 thread, "threads" = 1 worker x
  * cores threads. A task is a fixed count of loop iterations, calibrated here first to take
  * `ms` of CPU. One cluster, an untimed warm-up of 2 x cores tasks (threads import the module
- * and compile the loop; the scheduler learns the duration) and of 3,000 tasks of no work (the
- * JIT), then the timed repetitions.
+ * and compile the loop; the scheduler learns the duration) and of 1,500 rounds of one task of
+ * no work per thread (the JIT), then the timed repetitions.
  * Ideal = N x ms / cores.
  */
 async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]> {
@@ -464,9 +463,9 @@ async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]
   const h = await hosts.start({ workers, threadsPerWorker: threads, log: c.log, threadModule: "bench/cpu-tasks.mjs" }, "w7");
   const walls: number[] = [];
   try {
-    const run = async (n: number, iters = iterations, prefix?: string): Promise<number> => {
+    const run = async (n: number): Promise<number> => {
       const t0 = performance.now();
-      const futs = Array.from({ length: n }, (_, i) => h.client.submit("spin", [iters, i], prefix === undefined ? { pure: false } : { pure: false, key: `${prefix}-${i}` }));
+      const futs = Array.from({ length: n }, (_, i) => h.client.submit("spin", [iterations, i], { pure: false }));
       const got = (await h.client.gather(futs)) as number[];
       const wall = (performance.now() - t0) / 1000;
       if (got.length !== n || got.some((x, i) => x !== i)) throw new Error("W7: spin returned wrong values");
@@ -475,12 +474,19 @@ async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]
       return wall;
     };
     await run(2 * cores);
-    // The scheduler, the workers and the client stay in V8's baseline tiers for the first few
-    // thousand tasks, at several times the CPU a task of their optimized code; on NATS that
-    // CPU shares the cores with the executor threads. Tasks of no work under a prefix of
-    // their own (so the duration `spin` learned stays 20 ms) warm every process's path, as
-    // W1's 10,000 untimed tasks do; a long-running cluster is past this.
-    for (let round = 0; round < W7_WARM_ROUNDS; round++) await run(W7_WARM_ROUND, 0, `w7warm-${round}`);
+    // The scheduler, the workers and the client stay in V8's baseline tiers until a function
+    // has run long enough (V8 counts the bytecode it executed), at several times the CPU a
+    // message of their optimized code; on NATS that CPU shares the cores with the executor
+    // threads. W7's steady state is one message per task each way, so the warm-up is that
+    // too: rounds of one task of no work per thread, under a prefix of their own (so the
+    // duration `spin` learned stays 20 ms), as W1 warms up with its 10,000 untimed tasks; a
+    // long-running cluster is past this.
+    for (let round = 0; round < W7_WARM_ROUNDS; round++) {
+      const warm = Array.from({ length: cores }, (_, i) => h.client.submit("spin", [0, i], { pure: false, key: `w7warm-${round}-${i}` }));
+      await h.client.gather(warm);
+      release(warm);
+    }
+    if (!(await h.waitIdle())) throw new Error("W7: the scheduler did not forget the warm-up");
     for (let r = 0; r < c.reps; r++) walls.push(await run(c.nTasks));
   } finally {
     await h.close();
