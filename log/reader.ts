@@ -49,8 +49,6 @@ export interface VisitOptions {
 }
 
 const READ_CHUNK_BYTES = 1024 * 1024;
-/** Frames (up to a few hundred KB each) cut by a chunk's end are copied whole: fewer cuts in bigger chunks (about 40 ms of decoding each). */
-const FRAME_CHUNK_BYTES = 4 * 1024 * 1024;
 
 /**
  * Opens a log for reading and checks its header. Throws LogCorruptError when the file
@@ -173,7 +171,7 @@ class FileLogReader implements LogReader {
       },
       { ...options, startAt: sequenceStarts(this.header) },
     );
-    const stream = createReadStream(this.path, { start: this.recordsOffset, highWaterMark: FRAME_CHUNK_BYTES });
+    const stream = createReadStream(this.path, { start: this.recordsOffset, highWaterMark: READ_CHUNK_BYTES });
     try {
       for await (const chunk of stream) {
         frames.push(chunk as Buffer);
