@@ -134,7 +134,8 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(options?: Decod
         case 4:
           return String.fromCharCode(chars[start]!, chars[start + 1]!, chars[start + 2]!, chars[start + 3]!);
         default:
-          return this.units.toString("utf16le", 2 * start, 2 * end);
+          // ucs2Slice is what toString("utf16le", ...) calls after checking its arguments (ours are checked above): that wrapper cost as much again.
+          return (this.units as Buffer & { ucs2Slice(start: number, end: number): string }).ucs2Slice(2 * start, 2 * end);
       }
     }
 

@@ -174,8 +174,6 @@ function hex(value: number): string {
 }
 
 const KINDS: ReadonlySet<RecordKind> = new Set<RecordKind>(["start", "input", "transition", "stop"]);
-/** A module constant: an array literal in the loop was allocated for every transition checked. */
-const TRANSITION_STRINGS = ["machine", "id", "event", "from", "to"] as const;
 
 /** Why `value` is not a LogRecord, or undefined if it is one. Unknown extra fields are allowed. */
 export function recordShapeProblem(value: unknown): string | undefined {
@@ -194,9 +192,12 @@ export function recordShapeProblem(value: unknown): string | undefined {
       if (!isObject(value.event) || typeof value.event.op !== "string") return "input record event has no op";
       return undefined;
     case "transition":
-      for (const field of TRANSITION_STRINGS) {
-        if (typeof value[field] !== "string") return `transition record ${field} is not a string`;
-      }
+      // Named loads, not a loop over the names: keyed loads on every transition were a tenth of a binary log's first pass.
+      if (typeof value.machine !== "string") return "transition record machine is not a string";
+      if (typeof value.id !== "string") return "transition record id is not a string";
+      if (typeof value.event !== "string") return "transition record event is not a string";
+      if (typeof value.from !== "string") return "transition record from is not a string";
+      if (typeof value.to !== "string") return "transition record to is not a string";
       if (value.why !== undefined && !isObject(value.why)) return "transition record why is not an object";
       return undefined;
     case "stop":

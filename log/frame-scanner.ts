@@ -20,6 +20,8 @@ import type { LogProblem, LogRecord } from "./types.js";
 
 const decoders = captureDecoderProgram(CAPTURE_TAGS);
 const EMPTY = Buffer.alloc(0);
+/** In a frame's decoded records, in place of a transition kept as its parts (FrameScanOptions.transientTransitions). */
+const PARTS = Object.freeze({ parts: true }) as unknown as LogRecord;
 /** In a frame's decoded records, in place of one of an actor not taken that is not built (FrameScanner.transition). */
 const SKIPPED = Object.freeze({ skipped: true }) as unknown as LogRecord;
 /** The most room made ahead for a frame cut by the end of a chunk; beyond it the buffer grows as bytes come. */
@@ -47,7 +49,13 @@ export interface FrameScanOptions {
   frameStart?: (offset: number) => void;
   /** Inputs' events keep only these fields (capture-decoder.ts: DecoderOptions): for a reader that needs no more. */
   inputFields?: ReadonlySet<string>;
+  /**
+   * The handler keeps no transition record past its call (a fold that copies fields): every
+   * transition comes in one object, refilled, so a pass over a large log builds none.
+   */
+  transientTransitions?: boolean;
 }
+
 
 export class FrameScanner implements RecordSink {
   private buf: Buffer = EMPTY;
@@ -64,6 +72,11 @@ export class FrameScanner implements RecordSink {
   private readonly sequences = new SequenceChecker();
   private readonly taken = new Map<string, boolean>();
   private decoded: (LogRecord | string)[] = [];
+  /** With transientTransitions: a frame's transitions as their parts, in order, and the next one to hand over. */
+  private readonly parts: { shapes: TransitionShape[]; seqs: (number | null)[]; ts: (number | null)[]; ids: string[]; whys: unknown[] } = { shapes: [], seqs: [], ts: [], ids: [], whys: [] };
+  private nextPart = 0;
+  /** The one transition record handed over, with transientTransitions. */
+  private readonly reused = { actor: "", seq: 0 as number | null, t: 0 as number | null, kind: "transition", machine: "", id: "", event: "", from: "", to: "", why: undefined as unknown };
   private index = 0;
   private stopped = false;
 
@@ -206,6 +219,16 @@ export class FrameScanner implements RecordSink {
       this.decoded.push(SKIPPED);
       return;
     }
+    if (this.options.transientTransitions === true) {
+      const parts = this.parts;
+      parts.shapes.push(shape);
+      parts.seqs.push(seq);
+      parts.ts.push(t);
+      parts.ids.push(id);
+      parts.whys.push(why);
+      this.decoded.push(PARTS);
+      return;
+    }
     const { machine, event, from, to } = shape;
     this.decoded.push((why === undefined ? { actor, seq, t, kind: "transition", machine, id, event, from, to } : { actor, seq, t, kind: "transition", machine, id, event, from, to, why }) as LogRecord);
   }
@@ -244,6 +267,9 @@ export class FrameScanner implements RecordSink {
     const nums = offset % 8 === 0 ? new Float64Array(body.buffer, offset, n) : new Float64Array(copyOf(body, 0, n * 8));
     const chars = (offset + n * 8) % 2 === 0 ? new Uint16Array(body.buffer, offset + n * 8, c) : new Uint16Array(copyOf(body, n * 8, c * 2));
     this.decoded = [];
+    const parts = this.parts;
+    parts.shapes.length = parts.seqs.length = parts.ts.length = parts.ids.length = parts.whys.length = 0;
+    this.nextPart = 0;
     try {
       this.decoder.decode(nums, chars, n, c, this);
       if (this.decoded.length !== records) throw new Error(`${this.decoded.length} records where the head says ${records}`);
@@ -261,7 +287,22 @@ export class FrameScanner implements RecordSink {
     const index = this.index++;
     if (item === SKIPPED) return;
     let record: LogRecord;
-    if (typeof item === "string") {
+    if (item === PARTS) {
+      const { shapes, seqs, ts, ids, whys } = this.parts;
+      const k = this.nextPart++;
+      const reused = this.reused;
+      const shape = shapes[k]!;
+      reused.actor = shape.actor;
+      reused.seq = seqs[k]!;
+      reused.t = ts[k]!;
+      reused.machine = shape.machine;
+      reused.id = ids[k]!;
+      reused.event = shape.event;
+      reused.from = shape.from;
+      reused.to = shape.to;
+      reused.why = whys[k];
+      record = reused as unknown as LogRecord;
+    } else if (typeof item === "string") {
       let value: unknown;
       try {
         value = JSON.parse(item);

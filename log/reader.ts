@@ -36,8 +36,16 @@ export interface LogReader {
    * each chunk (a log file's reader has it): a pass that folds a large log and keeps nothing
    * pays no async step per record, and each record is garbage as soon as it is folded.
    */
-  visit?(visit: (record: LogRecord) => void, filter?: RecordFilter): AsyncIterableIterator<void>;
+  visit?(visit: (record: LogRecord) => void, filter?: RecordFilter, options?: VisitOptions): AsyncIterableIterator<void>;
   readAll(filter?: RecordFilter): Promise<{ records: LogRecord[]; problems: LogProblem[] }>;
+}
+
+/** For a pass that needs less than whole records (a binary log's reader builds less; a JSON-lines one ignores it). */
+export interface VisitOptions {
+  /** Inputs' events keep only these fields (FrameScanOptions.inputFields). */
+  inputFields?: ReadonlySet<string>;
+  /** `visit` keeps no transition record past its call: they come in one object, refilled (FrameScanOptions.transientTransitions). */
+  transientTransitions?: boolean;
 }
 
 const READ_CHUNK_BYTES = 1024 * 1024;
@@ -119,9 +127,9 @@ class FileLogReader implements LogReader {
     yield* ready;
   }
 
-  async *visit(visit: (record: LogRecord) => void, filter?: RecordFilter): AsyncIterableIterator<void> {
+  async *visit(visit: (record: LogRecord) => void, filter?: RecordFilter, options?: VisitOptions): AsyncIterableIterator<void> {
     if (this.header.v === LOG_FORMAT_FRAMES && !this.versionProblem) {
-      yield* this.visitFrames(visit, filter);
+      yield* this.visitFrames(visit, filter, options);
       return;
     }
     const scanner = new LogScanner(2, sequenceStarts(this.header));
@@ -148,7 +156,7 @@ class FileLogReader implements LogReader {
     }
   }
 
-  private async *visitFrames(visit: (record: LogRecord) => void, filter?: RecordFilter): AsyncIterableIterator<void> {
+  private async *visitFrames(visit: (record: LogRecord) => void, filter?: RecordFilter, options: VisitOptions = {}): AsyncIterableIterator<void> {
     const problems: LogProblem[] = [];
     this.currentProblems = problems;
     const match = compileFilter(filter);
@@ -161,7 +169,7 @@ class FileLogReader implements LogReader {
           return true;
         },
       },
-      { startAt: sequenceStarts(this.header) },
+      { ...options, startAt: sequenceStarts(this.header) },
     );
     const stream = createReadStream(this.path, { start: this.recordsOffset, highWaterMark: READ_CHUNK_BYTES });
     try {

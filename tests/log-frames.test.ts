@@ -98,6 +98,17 @@ describe("version-2 frames", () => {
     );
   });
 
+  it("with transientTransitions, hand over a log's plain transitions in one object", () => {
+    const transitions = sequenced(["a", "b", "c"].map((id, i) => ({ actor: "s", seq: 0, t: i, kind: "transition", machine: "task", id, event: "QUEUE", from: "released", to: "queued", ...(i === 1 ? { why: { worker: "w" } } : {}) }) as LogRecord));
+    const objects = new Set<LogRecord>();
+    const ids: string[] = [];
+    const scanner = new FrameScanner(0, { problem: () => {}, record: (r) => (objects.add(r), ids.push(r.kind === "transition" ? r.id : ""), true) }, { transientTransitions: true });
+    scanner.push(framesOf(transitions, { nums: 4096, chars: 4096 }));
+    scanner.finish();
+    expect(ids).toEqual(["a", "b", "c"]);
+    expect(objects.size).toBe(1);
+  });
+
   it("with inputFields, build only those fields of an input's event (all of them for a shape new in its frame), and every other record and problem as without", () => {
     const fields = new Set(["op", "key", "keys", "t"]);
     /** An input's event as read with `fields`: whole, or exactly its fields of those. */
@@ -131,6 +142,26 @@ describe("version-2 frames", () => {
       { numRuns: 400 },
     );
     expect(lean).toBeGreaterThan(100);
+  });
+
+  it("with transientTransitions, hand over every transition in one object refilled, with the same fields, and every other record and problem as without", () => {
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 30 }), fc.constantFrom({ nums: 64, chars: 64 }, { nums: 4096, chars: 4096 }), fc.integer({ min: 1, max: 300 }), fc.boolean(), (raw, batch, chunk, torn) => {
+        const records = sequenced(raw.filter((r) => Number.isFinite(r.t)));
+        let bytes = framesOf(records, batch);
+        if (torn) bytes = bytes.subarray(0, Math.floor(bytes.length * 0.7));
+        const whole = scan(bytes, chunk);
+        const copies: unknown[] = [];
+        const problems: LogProblem[] = [];
+        const scanner = new FrameScanner(0, { problem: (p) => problems.push(p), record: (r) => (copies.push(r.kind === "transition" && r.why === undefined ? { ...r, why: undefined } : { ...r }), true) }, { transientTransitions: true });
+        for (let at = 0; at < bytes.length; at += chunk) scanner.push(bytes.subarray(at, Math.min(at + chunk, bytes.length)));
+        scanner.finish();
+        expect(problems).toEqual(whole.problems);
+        // toEqual takes a field undefined as one absent: a transition without `why` has it undefined.
+        expect(copies).toEqual(whole.records);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("take a record bigger than a batch in one walk once it starts an empty batch, and leave a batch that holds others as it was", () => {

@@ -146,7 +146,8 @@ export class FirstFold {
       const row = progressRowFor(this.progressRows, key);
       this.keys.set(key, (entry = { state: undefined, worker: undefined, row, column: "waiting", outcome: undefined, victim: undefined }));
     }
-    const beforeWorker = entry.state !== undefined && entry.state.startsWith("processing") ? entry.worker : undefined;
+    const before = entry.state;
+    const beforeWorker = before !== undefined && before.startsWith("processing") ? entry.worker : undefined;
     // The scheduler's facts, as ClusterFold.task has them.
     const worker = taskWorker(record, why, this.inputKey, this.inputWorker, entry.state !== undefined ? entry.worker : undefined);
     entry.state = to;
@@ -156,7 +157,7 @@ export class FirstFold {
       if (typeof why?.victim === "string") steal.victim = why.victim;
       if (typeof why?.thief === "string") steal.thief = why.thief;
       this.steals.set(key, steal);
-    } else this.steals.delete(key);
+    } else if (before === "processing.stealing") this.steals.delete(key); // (only then is it there: a delete per transition was a tenth of this)
     // DashFold's counts.
     if (to === "memory" || to === "erred") entry.outcome = to;
     if (to === "processing.stealing" && typeof why?.victim === "string") entry.victim = why.victim;

@@ -15,9 +15,10 @@ import { setImmediate as turn, setTimeout as sleep } from "node:timers/promises"
 import { isJetStreamLocation, openLogAt } from "../../log/jetstream-open.js";
 import { indexPathOf } from "../../log/log-index-build.js";
 import { LogIndex } from "../../log/log-index.js";
-import type { LogReader } from "../../log/reader.js";
+import type { LogReader, VisitOptions } from "../../log/reader.js";
 import type { LogProblem, LogRecord } from "../../log/types.js";
 import type { NatsConnectOptions } from "../../transport/nats-connect.js";
+import { LIVE_INPUT_FIELDS } from "./log-follow.js";
 import { DashboardModel } from "./model.js";
 import { readOpeningCache, writeOpeningCache } from "./open-cache.js";
 
@@ -34,6 +35,12 @@ export interface RecordedLog {
   /** Resolves once every record is in the model, with the problems the reading found. */
   loaded: Promise<readonly LogProblem[]>;
 }
+
+/**
+ * The first pass builds only what its folds read (FirstFold and the task stream, as the live
+ * follower's: LIVE_INPUT_FIELDS) and keeps no record, so its transitions need no object each.
+ */
+const FIRST_PASS: VisitOptions = { inputFields: LIVE_INPUT_FIELDS, transientTransitions: true };
 
 /** Reading yields to the server this often (ms), so it answers while a large log is read. */
 const SLICE_MS = 20;
@@ -58,7 +65,7 @@ export async function openRecordedLog(location: string, opts: RecordedLogOptions
     if (opening !== undefined) await Promise.race([model.streamServed, sleep(CACHED_WAIT_MS, undefined, { ref: false })]);
     try {
       if (file && opts.cache && opening === undefined) {
-        await readAll(reader, (record) => model.addFirst(record), model);
+        await readAll(reader, (record) => model.addFirst(record), model, FIRST_PASS);
         const first = model.firstPassDone();
         await Promise.race([model.streamServed, sleep(CACHED_WAIT_MS, undefined, { ref: false })]);
         await writeOpeningCache(location, first);
@@ -76,9 +83,9 @@ export async function openRecordedLog(location: string, opts: RecordedLogOptions
 }
 
 /** Every record of `reader` to `take`, in log order, yielding to the server every SLICE_MS. */
-async function readAll(reader: LogReader, take: (record: LogRecord) => void, model: DashboardModel): Promise<void> {
+async function readAll(reader: LogReader, take: (record: LogRecord) => void, model: DashboardModel, options?: VisitOptions): Promise<void> {
   let slice = performance.now();
-  for await (const _ of reader.visit?.(take) ?? each(reader.records(), take)) {
+  for await (const _ of reader.visit?.(take, undefined, options) ?? each(reader.records(), take)) {
     if (performance.now() - slice > SLICE_MS) {
       model.changed();
       await turn();
