@@ -63,11 +63,21 @@ export function adaptiveSlotCount(config: Config, ws: WorkerRec, group: GroupRec
   const duration = group.prefix.durationAverage;
   const nbytes = groupOutputSize(group);
   if (rtt < 0 || duration < 0 || nbytes < 0) return base;
-  // A zero round trip wants nothing more (0 / 0 included); a zero duration, infinitely many: the cap holds.
-  const wanted = base + (rtt === 0 ? 0 : Math.ceil((ws.nthreads * rtt) / duration));
-  const cap = Math.floor(config.adaptiveSaturationCap * ws.nthreads);
-  const byMemory = nbytes > 0 ? Math.floor(config.adaptiveSaturationMemory / nbytes) : Infinity;
-  return Math.max(Math.min(wanted, cap, byMemory), base);
+  return Math.max(Math.min(wantedSlots(ws, base, rtt, duration), capSlots(config, ws), memorySlots(config, nbytes)), base);
+}
+
+/** The rule: Dask's count plus the tasks that cover a round trip at the group's duration (a zero round trip wants nothing more, 0 / 0 included; a zero duration, infinitely many: the cap holds). */
+function wantedSlots(ws: WorkerRec, base: number, rtt: number, duration: number): number {
+  return base + (rtt === 0 ? 0 : Math.ceil((ws.nthreads * rtt) / duration));
+}
+
+function capSlots(config: Config, ws: WorkerRec): number {
+  return Math.floor(config.adaptiveSaturationCap * ws.nthreads);
+}
+
+/** As many tasks as the memory budget holds of the group's mean output. */
+function memorySlots(config: Config, nbytes: number): number {
+  return nbytes > 0 ? Math.floor(config.adaptiveSaturationMemory / nbytes) : Infinity;
 }
 
 /** Adaptive saturation: the tasks `ws` may process while `group`'s root tasks are placed, and why. */
@@ -79,10 +89,9 @@ export function adaptiveSlots(config: Config, ws: WorkerRec, group: GroupRec): S
   const nbytes = groupOutputSize(group);
   const why = { rtt: micro(rtt), duration: micro(duration), nbytes: Math.round(nbytes) };
   if (rtt < 0 || duration < 0 || nbytes < 0) return { slots: base, limit: "dask", ...why };
-  const wanted = base + (rtt === 0 ? 0 : Math.ceil((ws.nthreads * rtt) / duration));
-  const cap = Math.floor(config.adaptiveSaturationCap * ws.nthreads);
-  const byMemory = nbytes > 0 ? Math.floor(config.adaptiveSaturationMemory / nbytes) : Infinity;
-  let slots = wanted;
+  const cap = capSlots(config, ws);
+  const byMemory = memorySlots(config, nbytes);
+  let slots = wantedSlots(ws, base, rtt, duration);
   let limit: SaturationWhy["limit"] = "round-trip";
   if (cap < slots) {
     slots = cap;
