@@ -2,18 +2,19 @@
  * Where W7's CPU goes on NATS: a nats-server, a `natsched scheduler` and the worker processes
  * of shape `threads` (1 x 2 threads) or `workers` (2 x 1), N tasks of MS ms of CPU from
  * bench/cpu-tasks.mjs; prints the makespan over the ideal and each process's CPU (ms, from
- * /proc) over the timed run, the worker's per thread. Linux only. docs/executors.md, "W7".
+ * /proc) over the timed run, the worker's, the scheduler's and the client's per thread. Linux only. docs/executors.md, "W7".
  *
  *   node --import tsx bench/w7-cpu.ts [threads|workers] [N=200] [MS=20] [nolog]
  *   PROF=dir ...      the scheduler writes a CPU profile there; WPROF=dir the workers too, and
  *                     CPROF=dir this process (the client) over the timed run only
  *   SUBJECTS=1 ...    also counts the messages of the timed run per subject (a tap on ">")
- *   PERF_RECORD=file  perf record (every process but the client) over the timed run, for `perf report`
+ *   PERF_RECORD=file  perf record (every process, the client too) over the timed run, for `perf report`
  *   V8FLAGS="..."     V8 flags for the scheduler and workers; V8_OUT=file keeps the scheduler's stdout (--trace-opt)
  *   WARMUP=n, WARM0=n untimed tasks before the run: n of MS ms, then n of no work (JIT warm-up)
  *                     in rounds of WARM0_ROUND (200)
  *   NTHREADS=n        executor threads of the one worker of shape `threads` (default: cores)
- *   PERF=1 ...        perf stat (task-clock ms, context switches) of each process over the timed run
+ *   PERF=1 ...        perf stat (task-clock ms, context switches) of each process over the timed run;
+ *                     PERF_EVENTS=list other events (page-faults; this VM has no hardware counters)
  *   STRACE=s|w ...    strace -c of the scheduler (s) or the first worker (w) to /tmp/strace.out;
  *                     STRACE_FULL=1: each call with its time and thread instead of the counts
  */
@@ -157,11 +158,12 @@ const threadsBefore = workers.map((w) => threads(w.pid!));
 const schedulerThreadsBefore = new Map(threads(scheduler.pid!).map((x) => [x.t, x.ticks]));
 const tracer = process.env.STRACE ? spawn("strace", [...(process.env.STRACE_FULL ? ["-tt", "-e", "trace=epoll_pwait,write,read,futex"] : ["-c"]), "-f", "-p", String(process.env.STRACE === "w" ? workers[0]!.pid : scheduler.pid), "-o", "/tmp/strace.out"], { stdio: "ignore" }) : null;
 if (tracer) await new Promise((r) => setTimeout(r, 1000));
-const perfs = process.env.PERF ? Object.entries(pids).map(([name, pid]) => ({ name, file: join(dir, `perf-${name}.txt`), p: spawn("perf", ["stat", "-x", ",", "-e", "task-clock,context-switches", "-p", String(pid), "-o", join(dir, `perf-${name}.txt`)], { stdio: "ignore" }) })) : [];
-const recorder = process.env.PERF_RECORD ? spawn("perf", ["record", "-F", "4999", "-o", process.env.PERF_RECORD, "-p", Object.values(pids).join(",")], { stdio: "ignore" }) : null;
+const perfs = process.env.PERF ? Object.entries(pids).map(([name, pid]) => ({ name, file: join(dir, `perf-${name}.txt`), p: spawn("perf", ["stat", "-x", ",", "-e", process.env.PERF_EVENTS ?? "task-clock,context-switches", "-p", String(pid), "-o", join(dir, `perf-${name}.txt`)], { stdio: "ignore" }) })) : [];
+const recorder = process.env.PERF_RECORD ? spawn("perf", ["record", "-F", "4999", "-o", process.env.PERF_RECORD, "-p", [...Object.values(pids), process.pid].join(",")], { stdio: "ignore" }) : null;
 if (perfs.length > 0 || recorder) await new Promise((r) => setTimeout(r, 300));
 const tap = process.env.SUBJECTS ? await subjectTap() : null;
 const session = process.env.CPROF ? await startProfile() : null;
+const clientThreadsBefore = new Map(threads(process.pid).map((x) => [x.t, x.ticks]));
 const cpu0 = process.cpuUsage();
 // The timed run on the monotonic clock V8's profiles are stamped with (microseconds), to cut them to it.
 const mono0 = Number(process.hrtime.bigint() / 1000n);
@@ -184,10 +186,15 @@ const out: Record<string, unknown> = { shape, N, MS, wall, ideal, ratio: wall / 
 if (process.env.PROF || process.env.WPROF) out.window_us = [mono0, mono1];
 if (tap) out.messages = tap.stop();
 for (const { name, file } of perfs) {
-  const lines = readFileSync(file, "utf8").split("\n").filter((l) => /task-clock|context-switches/.test(l)).map((l) => l.split(","));
+  const lines = readFileSync(file, "utf8").split("\n").filter((l) => /task-clock|context-switches|instructions|cycles|faults/.test(l)).map((l) => l.split(","));
   out[`${name}_perf`] = lines.map((f) => `${f[2]}=${Number(f[0]).toFixed(0)}`).join(" ");
 }
 for (const [name, pid] of Object.entries(pids)) out[`${name}_ms`] = (ticks(pid) - before.get(name)!) * 10;
+out.client_threads_ms = threads(process.pid)
+  .map((x) => ({ name: x.name, ms: (x.ticks - (clientThreadsBefore.get(x.t) ?? 0)) * 10 }))
+  .filter((x) => x.ms > 0)
+  .map((x) => `${x.name}:${x.ms}`)
+  .join(" ");
 out.scheduler_threads_ms = threads(scheduler.pid!)
   .map((x) => ({ name: x.name, ms: (x.ticks - (schedulerThreadsBefore.get(x.t) ?? 0)) * 10 }))
   .filter((x) => x.ms > 0)
