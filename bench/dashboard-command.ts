@@ -38,7 +38,9 @@ export async function openByCommand(browser: Browser, log: string, cache: "cold"
   const program = cli === "built" ? join(ROOT, "dist", "cli", "main.js") : join(ROOT, "bin", "natsched.mjs");
   if (!existsSync(program)) throw new Error(`${program} is missing (npm run build)`);
   const started = performance.now();
-  const child = spawn(process.execPath, [program, "dashboard", log], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  // DASH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=dir": node flags for the command (NODE_OPTIONS refuses --cpu-prof).
+  const nodeFlags = process.env.DASH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeFlags, program, "dashboard", log], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = "";

@@ -46,6 +46,8 @@ export interface TransitionShape {
  */
 export interface DecoderOptions {
   inputFields?: ReadonlySet<string>;
+  /** The same for a transition's `why`: only these fields built (a fold that reads a few of them). */
+  whyFields?: ReadonlySet<string>;
 }
 
 export function captureDecoderProgram(T: CaptureTags): { decoder(options?: DecoderOptions): FrameDecoder } {
@@ -60,7 +62,10 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(options?: Decod
   }
 
   class Decoder implements FrameDecoder {
-    constructor(private readonly inputFields: ReadonlySet<string> | undefined) {}
+    constructor(
+      private readonly inputFields: ReadonlySet<string> | undefined,
+      private readonly whyFields: ReadonlySet<string> | undefined,
+    ) {}
 
     private nums: Float64Array = new Float64Array(0);
     private chars: Uint16Array = new Uint16Array(0);
@@ -157,13 +162,13 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(options?: Decod
           const t = jsonNumber(this.next());
           const id = this.str();
           if (sink.transition !== undefined) {
-            sink.transition(shape, seq, t, id, tag === T.R_TRANSITION ? undefined : this.value(1));
+            sink.transition(shape, seq, t, id, tag === T.R_TRANSITION ? undefined : this.why());
             return;
           }
           if (tag === T.R_TRANSITION) {
             sink.record({ actor: shape.actor, seq, t, kind: "transition", machine: shape.machine, id, event: shape.event, from: shape.from, to: shape.to } as LogRecord);
           } else {
-            const why = this.value(1);
+            const why = this.why();
             sink.record({ actor: shape.actor, seq, t, kind: "transition", machine: shape.machine, id, event: shape.event, from: shape.from, to: shape.to, why } as LogRecord);
           }
           return;
@@ -289,7 +294,12 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(options?: Decod
       }
     }
 
-    /** An input's event with only `fields` built (DecoderOptions.inputFields); a value of any other kind whole. */
+    /** A transition's why, with only DecoderOptions.whyFields built when given. */
+    private why(): unknown {
+      return this.whyFields === undefined ? this.value(1) : this.event(this.whyFields);
+    }
+
+    /** An input's event (or a why) with only `fields` built (DecoderOptions.inputFields, whyFields); a value of any other kind whole. */
     private event(fields: ReadonlySet<string>): unknown {
       const tag = this.next();
       if (tag === T.V_OBJECT) {
@@ -398,5 +408,5 @@ export function captureDecoderProgram(T: CaptureTags): { decoder(options?: Decod
     }
   }
 
-  return { decoder: (options?: DecoderOptions) => new Decoder(options?.inputFields) };
+  return { decoder: (options?: DecoderOptions) => new Decoder(options?.inputFields, options?.whyFields) };
 }

@@ -49,6 +49,8 @@ export interface FrameScanOptions {
   frameStart?: (offset: number) => void;
   /** Inputs' events keep only these fields (capture-decoder.ts: DecoderOptions): for a reader that needs no more. */
   inputFields?: ReadonlySet<string>;
+  /** Transitions' whys keep only these fields (DecoderOptions.whyFields). */
+  whyFields?: ReadonlySet<string>;
   /**
    * The handler keeps no transition record past its call (a fold that copies fields): every
    * transition comes in one object, refilled, so a pass over a large log builds none.
@@ -87,7 +89,8 @@ export class FrameScanner implements RecordSink {
     private readonly options: FrameScanOptions = {},
   ) {
     if (endianness() !== "LE") throw new LogCorruptError("version-2 (binary) logs are read on little-endian machines only: convert it to JSON lines on one (natsched log export --format jsonl)");
-    this.decoder = decoders.decoder(options.inputFields !== undefined ? { inputFields: options.inputFields } : {});
+    const { inputFields, whyFields } = options;
+    this.decoder = decoders.decoder({ ...(inputFields !== undefined ? { inputFields } : {}), ...(whyFields !== undefined ? { whyFields } : {}) });
     this.base = offset;
     for (const [actor, seq] of options.startAt ?? []) this.sequences.startAt(actor, seq);
   }

@@ -44,6 +44,8 @@ export interface LogReader {
 export interface VisitOptions {
   /** Inputs' events keep only these fields (FrameScanOptions.inputFields). */
   inputFields?: ReadonlySet<string>;
+  /** Transitions' whys keep only these fields (FrameScanOptions.whyFields). */
+  whyFields?: ReadonlySet<string>;
   /** `visit` keeps no transition record past its call: they come in one object, refilled (FrameScanOptions.transientTransitions). */
   transientTransitions?: boolean;
 }

@@ -144,6 +144,43 @@ describe("version-2 frames", () => {
     expect(lean).toBeGreaterThan(100);
   });
 
+  it("with whyFields, build only those fields of a transition's why (all of them for a shape new in its frame), and every other record and problem as without", () => {
+    const fields = new Set(["worker", "victim", "thief", "reason"]);
+    const worker = fc.constantFrom("worker-0", "worker-1", "a-worker-with-a-long-name-2");
+    const key = fc.constantFrom(...Array.from({ length: 4 }, (_, i) => `task-key-number-${i}-of-the-pool`));
+    const transition = (id: string, event: string, why: Record<string, unknown>) => ({ actor: "s", seq: 0, t: 2, kind: "transition" as const, machine: "task" as const, id, event, from: "q", to: "p", why });
+    const withWhy = fc.oneof(
+      fc.tuple(key, worker, fc.array(worker, { maxLength: 4 }), fc.nat()).map(([id, w, ws, slots]) => transition(id, "ASSIGN", { worker: w, rule: "rootish-queuing", saturation: { slots, limit: "dask" }, candidates: ws.map((c, i) => [c, i]) })),
+      fc.tuple(key, worker, worker, object).map(([id, victim, thief, extra]) => transition(id, "STEAL", { victim, thief, extra })),
+      fc.tuple(key, fc.string(), fc.array(key, { maxLength: 3 })).map(([id, reason, keys]) => transition(id, "CLOSE", { reason, keys })),
+    );
+    let lean = 0;
+    fc.assert(
+      fc.property(fc.array(fc.oneof(record, withWhy), { maxLength: 30 }), fc.constantFrom({ nums: 64, chars: 64 }, { nums: 4096, chars: 4096 }), fc.integer({ min: 1, max: 300 }), (raw, batch, chunk) => {
+        const records = sequenced(raw.filter((r) => Number.isFinite(r.t)));
+        const bytes = framesOf(records, batch);
+        const whole = scan(bytes, chunk);
+        const problems: LogProblem[] = [];
+        const read: LogRecord[] = [];
+        const scanner = new FrameScanner(0, { problem: (p) => problems.push(p), record: (r) => read.push(r) > 0 }, { whyFields: fields });
+        for (let at = 0; at < bytes.length; at += chunk) scanner.push(bytes.subarray(at, Math.min(at + chunk, bytes.length)));
+        scanner.finish();
+        expect(problems).toEqual(whole.problems);
+        expect(read.length).toBe(whole.records.length);
+        read.forEach((r, i) => {
+          const w = whole.records[i]!;
+          if (r.kind !== "transition" || w.kind !== "transition" || w.why === undefined) return expect(r).toEqual(w);
+          expect({ ...r, why: undefined }).toEqual({ ...w, why: undefined });
+          if (JSON.stringify(r.why) === JSON.stringify(w.why)) return;
+          expect(r.why).toEqual(Object.fromEntries(Object.entries(w.why).filter(([k]) => fields.has(k))));
+          lean++;
+        });
+      }),
+      { numRuns: 400 },
+    );
+    expect(lean).toBeGreaterThan(100);
+  });
+
   it("with transientTransitions, hand over every transition in one object refilled, with the same fields, and every other record and problem as without", () => {
     fc.assert(
       fc.property(fc.array(record, { maxLength: 30 }), fc.constantFrom({ nums: 64, chars: 64 }, { nums: 4096, chars: 4096 }), fc.integer({ min: 1, max: 300 }), fc.boolean(), (raw, batch, chunk, torn) => {

@@ -18,7 +18,7 @@ export interface TaskStreamWire {
   /** Microseconds. */
   end: number;
   workers: StreamWorker[];
-  /** Keys, prefixes and worker names are indices into this table. */
+  /** Keys, prefixes and worker names are indices into this table (a key may stand in it more than once). */
   strings: string[];
   bars: {
     key: number[];
@@ -49,6 +49,10 @@ class StringTable {
     }
     return i;
   }
+  /** `s` as an entry of its own: for bar keys, nearly all distinct, whose look-up would cost more than the rare repeat. */
+  add(s: string): number {
+    return this.list.push(s) - 1;
+  }
 }
 
 const us = (seconds: number): number => Math.round(seconds * US);
@@ -62,7 +66,7 @@ export function encodeTaskStream(stream: TaskStream): TaskStreamWire {
   for (let i = 0; i < n; i++) {
     const bar = sorted[i]!;
     const start = us(bar.start);
-    bars.key[i] = strings.id(bar.key);
+    bars.key[i] = strings.add(bar.key);
     bars.prefix[i] = strings.id(bar.prefix);
     bars.worker[i] = strings.id(bar.worker);
     bars.lane[i] = bar.lane;

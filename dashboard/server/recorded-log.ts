@@ -37,10 +37,18 @@ export interface RecordedLog {
 }
 
 /**
- * The first pass builds only what its folds read (FirstFold and the task stream, as the live
- * follower's: LIVE_INPUT_FIELDS) and keeps no record, so its transitions need no object each.
+ * What FirstFold (with log/cluster-rules.ts) and the task stream read of a transition's why:
+ * the worker assigned, a steal's victim and thief, a worker's reason. An ASSIGN's why also
+ * carries its rule, saturation and candidates, which the first pass need not build.
  */
-const FIRST_PASS: VisitOptions = { inputFields: LIVE_INPUT_FIELDS, transientTransitions: true };
+const FIRST_PASS_WHY_FIELDS: ReadonlySet<string> = new Set(["worker", "victim", "thief", "reason"]);
+
+/**
+ * The first pass builds only what its folds read (FirstFold and the task stream, as the live
+ * follower's: LIVE_INPUT_FIELDS, FIRST_PASS_WHY_FIELDS) and keeps no record, so its
+ * transitions need no object each.
+ */
+const FIRST_PASS: VisitOptions = { inputFields: LIVE_INPUT_FIELDS, whyFields: FIRST_PASS_WHY_FIELDS, transientTransitions: true };
 
 /** Reading yields to the server this often (ms), so it answers while a large log is read. */
 const SLICE_MS = 20;
