@@ -78,7 +78,7 @@ export class DashboardModel {
   private time: TimeBase;
   /** The fold of the last `at` by index over `records`, to step forward from without starting over. */
   private stepFold: { records: readonly LogRecord[]; index: number; fold: DashFold } | undefined;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(now: boolean) => void>();
   /** Folds after every CHECKPOINT_RECORDS records, in order, taken as the scrubber passes them. */
   private readonly checkpoints: DashFold[] = [];
   /** Set while a recorded log is read in the background: how many records it has, if known. */
@@ -154,7 +154,7 @@ export class DashboardModel {
     this.builder = new TaskStreamBuilder();
     this.count = 0;
     this.lastT = undefined;
-    this.changed();
+    this.changed(true);
     return opening;
   }
 
@@ -164,7 +164,7 @@ export class DashboardModel {
     void this.index?.close();
     this.index = undefined;
     this.finishReading();
-    this.changed();
+    this.changed(true);
   }
 
   /** Resolves once a recorded log has been read whole (at once for other sources). */
@@ -206,15 +206,19 @@ export class DashboardModel {
     return this.window?.machines();
   }
 
-  /** Tell the listeners (the SSE clients) that records came; they read what they need. */
-  changed(): void {
+  /**
+   * Tell the listeners (the SSE clients) that records came; they read what they need. `now`:
+   * a change a page waits on (the whole stream ready, the log read whole), not to be held
+   * for the next periodic update.
+   */
+  changed(now = false): void {
     // The window's records as last read are not the latest any more: not kept alive for nothing.
     if (this.windowRead !== undefined && this.windowRead.count !== this.count) this.windowRead = undefined;
     if (this.stepFold !== undefined && this.stepFold.records !== this.records) this.stepFold = undefined;
-    for (const listener of this.listeners) listener();
+    for (const listener of this.listeners) listener(now);
   }
 
-  onChange(listener: () => void): () => void {
+  onChange(listener: (now: boolean) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

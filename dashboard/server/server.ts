@@ -43,12 +43,16 @@ export async function startDashboard(model: DashboardModel, opts: DashboardOptio
     });
   });
   let timer: NodeJS.Timeout | undefined;
-  const stopListening = model.onChange(() => {
-    timer ??= setTimeout(() => {
-      timer = undefined;
-      const stream = model.drainStream();
-      events.send("update", { summary: model.summary(), stream });
-    }, UPDATE_MS);
+  const update = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    const stream = model.drainStream();
+    events.send("update", { summary: model.summary(), stream });
+  };
+  // At most one update every UPDATE_MS, except the ones a page waits on (the whole stream ready): at once.
+  const stopListening = model.onChange((now) => {
+    if (now) update();
+    else timer ??= setTimeout(update, UPDATE_MS);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
