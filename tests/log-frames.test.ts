@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { captureDecoderProgram } from "../log/capture-decoder.js";
 import { CAPTURE_TAGS } from "../log/capture-tags.js";
-import { FrameScanner } from "../log/frame-scanner.js";
+import { FrameScanner, type FrameScanOptions } from "../log/frame-scanner.js";
 import { decodeFrameHead, FRAME_HEAD_BYTES } from "../log/frame-format.js";
 import { exportLog } from "../tools/jetstream-export.js";
 import { LogCapture } from "../log/log-capture.js";
@@ -44,10 +44,10 @@ const record: fc.Arbitrary<LogRecord> = fc.oneof(
 const framesOf = (records: LogRecord[], batch: { nums: number; chars: number }): Buffer => writeCaptured(records, batch, 2);
 
 /** Scans frame bytes as a reader does (no sequence checks matter here: every record is its actor's next). */
-function scan(bytes: Buffer, chunk = bytes.length, inputFields?: ReadonlySet<string>): { records: LogRecord[]; problems: LogProblem[] } {
+function scan(bytes: Buffer, chunk = bytes.length, options: FrameScanOptions = {}): { records: LogRecord[]; problems: LogProblem[] } {
   const records: LogRecord[] = [];
   const problems: LogProblem[] = [];
-  const scanner = new FrameScanner(0, { problem: (p) => problems.push(p), record: (r) => records.push(r) > 0 }, inputFields !== undefined ? { inputFields } : {});
+  const scanner = new FrameScanner(0, { problem: (p) => problems.push(p), record: (r) => records.push(r) > 0 }, options);
   for (let at = 0; at < bytes.length; at += chunk) scanner.push(bytes.subarray(at, Math.min(at + chunk, bytes.length)));
   scanner.finish();
   return { records, problems };
@@ -109,76 +109,60 @@ describe("version-2 frames", () => {
     expect(objects.size).toBe(1);
   });
 
-  it("with inputFields, build only those fields of an input's event (all of them for a shape new in its frame), and every other record and problem as without", () => {
-    const fields = new Set(["op", "key", "keys", "t"]);
-    /** An input's event as read with `fields`: whole, or exactly its fields of those. */
-    const leanOf = (read: LogRecord, whole: LogRecord): "whole" | "lean" => {
-      if (read.kind !== "input" || whole.kind !== "input") {
-        expect(read).toEqual(whole);
-        return "whole";
-      }
-      expect({ ...read, event: undefined }).toEqual({ ...whole, event: undefined });
-      if (JSON.stringify(read.event) === JSON.stringify(whole.event)) return "whole";
-      expect(read.event).toEqual(Object.fromEntries(Object.entries(whole.event).filter(([k]) => fields.has(k))));
-      return "lean";
-    };
-    const key = fc.constantFrom(...Array.from({ length: 4 }, (_, i) => `task-key-number-${i}-of-the-pool`));
-    const input = fc.oneof(
-      fc.tuple(key, fc.array(key, { maxLength: 3 }), fc.string()).map(([k, ks, s]) => ({ actor: "w", seq: 0, t: 3, kind: "input" as const, event: { op: "compute-task", key: k, deps: ks, func: s, nested: { key: k, deps: ks.map((d) => ({ key: d })) }, keys: ks, t: 3 } })),
-      fc.tuple(key, key).map(([id, other]) => ({ actor: "s", seq: 0, t: 2, kind: "transition" as const, machine: "task" as const, id, event: "ASSIGN", from: "q", to: "p", why: { worker: other } })),
-      fc.tuple(fc.array(key, { maxLength: 3 }), object).map(([ks, extra]) => ({ actor: "c", seq: 0, t: 4, kind: "input" as const, event: { op: "reports", ops: ks.map((k) => ({ op: "key-in-memory", key: k, workers: ["w"] })), extra, t: 4 } })),
-    );
+  /**
+   * Records framed, then scanned whole and with `options`: the same records and problems,
+   * except the part `leanPart` names (an input's event, a transition's why), which is whole
+   * or exactly its `fields`. Returns how many parts were read lean.
+   */
+  function leanRuns(extra: fc.Arbitrary<LogRecord>, options: FrameScanOptions, fields: ReadonlySet<string>, leanPart: (r: LogRecord) => "event" | "why" | undefined): number {
     let lean = 0;
     fc.assert(
-      fc.property(fc.array(fc.oneof(record, input), { maxLength: 30 }), fc.constantFrom({ nums: 64, chars: 64 }, { nums: 4096, chars: 4096 }), fc.integer({ min: 1, max: 300 }), (raw, batch, chunk) => {
+      fc.property(fc.array(fc.oneof(record, extra), { maxLength: 30 }), fc.constantFrom({ nums: 64, chars: 64 }, { nums: 4096, chars: 4096 }), fc.integer({ min: 1, max: 300 }), (raw, batch, chunk) => {
         const records = sequenced(raw.filter((r) => Number.isFinite(r.t)));
         const bytes = framesOf(records, batch);
         const whole = scan(bytes, chunk);
-        const read = scan(bytes, chunk, fields);
+        const read = scan(bytes, chunk, options);
         expect(read.problems).toEqual(whole.problems);
         expect(read.records.length).toBe(whole.records.length);
-        read.records.forEach((r, i) => leanOf(r, whole.records[i]!) === "lean" && lean++);
-      }),
-      { numRuns: 400 },
-    );
-    expect(lean).toBeGreaterThan(100);
-  });
-
-  it("with whyFields, build only those fields of a transition's why (all of them for a shape new in its frame), and every other record and problem as without", () => {
-    const fields = new Set(["worker", "victim", "thief", "reason"]);
-    const worker = fc.constantFrom("worker-0", "worker-1", "a-worker-with-a-long-name-2");
-    const key = fc.constantFrom(...Array.from({ length: 4 }, (_, i) => `task-key-number-${i}-of-the-pool`));
-    const transition = (id: string, event: string, why: Record<string, unknown>) => ({ actor: "s", seq: 0, t: 2, kind: "transition" as const, machine: "task" as const, id, event, from: "q", to: "p", why });
-    const withWhy = fc.oneof(
-      fc.tuple(key, worker, fc.array(worker, { maxLength: 4 }), fc.nat()).map(([id, w, ws, slots]) => transition(id, "ASSIGN", { worker: w, rule: "rootish-queuing", saturation: { slots, limit: "dask" }, candidates: ws.map((c, i) => [c, i]) })),
-      fc.tuple(key, worker, worker, object).map(([id, victim, thief, extra]) => transition(id, "STEAL", { victim, thief, extra })),
-      fc.tuple(key, fc.string(), fc.array(key, { maxLength: 3 })).map(([id, reason, keys]) => transition(id, "CLOSE", { reason, keys })),
-    );
-    let lean = 0;
-    fc.assert(
-      fc.property(fc.array(fc.oneof(record, withWhy), { maxLength: 30 }), fc.constantFrom({ nums: 64, chars: 64 }, { nums: 4096, chars: 4096 }), fc.integer({ min: 1, max: 300 }), (raw, batch, chunk) => {
-        const records = sequenced(raw.filter((r) => Number.isFinite(r.t)));
-        const bytes = framesOf(records, batch);
-        const whole = scan(bytes, chunk);
-        const problems: LogProblem[] = [];
-        const read: LogRecord[] = [];
-        const scanner = new FrameScanner(0, { problem: (p) => problems.push(p), record: (r) => read.push(r) > 0 }, { whyFields: fields });
-        for (let at = 0; at < bytes.length; at += chunk) scanner.push(bytes.subarray(at, Math.min(at + chunk, bytes.length)));
-        scanner.finish();
-        expect(problems).toEqual(whole.problems);
-        expect(read.length).toBe(whole.records.length);
-        read.forEach((r, i) => {
+        read.records.forEach((r, i) => {
           const w = whole.records[i]!;
-          if (r.kind !== "transition" || w.kind !== "transition" || w.why === undefined) return expect(r).toEqual(w);
-          expect({ ...r, why: undefined }).toEqual({ ...w, why: undefined });
-          if (JSON.stringify(r.why) === JSON.stringify(w.why)) return;
-          expect(r.why).toEqual(Object.fromEntries(Object.entries(w.why).filter(([k]) => fields.has(k))));
+          const part = leanPart(w);
+          const [readPart, wholePart] = part === undefined ? [undefined, undefined] : [(r as unknown as Record<string, unknown>)[part], (w as unknown as Record<string, unknown>)[part]];
+          expect({ ...r, ...(part ? { [part]: undefined } : {}) }).toEqual({ ...w, ...(part ? { [part]: undefined } : {}) });
+          if (part === undefined || JSON.stringify(readPart) === JSON.stringify(wholePart)) return;
+          expect(readPart).toEqual(Object.fromEntries(Object.entries(wholePart as object).filter(([k]) => fields.has(k))));
           lean++;
         });
       }),
       { numRuns: 400 },
     );
-    expect(lean).toBeGreaterThan(100);
+    return lean;
+  }
+
+  const poolKey = fc.constantFrom(...Array.from({ length: 4 }, (_, i) => `task-key-number-${i}-of-the-pool`));
+
+  it("with inputFields, build only those fields of an input's event (all of them for a shape new in its frame), and every other record and problem as without", () => {
+    const fields = new Set(["op", "key", "keys", "t"]);
+    const key = poolKey;
+    const input = fc.oneof(
+      fc.tuple(key, fc.array(key, { maxLength: 3 }), fc.string()).map(([k, ks, s]) => ({ actor: "w", seq: 0, t: 3, kind: "input" as const, event: { op: "compute-task", key: k, deps: ks, func: s, nested: { key: k, deps: ks.map((d) => ({ key: d })) }, keys: ks, t: 3 } })),
+      fc.tuple(key, key).map(([id, other]) => ({ actor: "s", seq: 0, t: 2, kind: "transition" as const, machine: "task" as const, id, event: "ASSIGN", from: "q", to: "p", why: { worker: other } })),
+      fc.tuple(fc.array(key, { maxLength: 3 }), object).map(([ks, extra]) => ({ actor: "c", seq: 0, t: 4, kind: "input" as const, event: { op: "reports", ops: ks.map((k) => ({ op: "key-in-memory", key: k, workers: ["w"] })), extra, t: 4 } })),
+    ) as fc.Arbitrary<LogRecord>;
+    expect(leanRuns(input, { inputFields: fields }, fields, (r) => (r.kind === "input" ? "event" : undefined))).toBeGreaterThan(100);
+  });
+
+  it("with whyFields, build only those fields of a transition's why (all of them for a shape new in its frame), and every other record and problem as without", () => {
+    const fields = new Set(["worker", "victim", "thief", "reason"]);
+    const worker = fc.constantFrom("worker-0", "worker-1", "a-worker-with-a-long-name-2");
+    const key = poolKey;
+    const transition = (id: string, event: string, why: Record<string, unknown>) => ({ actor: "s", seq: 0, t: 2, kind: "transition" as const, machine: "task" as const, id, event, from: "q", to: "p", why });
+    const withWhy = fc.oneof(
+      fc.tuple(key, worker, fc.array(worker, { maxLength: 4 }), fc.nat()).map(([id, w, ws, slots]) => transition(id, "ASSIGN", { worker: w, rule: "rootish-queuing", saturation: { slots, limit: "dask" }, candidates: ws.map((c, i) => [c, i]) })),
+      fc.tuple(key, worker, worker, object).map(([id, victim, thief, extra]) => transition(id, "STEAL", { victim, thief, extra })),
+      fc.tuple(key, fc.string(), fc.array(key, { maxLength: 3 })).map(([id, reason, keys]) => transition(id, "CLOSE", { reason, keys })),
+    ) as fc.Arbitrary<LogRecord>;
+    expect(leanRuns(withWhy, { whyFields: fields }, fields, (r) => (r.kind === "transition" && r.why !== undefined ? "why" : undefined))).toBeGreaterThan(100);
   });
 
   it("with transientTransitions, hand over every transition in one object refilled, with the same fields, and every other record and problem as without", () => {
