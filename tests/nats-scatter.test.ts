@@ -18,6 +18,7 @@ import { KeyExistsError } from "../machines/errors.js";
 import * as tasks from "./support/cluster-tasks.js";
 import { rejection } from "./errors-helpers.js";
 import { NatsServer } from "./support/nats-server.js";
+import type { Transport } from "../transport/types.js";
 
 const CLUSTER = "scatter";
 /** Seconds; long enough that the resync test runs inside it. */
@@ -122,6 +123,48 @@ describe("a resync (a scheduler restarted or reconnected)", () => {
     expect(report.answered.sort()).toEqual(["w1", "w2"]);
     expect([...scheduler.actor.core.tasks.get("resync-d")!.whoHas].map((ws) => ws.name)).toEqual(["w1"]);
     expect(await owner.submit<number>("inc", [d], { workers: ["w2"] }).result({ timeout: 10_000 })).toBe(78);
+  });
+});
+
+describe("a resync whose answer is older than a result", () => {
+  it("does not count missing a result the worker finished after answering: it came in while the question was out", async () => {
+    const slow = owner.submit<number>("slowInc", [1, 400], { workers: ["w1"], pure: false });
+    await expect.poll(() => workers[0]!.actor.core.tasks.get(slow.key)?.state, { timeout: 10_000 }).toBe("executing");
+    // What the scheduler tells w1 from here on about that key (a free-keys and a compute-task: computed again).
+    const toW1: string[] = [];
+    const watch = raw.subscribe(`natsched.${CLUSTER}.worker.w1`, {
+      callback: (_e, m) => {
+        for (const op of m.json<{ ops: { op: string; key?: string; keys?: string[] }[] }>().ops) if (op.key === slow.key || op.keys?.includes(slow.key)) toW1.push(op.op);
+      },
+    });
+    await raw.flush();
+    // The answers are held back until the scheduler has the result, as if they had travelled
+    // slower than the task-finished the worker sent after answering.
+    const transport = scheduler.transport;
+    const late = new Proxy(transport, {
+      get(target, prop) {
+        if (prop === "request") {
+          return async (...args: Parameters<Transport["request"]>) => {
+            const answer = await target.request(...args);
+            // The question reached w1 while the task ran: its answer cannot hold the result.
+            if (args[0].endsWith(".w1")) expect((answer as { active: string[] }).active).toContain(slow.key);
+            await expect.poll(() => scheduler.actor.core.tasks.get(slow.key)?.state, { timeout: 10_000 }).toBe("memory");
+            return answer;
+          };
+        }
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const report = await resyncAfterRestart({ cluster: CLUSTER, transport: late, actor: scheduler.actor, clock: realClock, workerTtl: 5 });
+    expect(report.answered.sort()).toEqual(["w1", "w2"]);
+    const ts = scheduler.actor.core.tasks.get(slow.key)!;
+    expect(ts.state).toBe("memory");
+    expect([...ts.whoHas].map((ws) => ws.name)).toEqual(["w1"]);
+    expect(await slow.result({ timeout: 10_000 })).toBe(2);
+    await raw.flush();
+    watch.unsubscribe();
+    expect(toW1).toEqual([]);
   });
 });
 

@@ -10,7 +10,9 @@
  * - every worker of the rebuilt state is asked what it holds and runs. Its reports of
  *   results and failures are fed to the core as the inputs they would have been (the core
  *   ignores what it already knows, and a result it holds as the core has it is not fed at
- *   all); replicas it holds come in as add-keys, results it no longer has as missing-data. A task still processing there that the worker neither has
+ *   all); replicas it holds come in as add-keys, results it no longer has as missing-data
+ *   (only those the scheduler counted when it asked: one reported meanwhile is newer than
+ *   the answer). A task still processing there that the worker neither has
  *   nor works on gets its compute-task again (it was stored but never sent), a steal in
  *   flight its steal-request (the answer may have been lost);
  * - a worker that does not answer within workerTtl is lost, as a silent worker would be.
@@ -21,7 +23,7 @@
 import { ProtocolError } from "../../machines/errors.js";
 import { PROTOCOL_VERSION, type Envelope, type SchedulerToClient, type SchedulerToWorker } from "../../machines/protocol.js";
 import type { SchedulerInput } from "../../machines/scheduler/inputs.js";
-import type { WorkerRec } from "../../machines/scheduler/state.js";
+import type { TaskRec, WorkerRec } from "../../machines/scheduler/state.js";
 import { doneReport } from "../../machines/scheduler/core.js";
 import { subjects } from "../../transport/subjects.js";
 import type { Subscription, Transport } from "../../transport/types.js";
@@ -124,12 +126,17 @@ async function resyncWorker(opts: ResyncOptions, name: string, id: string, repor
   const retryMs = opts.retryMs ?? 500;
   for (;;) {
     if (opts.stopped?.()) return;
-    if (opts.actor.core.workers.get(name)?.id !== id) return; // it left, or registered anew, meanwhile
+    const ws = opts.actor.core.workers.get(name);
+    if (ws?.id !== id) return; // it left, or registered anew, meanwhile
+    // What the scheduler counts on the worker as it asks: the answer can only say what the
+    // worker lacks of these. A result that comes in while the question is out (the worker
+    // finished it after answering) is newer than the answer.
+    const counted = new Set(ws.hasWhat);
     try {
       const answer = await opts.transport.request(resyncSubject(opts.cluster, name), { op: "resync", id }, { timeout: Math.max(retryMs, 1000) });
       if (opts.stopped?.()) return;
       const problem = answerProblem(answer);
-      if (problem === undefined) apply(opts, name, id, answer as ResyncAnswer, report);
+      if (problem === undefined) apply(opts, name, id, answer as ResyncAnswer, counted, report);
       else opts.onError?.(new ProtocolError(`scheduler: dropped the resync answer of worker ${name}: ${problem}`));
       report.answered.push(name);
       return;
@@ -144,7 +151,8 @@ async function resyncWorker(opts: ResyncOptions, name: string, id: string, repor
   report.lost.push(name);
 }
 
-function apply(opts: ResyncOptions, name: string, id: string, answer: ResyncAnswer, report: ResyncReport): void {
+/** A worker's answer, applied; `counted`: the tasks the scheduler counted on it when it asked. */
+function apply(opts: ResyncOptions, name: string, id: string, answer: ResyncAnswer, counted: ReadonlySet<TaskRec>, report: ResyncReport): void {
   const core = opts.actor.core;
   const ws = core.workers.get(name);
   if (ws === undefined || ws.id !== id) return;
@@ -180,7 +188,7 @@ function apply(opts: ResyncOptions, name: string, id: string, answer: ResyncAnsw
     if (ts !== undefined && ws.hasWhat.has(ts)) held.add(key);
   }
   for (const ts of [...ws.hasWhat]) {
-    if (!held.has(ts.key)) feed(opts, { op: "missing-data", worker: name, id, key: ts.key, holder: name });
+    if (!held.has(ts.key) && counted.has(ts)) feed(opts, { op: "missing-data", worker: name, id, key: ts.key, holder: name });
   }
   const active = new Set(answer.active);
   const s = subjects(opts.cluster);
