@@ -13,6 +13,7 @@
  *   WARMUP=n, WARM0=n untimed tasks before the run: n of MS ms, then n of no work (JIT warm-up)
  *                     in rounds of WARM0_ROUND (200)
  *   NTHREADS=n        executor threads of the one worker of shape `threads` (default: cores)
+ *   DIST=1            the scheduler and workers from the compiled CLI (dist/) instead of the sources through tsx
  *   PERF=1 ...        perf stat (task-clock ms, context switches) of each process over the timed run;
  *                     PERF_EVENTS=list other events (page-faults; this VM has no hardware counters)
  *   STRACE=s|w ...    strace -c of the scheduler (s) or the first worker (w) to /tmp/strace.out;
@@ -112,7 +113,10 @@ const common = ["--nats", url, "--cluster", cluster];
 /** A natsched process through tsx, as the bench harness starts them; `nodeFlags` before the script. */
 function natsched(args: string[], nodeFlags: string[] = []): ChildProcess {
   const v8 = process.env.V8FLAGS ? process.env.V8FLAGS.split(" ") : [];
-  return spawn(process.execPath, ["--import", "tsx", ...v8, ...nodeFlags, join(ROOT, "cli/main.ts"), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  // DIST=1: the compiled CLI (dist/, `npm run build` first), as an installed package runs it.
+  const program = process.env.DIST ? [join(ROOT, "dist/cli/main.js")] : ["--import", "tsx", join(ROOT, "cli/main.ts")];
+  const [head, rest] = process.env.DIST ? [[], program] : [program.slice(0, 2), program.slice(2)];
+  return spawn(process.execPath, [...head, ...v8, ...nodeFlags, ...rest, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
 }
 
 const profile = process.env.PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROF] : [];
