@@ -262,7 +262,9 @@ export class NatsServer {
 
 /** Start `natsched <args>` and resolve once a line of its stdout matches `ready`. */
 function startNatsched(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, what: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "cli/main.ts"), ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  // `--no-memory-reducer`: what the daemons set for themselves (cli/daemon-heap.ts), here for
+  // tsx's loader thread too, which `--import tsx` starts before their code runs.
+  const child = spawn(process.execPath, ["--no-memory-reducer", "--import", "tsx", join(ROOT, "cli/main.ts"), ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   return new Promise((resolve, reject) => {

@@ -9,7 +9,7 @@
  *                     CPROF=dir this process (the client) over the timed run only
  *   SUBJECTS=1 ...    also counts the messages of the timed run per subject (a tap on ">")
  *   PERF_RECORD=file  perf record (every process, the client too) over the timed run, for `perf report`
- *   V8FLAGS="..."     V8 flags for the scheduler and workers; V8_OUT=file keeps the scheduler's stdout (--trace-opt)
+ *   V8FLAGS="..."     V8 flags for the scheduler and workers; V8_OUT=file keeps the scheduler's stdout (--trace-opt), file.w0... the workers'
  *   WARMUP=n, WARM0=n untimed tasks before the run: n of MS ms, then n of no work (JIT warm-up)
  *                     in rounds of WARM0_ROUND (200)
  *   NTHREADS=n        executor threads of the one worker of shape `threads` (default: cores)
@@ -114,8 +114,9 @@ const common = ["--nats", url, "--cluster", cluster];
 function natsched(args: string[], nodeFlags: string[] = []): ChildProcess {
   const v8 = process.env.V8FLAGS ? process.env.V8FLAGS.split(" ") : [];
   // DIST=1: the compiled CLI (dist/, `npm run build` first), as an installed package runs it.
-  const program = process.env.DIST ? [join(ROOT, "dist/cli/main.js")] : ["--import", "tsx", join(ROOT, "cli/main.ts")];
-  const [head, rest] = process.env.DIST ? [[], program] : [program.slice(0, 2), program.slice(2)];
+  // `--no-memory-reducer` as bench/harness.ts: tsx's loader thread starts before the daemon sets it.
+  const program = process.env.DIST ? [join(ROOT, "dist/cli/main.js")] : ["--no-memory-reducer", "--import", "tsx", join(ROOT, "cli/main.ts")];
+  const [head, rest] = process.env.DIST ? [[], program] : [program.slice(0, 3), program.slice(3)];
   return spawn(process.execPath, [...head, ...v8, ...nodeFlags, ...rest, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
 }
 
@@ -135,6 +136,11 @@ for (let i = 0; i < nWorkers; i++) {
   const wprof = process.env.WPROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.WPROF] : [];
   const worker = natsched(["worker", ...common, "--functions", join(ROOT, "bench/cpu-tasks.mjs"), "--name", `w${i}`, "--nthreads", String(nThreads), ...log], wprof);
   await whenReady(worker, /registered with cluster/);
+  if (process.env.V8_OUT) {
+    const { createWriteStream } = await import("node:fs");
+    const sink = createWriteStream(`${process.env.V8_OUT}.w${i}`);
+    worker.stdout!.on("data", (d: Buffer) => sink.write(d));
+  }
   workers.push(worker);
 }
 const client = await connectClient({ servers: url, cluster });

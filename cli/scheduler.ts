@@ -8,6 +8,7 @@ import { untilShutdown } from "../actors/process/shutdown.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
 import { LOG_LEVEL_FLAGS, LOG_LEVEL_USAGE, processLog } from "./log-level.js";
 import { parseFlags } from "./parse-flags.js";
+import { tuneDaemonHeap } from "./daemon-heap.js";
 import { resolveConfig } from "../machines/config.js";
 import { parseEnvValue } from "../machines/config-sources.js";
 import type { Io } from "./run.js";
@@ -45,6 +46,7 @@ export async function schedulerCommand(args: string[], io: Io): Promise<number> 
     io.out(SCHEDULER_USAGE);
     return 0;
   }
+  tuneDaemonHeap();
   const plog = processLog(values, io);
   const flag = values["worker-saturation"];
   const saturation = flag === undefined ? undefined : resolveConfig({ workerSaturation: parseEnvValue(flag, "--worker-saturation") }, "--worker-saturation").workerSaturation;

@@ -7,6 +7,7 @@ import type { LogFileFormat } from "../log/file-log.js";
 import { clusterName, NATS_FLAGS, NATS_FLAGS_USAGE, natsOptions } from "./nats-flags.js";
 import { LOG_LEVEL_FLAGS, LOG_LEVEL_USAGE, processLog } from "./log-level.js";
 import { parseFlags } from "./parse-flags.js";
+import { tuneDaemonHeap } from "./daemon-heap.js";
 import type { Io } from "./run.js";
 
 export const WORKER_USAGE = `usage: natsched worker --functions <module> [--name <w>] [--nthreads <n>] [--executor threads|loop] [--resources NAME=amount ...] [--host <h>] [--nats <url>] [--cluster <name>]
@@ -48,6 +49,7 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
     io.err(`natsched worker: --functions <module> is required\n\n${WORKER_USAGE}`);
     return 2;
   }
+  tuneDaemonHeap();
   const plog = processLog(values, io);
   const cluster = clusterName(values);
   const name = values.name ?? `${hostname().replace(/[^A-Za-z0-9_-]/g, "-")}-${process.pid}`;
