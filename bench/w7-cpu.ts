@@ -20,7 +20,7 @@
  *                     STRACE_FULL=1: each call with its time and thread instead of the counts
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, readdirSync, mkdtempSync } from "node:fs";
+import { createWriteStream, readFileSync, readdirSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -123,12 +123,13 @@ function natsched(args: string[], nodeFlags: string[] = []): ChildProcess {
 const profile = process.env.PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROF] : [];
 const scheduler = natsched(["scheduler", ...common, ...(logOn ? ["--log", join(dir, "s.natlog")] : ["--no-log"])], profile);
 await whenReady(scheduler, /natsched scheduler: cluster/);
-// V8_OUT=file: the scheduler's stdout from here on (with V8FLAGS="--trace-opt --trace-deopt", what V8 optimizes when).
-if (process.env.V8_OUT) {
-  const { createWriteStream } = await import("node:fs");
-  const sink = createWriteStream(process.env.V8_OUT);
-  scheduler.stdout!.on("data", (d: Buffer) => sink.write(d));
+/** V8_OUT=file: a process's stdout from here on, to `file` + `suffix` (with V8FLAGS="--trace-opt --trace-deopt", what V8 optimizes when). */
+function keepStdout(child: ChildProcess, suffix: string): void {
+  if (!process.env.V8_OUT) return;
+  const sink = createWriteStream(process.env.V8_OUT + suffix);
+  child.stdout!.on("data", (d: Buffer) => sink.write(d));
 }
+keepStdout(scheduler, "");
 const [nWorkers, nThreads] = shape === "threads" ? [1, Number(process.env.NTHREADS ?? cores)] : [cores, 1];
 const workers: ChildProcess[] = [];
 for (let i = 0; i < nWorkers; i++) {
@@ -136,11 +137,7 @@ for (let i = 0; i < nWorkers; i++) {
   const wprof = process.env.WPROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.WPROF] : [];
   const worker = natsched(["worker", ...common, "--functions", join(ROOT, "bench/cpu-tasks.mjs"), "--name", `w${i}`, "--nthreads", String(nThreads), ...log], wprof);
   await whenReady(worker, /registered with cluster/);
-  if (process.env.V8_OUT) {
-    const { createWriteStream } = await import("node:fs");
-    const sink = createWriteStream(`${process.env.V8_OUT}.w${i}`);
-    worker.stdout!.on("data", (d: Buffer) => sink.write(d));
-  }
+  keepStdout(worker, `.w${i}`);
   workers.push(worker);
 }
 const client = await connectClient({ servers: url, cluster });
