@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, statSync, unlinkSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -231,6 +231,11 @@ export function stopProcess(child: ChildProcess, signal: NodeJS.Signals = "SIGTE
 /** The benchmark's nats-server runs with this GOMAXPROCS when the variable is set (bench/run.ts --nats-gomaxprocs). */
 export const NATS_GOMAXPROCS_ENV = "NATSCHED_BENCH_NATS_GOMAXPROCS";
 
+/** The benchmark's nats-server GOMAXPROCS unless told otherwise: 1 on a machine of 2 cores or fewer, else Go's default. */
+export function defaultNatsGomaxprocs(): number | "go-default" {
+  return cpus().length <= 2 ? 1 : "go-default";
+}
+
 /** A nats-server on a free local port, for the life of one benchmark case. */
 export class NatsServer {
   private constructor(
@@ -253,6 +258,11 @@ export class NatsServer {
       await sleep(50);
     }
     return new NatsServer(`nats://127.0.0.1:${port}`, child);
+  }
+
+  /** The server's process id (for its CPU in /proc). */
+  get pid(): number {
+    return this.child.pid!;
   }
 
   stop(): Promise<void> {

@@ -53,7 +53,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { machineInfo, meets, type Row, type Stats, type Target } from "./lib.js";
 import { formatTop, topSelfTime } from "./profile-top.js";
-import { NATS_GOMAXPROCS_ENV, natsAvailability, type Saturation, type TransportName } from "./harness.js";
+import { NATS_GOMAXPROCS_ENV, defaultNatsGomaxprocs, natsAvailability, type Saturation, type TransportName } from "./harness.js";
 import { saturationRatios } from "./saturation-ratios.js";
 import type { Case } from "./workloads.js";
 
@@ -240,10 +240,6 @@ function parseArgs(argv: string[]): Options {
  * work each time a message wakes one, CPU the daemons need (bench/nats-compare.mjs shows the
  * server's CPU a task either way; docs/performance.md, Method).
  */
-function defaultNatsGomaxprocs(): number | "go-default" {
-  return cpus().length <= 2 ? 1 : "go-default";
-}
-
 // ---- planning -------------------------------------------------------------------------
 
 interface Planned {

@@ -1,0 +1,194 @@
+/**
+ * W7's floor on NATS: the same processes, messages and threads as natsched's W7 on NATS, with
+ * nothing of natsched in them. A "scheduler" process hands tasks out from a queue, a few per
+ * worker (natsched's adaptive count in W7's steady state: ceil(1.1 x threads) + 1), and on each
+ * report sends the next task and tells the client; "worker" processes run the calibrated `spin`
+ * of bench/cpu-tasks.mjs on worker_threads; this process is the client. JSON bodies of the sizes
+ * natsched's messages have; three messages a task, as natsched sends. No log, no checks, no
+ * cores: what is left is what the transport, the processes' wake-ups and the executor hop cost
+ * on this machine, the part of W7's makespan natsched cannot take away with its own code.
+ * docs/executors.md, "W7". Linux only (CPU from /proc).
+ *
+ *   node --import tsx bench/w7-floor.ts [threads|workers|both] [--n 200] [--ms 20] [--repeat 5] [--json]
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { defaultNatsGomaxprocs, NATS_GOMAXPROCS_ENV, NatsServer } from "./harness.js";
+
+/** Bytes of JSON natsched's W7 messages carry (task-finished, compute-task, the client's update), from strace. */
+const SIZES = { finished: 330, compute: 320, update: 200 };
+/** W7's untimed rounds of one no-op task per thread (bench/workloads.ts W7_WARM_ROUNDS). */
+const WARM_ROUNDS = 1500;
+const SELF = fileURLToPath(import.meta.url);
+
+const encode = (o: object): Uint8Array => Buffer.from(JSON.stringify(o));
+const decode = (b: Uint8Array): Record<string, unknown> => JSON.parse(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString()) as Record<string, unknown>;
+const pad = (n: number): string => "x".repeat(n);
+
+type Task = { key: string; iterations: number };
+
+/** The scheduler: a queue, a slot count per worker, a report in -> the next task out and the client told. */
+async function schedulerRole(nc: NatsConnection): Promise<void> {
+  const queue: Task[] = [];
+  const workers = new Map<string, { held: number; slots: number }>();
+  const refill = () => {
+    for (;;) {
+      let best: string | null = null;
+      for (const [name, w] of workers) if (w.held < w.slots && (best === null || w.slots - w.held > workers.get(best)!.slots - workers.get(best)!.held)) best = name;
+      const task = best === null ? undefined : queue.shift();
+      if (task === undefined) return;
+      workers.get(best!)!.held++;
+      nc.publish(`floor.worker.${best}`, encode({ op: "compute-task", ...task, pad: pad(SIZES.compute) }));
+    }
+  };
+  nc.subscribe("floor.scheduler", {
+    callback: (_e, m) => {
+      const msg = decode(m.data);
+      if (msg.op === "hello") workers.set(String(msg.name), { held: 0, slots: Math.ceil(1.1 * Number(msg.threads)) + 1 });
+      else if (msg.op === "graph") {
+        for (const key of msg.keys as string[]) queue.push({ key, iterations: Number(msg.iterations) });
+        refill();
+      } else if (msg.op === "finished") {
+        workers.get(String(msg.worker))!.held--;
+        nc.publish("floor.client", encode({ op: "key-in-memory", key: msg.key, pad: pad(SIZES.update) }));
+        refill();
+      }
+    },
+  });
+}
+
+const THREAD = `
+const { parentPort, workerData } = require("node:worker_threads");
+import(workerData).then(({ spin }) => parentPort.on("message", (t) => parentPort.postMessage(spin(t.iterations, 0) === 0 ? t.key : null)));`;
+
+/** A worker: its threads run what it holds, a finished task's report goes out after the next one is handed over. */
+async function workerRole(nc: NatsConnection, name: string, threads: number): Promise<void> {
+  const module = new URL("./cpu-tasks.mjs", import.meta.url).href;
+  const free: Worker[] = [];
+  const ready: Task[] = [];
+  const run = () => {
+    while (free.length > 0 && ready.length > 0) free.pop()!.postMessage(ready.shift());
+  };
+  for (let i = 0; i < threads; i++) {
+    const thread = new Worker(THREAD, { eval: true, workerData: module });
+    thread.on("message", (key: string) => {
+      free.push(thread);
+      run();
+      nc.publish("floor.scheduler", encode({ op: "finished", worker: name, key, pad: pad(SIZES.finished) }));
+    });
+    free.push(thread);
+  }
+  nc.subscribe(`floor.worker.${name}`, {
+    callback: (_e, m) => {
+      const msg = decode(m.data);
+      ready.push({ key: String(msg.key), iterations: Number(msg.iterations) });
+      run();
+    },
+  });
+  await nc.flush();
+  nc.publish("floor.scheduler", encode({ op: "hello", name, threads }));
+}
+
+const cpuMs = (pid: number): number => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10;
+};
+
+function startRole(url: string, args: string[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--no-memory-reducer", "--import", "tsx", SELF, "--role", url, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.stdout!.on("data", (d: Buffer) => d.toString().includes("ready") && resolve(child));
+    child.once("exit", (code) => reject(new Error(`w7-floor role ${args.join(" ")} exited ${code}`)));
+  });
+}
+
+/** One shape: makespan over the ideal of each repetition, and the CPU of each process beside the executor threads. */
+async function shape(kind: "threads" | "workers", n: number, ms: number, repeat: number) {
+  const cores = availableParallelism();
+  // As `npm run bench` starts its nats-server (--nats-gomaxprocs).
+  const gomaxprocs = defaultNatsGomaxprocs();
+  if (process.env[NATS_GOMAXPROCS_ENV] === undefined && gomaxprocs !== "go-default") process.env[NATS_GOMAXPROCS_ENV] = String(gomaxprocs);
+  const server = await NatsServer.start();
+  const nc = await connect({ servers: server.url });
+  const scheduler = await startRole(server.url, ["scheduler"]);
+  const [nWorkers, nThreads] = kind === "threads" ? [1, cores] : [cores, 1];
+  const workers: ChildProcess[] = [];
+  for (let i = 0; i < nWorkers; i++) workers.push(await startRole(server.url, ["worker", `w${i}`, String(nThreads)]));
+  await new Promise((r) => setTimeout(r, 200));
+  const { iterationsFor } = (await import(new URL("./cpu-tasks.mjs", import.meta.url).href)) as { iterationsFor(ms: number): number };
+  const iterations = iterationsFor(ms);
+  let round = 0;
+  const run = (count: number, its: number) =>
+    new Promise<void>((resolve) => {
+      let left = count;
+      const sub = nc.subscribe("floor.client", {
+        callback: (_e, m) => {
+          decode(m.data);
+          if (--left === 0) {
+            sub.unsubscribe();
+            resolve();
+          }
+        },
+      });
+      const tag = `r${round++}`;
+      void nc.flush().then(() => nc.publish("floor.scheduler", encode({ op: "graph", keys: Array.from({ length: count }, (_, i) => `${tag}-${i}`), iterations: its })));
+    });
+  await run(2 * cores, iterations);
+  for (let i = 0; i < WARM_ROUNDS; i++) await run(cores, 0);
+  const ideal = (n * ms) / 1000 / cores;
+  const reps = [];
+  for (let r = 0; r < repeat; r++) {
+    const pids = { scheduler: scheduler.pid!, server: server.pid, workers: workers.map((w) => w.pid!) };
+    const before = { s: cpuMs(pids.scheduler), v: cpuMs(pids.server), w: pids.workers.map(cpuMs) };
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    await run(n, iterations);
+    const wall = (performance.now() - t0) / 1000;
+    const c = process.cpuUsage(c0);
+    reps.push({
+      ratio: wall / ideal,
+      scheduler_ms: cpuMs(pids.scheduler) - before.s,
+      server_ms: cpuMs(pids.server) - before.v,
+      workers_ms: pids.workers.map((p, i) => cpuMs(p) - before.w[i]!),
+      client_ms: Math.round((c.user + c.system) / 1000),
+    });
+  }
+  await nc.close();
+  for (const c of [...workers, scheduler]) c.kill("SIGTERM");
+  await server.stop();
+  const ratios = reps.map((r) => r.ratio).sort((a, b) => a - b);
+  return { shape: kind, n, ms, cores, ideal, median: ratios[ratios.length >> 1]!, min: ratios[0]!, max: ratios.at(-1)!, reps };
+}
+
+async function main(argv: string[]): Promise<void> {
+  if (argv[0] === "--role") {
+    const nc = await connect({ servers: argv[1]! });
+    if (argv[2] === "scheduler") await schedulerRole(nc);
+    else await workerRole(nc, argv[3]!, Number(argv[4]));
+    await nc.flush();
+    console.log("ready");
+    return;
+  }
+  const opt = (name: string, fallback: number) => {
+    const at = argv.indexOf(name);
+    return at < 0 ? fallback : Number(argv[at + 1]);
+  };
+  const which = argv[0] === "threads" || argv[0] === "workers" ? [argv[0]] : (["workers", "threads"] as const);
+  const results = [];
+  for (const kind of which) results.push(await shape(kind as "threads" | "workers", opt("--n", 100 * availableParallelism()), opt("--ms", 20), opt("--repeat", 5)));
+  if (argv.includes("--json")) console.log(JSON.stringify(results));
+  else
+    for (const r of results) {
+      const [nw, nt] = r.shape === "threads" ? [1, r.cores] : [r.cores, 1];
+      console.log(`W7 floor ${r.n}x${r.ms}ms, ${nw}x${nt} [NATS, no natsched]: makespan / ideal ${r.median.toFixed(2)} (${r.min.toFixed(2)}-${r.max.toFixed(2)}), ${r.reps.length} runs`);
+      for (const x of r.reps) console.log(`  ${x.ratio.toFixed(3)}  CPU ms: scheduler ${x.scheduler_ms}, workers ${x.workers_ms.join("/")}, client ${x.client_ms}, nats-server ${x.server_ms}`);
+    }
+  process.exit(0);
+}
+
+await main(process.argv.slice(2));
