@@ -107,8 +107,21 @@ function startRole(url: string, args: string[]): Promise<ChildProcess> {
   });
 }
 
-/** One shape: makespan over the ideal of each repetition, and the CPU of each process beside the executor threads. */
-async function shape(kind: "threads" | "workers", n: number, ms: number, repeat: number) {
+/** What one shape's floor measured: makespan over the ideal per repetition, and each process's CPU over it. */
+export interface FloorResult {
+  shape: "threads" | "workers";
+  n: number;
+  ms: number;
+  cores: number;
+  ideal: number;
+  median: number;
+  min: number;
+  max: number;
+  reps: { ratio: number; scheduler_ms: number; server_ms: number; workers_ms: number[]; client_ms: number }[];
+}
+
+/** One shape's floor, `repeat` timed runs after W7's warm-up (bench/workloads.ts runs it beside W7 on NATS). */
+export async function floorShape(kind: "threads" | "workers", n: number, ms: number, repeat: number): Promise<FloorResult> {
   const cores = availableParallelism();
   // As `npm run bench` starts its nats-server (--nats-gomaxprocs).
   const gomaxprocs = defaultNatsGomaxprocs();
@@ -141,7 +154,7 @@ async function shape(kind: "threads" | "workers", n: number, ms: number, repeat:
   await run(2 * cores, iterations);
   for (let i = 0; i < WARM_ROUNDS; i++) await run(cores, 0);
   const ideal = (n * ms) / 1000 / cores;
-  const reps = [];
+  const reps: FloorResult["reps"] = [];
   for (let r = 0; r < repeat; r++) {
     const pids = { scheduler: scheduler.pid!, server: server.pid, workers: workers.map((w) => w.pid!) };
     const before = { s: cpuMs(pids.scheduler), v: cpuMs(pids.server), w: pids.workers.map(cpuMs) };
@@ -180,7 +193,7 @@ async function main(argv: string[]): Promise<void> {
   };
   const which = argv[0] === "threads" || argv[0] === "workers" ? [argv[0]] : (["workers", "threads"] as const);
   const results = [];
-  for (const kind of which) results.push(await shape(kind as "threads" | "workers", opt("--n", 100 * availableParallelism()), opt("--ms", 20), opt("--repeat", 5)));
+  for (const kind of which) results.push(await floorShape(kind as "threads" | "workers", opt("--n", 100 * availableParallelism()), opt("--ms", 20), opt("--repeat", 5)));
   if (argv.includes("--json")) console.log(JSON.stringify(results));
   else
     for (const r of results) {
@@ -191,4 +204,4 @@ async function main(argv: string[]): Promise<void> {
   process.exit(0);
 }
 
-await main(process.argv.slice(2));
+if (process.argv[1] === SELF) await main(process.argv.slice(2));

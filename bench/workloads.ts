@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Future, LocalCluster } from "../index.js";
 import { FAST_MS, FUNCTIONS, heapProbe, SLOW_MS } from "./functions.js";
+import { floorShape } from "./w7-floor.js";
 import { NatsServer, saturationSupported, startEmbedded, startNats, type Harness, type HarnessOptions, type Saturation, type TransportName } from "./harness.js";
 import { pythonShuffle, randomHex, sleep, stats, type Row } from "./lib.js";
 import { roundLine, soak, soakRows, type SoakCase } from "./soak.js";
@@ -491,6 +492,10 @@ async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]
   } finally {
     await h.close();
   }
+  // On NATS, the same shape with nothing of natsched in it (bench/w7-floor.ts), right after:
+  // what the transport, the processes' wake-ups and the executor hop cost on this machine now.
+  const floor = hosts.transport === "nats" ? await floorShape(c.shape, c.nTasks, c.ms, c.reps) : null;
+  const median = stats(walls.map((w) => w / ideal)).median;
   return [
     {
       id: `W7.${c.shape}${hosts.idSuffix}`,
@@ -501,7 +506,8 @@ async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]
       value: stats(walls.map((w) => w / ideal)),
       status: "ok",
       shape: `W7.${c.shape}`,
-      extra: { cores, iterations_per_task: iterations, ideal_s: ideal, wall_s: stats(walls) },
+      extra: { cores, iterations_per_task: iterations, ideal_s: ideal, wall_s: stats(walls), ...(floor ? { floor: { median: floor.median, min: floor.min, max: floor.max, reps: floor.reps } } : {}) },
+      ...(floor ? { note: `floor (the same processes, threads and messages without natsched, bench/w7-floor.ts) ${floor.median.toFixed(2)} (${floor.min.toFixed(2)}-${floor.max.toFixed(2)}): natsched ${(median - floor.median >= 0 ? "+" : "") + (median - floor.median).toFixed(2)} over it` } : {}),
     },
   ];
 }
