@@ -6,7 +6,8 @@
  *
  *   node --import tsx bench/w7-cpu.ts [threads|workers] [N=200] [MS=20] [nolog]
  *   PROF=dir ...      the scheduler writes a CPU profile there; WPROF=dir the workers too, and
- *                     CPROF=dir this process (the client) over the timed run only
+ *                     CPROF=dir this process (the client) over the timed run only; PROF_INTERVAL=us
+ *                     the profiles' sampling interval (V8's default 1000)
  *   SUBJECTS=1 ...    also counts the messages of the timed run per subject (a tap on ">")
  *   PERF_RECORD=file  perf record (every process, the client too) over the timed run, for `perf report`
  *   V8FLAGS="..."     V8 flags for the scheduler and workers; V8_OUT=file keeps the scheduler's stdout (--trace-opt), file.w0... the workers'
@@ -120,7 +121,8 @@ function natsched(args: string[], nodeFlags: string[] = []): ChildProcess {
   return spawn(process.execPath, [...head, ...v8, ...nodeFlags, ...rest, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
 }
 
-const profile = process.env.PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROF] : [];
+const interval = process.env.PROF_INTERVAL ? ["--cpu-prof-interval", process.env.PROF_INTERVAL] : [];
+const profile = process.env.PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROF, ...interval] : [];
 const scheduler = natsched(["scheduler", ...common, ...(logOn ? ["--log", join(dir, "s.natlog")] : ["--no-log"])], profile);
 await whenReady(scheduler, /natsched scheduler: cluster/);
 /** V8_OUT=file: a process's stdout from here on, to `file` + `suffix` (with V8FLAGS="--trace-opt --trace-deopt", what V8 optimizes when). */
@@ -134,7 +136,7 @@ const [nWorkers, nThreads] = shape === "threads" ? [1, Number(process.env.NTHREA
 const workers: ChildProcess[] = [];
 for (let i = 0; i < nWorkers; i++) {
   const log = logOn ? ["--log", join(dir, `w${i}.natlog`)] : [];
-  const wprof = process.env.WPROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.WPROF] : [];
+  const wprof = process.env.WPROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.WPROF, ...interval] : [];
   const worker = natsched(["worker", ...common, "--functions", join(ROOT, "bench/cpu-tasks.mjs"), "--name", `w${i}`, "--nthreads", String(nThreads), ...log], wprof);
   await whenReady(worker, /registered with cluster/);
   keepStdout(worker, `.w${i}`);
