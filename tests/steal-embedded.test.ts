@@ -55,20 +55,34 @@ function bytesMoved(records: LogRecord[]): number {
   return bytes;
 }
 
+/** The most executions running at one time, from the workers' execute-done inputs (their start and stop). */
+function mostAtOnce(records: LogRecord[]): number {
+  const edges: [number, number][] = [];
+  for (const r of records) {
+    if (r.kind !== "input" || !r.actor.startsWith("worker.")) continue;
+    const event = (r as InputRecord).event as { op: string; start?: number; stop?: number };
+    if (event.op === "execute-done") edges.push([event.start!, 1], [event.stop!, -1]);
+  }
+  // Ends before starts at the same instant: touching intervals do not overlap.
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let running = 0;
+  let most = 0;
+  for (const [, d] of edges) most = Math.max(most, (running += d));
+  return most;
+}
+
 const steals = (records: LogRecord[], event: string) =>
   records.filter((r): r is TransitionRecord => r.kind === "transition" && r.actor === "scheduler" && (r as TransitionRecord).event === event);
 
 describe("the seed's good example: cheap data, slow compute", () => {
-  it("40 tasks of 100 ms pinned with their small input on one worker of four are stolen: the others run some, makespan well under serial", async () => {
+  it("40 tasks of 100 ms pinned with their small input on one worker of four are stolen: the others run some, at the same time as the home worker", async () => {
     const log = new MemoryLogSink({ copy: false });
     const cluster = await start(log);
     const client = cluster.client();
     const [home] = [...cluster.workers.keys()];
     const [data] = await client.scatter([100], { workers: [home!] });
-    const t0 = performance.now();
     const futures = Array.from({ length: 40 }, (_, i) => client.submit<number>("slow", [data, i], { pure: false, workers: [home!], allowOtherWorkers: true }));
     const results = await client.gather(futures);
-    const makespan = (performance.now() - t0) / 1000;
     expect(results).toEqual(Array.from({ length: 40 }, (_, i) => i));
     await cluster.flush();
 
@@ -79,8 +93,8 @@ describe("the seed's good example: cheap data, slow compute", () => {
     const all = [...ran.values()].flat();
     expect(new Set(all).size).toBe(40);
     expect(all).toHaveLength(40);
-    // Serial would be 4 s; four workers at best 1 s.
-    expect(makespan).toBeLessThan(2.5);
+    // Not serial: stolen tasks ran beside the home worker's, at least three at a time at some point.
+    expect(mostAtOnce(log.records)).toBeGreaterThanOrEqual(3);
     expect(steals(log.records, "STEAL_CONFIRM").length).toBeGreaterThan(10);
     const metrics = cluster.scheduler.core.stealing!.metrics;
     expect(metrics.confirmed.reduce((a, b) => a + b, 0)).toBe(steals(log.records, "STEAL_CONFIRM").length);
