@@ -4,7 +4,8 @@
  * worker (natsched's adaptive count in W7's steady state: ceil(1.1 x threads) + 1), and on each
  * report sends the next task and tells the client; "worker" processes run the calibrated `spin`
  * of bench/cpu-tasks.mjs on worker_threads; this process is the client. JSON bodies of the sizes
- * natsched's messages have; three messages a task, as natsched sends. No log, no checks, no
+ * natsched's messages have; three messages a task, as natsched sends (its client then fetches
+ * the results, one request more a run; this one does not). No log, no checks, no
  * cores: what is left is what the transport, the processes' wake-ups and the executor hop cost
  * on this machine, the part of W7's makespan natsched cannot take away with its own code.
  * docs/executors.md, "W7". Linux only (CPU from /proc).
