@@ -26,8 +26,10 @@ const BACKSLASH = 0x5c;
  * to the parser.
  */
 export function nestsDeeperThan(bytes: Uint8Array, max = MAX_JSON_NESTING): boolean {
-  let depth = 0;
   const n = bytes.length;
+  // Each level opens with a byte of its own: a shorter text cannot nest deeper (most control messages).
+  if (n <= max) return false;
+  let depth = 0;
   for (let i = 0; i < n; i++) {
     const c = CLASS[bytes[i]!]!;
     if (c === 0) continue;
