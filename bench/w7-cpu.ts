@@ -105,7 +105,11 @@ async function subjectTap(): Promise<{ stop(): Record<string, number> }> {
 const cores = 2;
 const port = await freePort();
 const dir = mkdtempSync(join(tmpdir(), "w7cpu-"));
+/** Every process this run starts: killed however it ends (a run that throws would leave them running). */
+const children: ChildProcess[] = [];
+process.on("exit", () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")));
 const server = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, GOMAXPROCS: "1" } });
+children.push(server);
 await whenReady(server, /Server is ready/);
 const url = `nats://127.0.0.1:${port}`;
 const cluster = "w7cpu";
@@ -118,7 +122,9 @@ function natsched(args: string[], nodeFlags: string[] = []): ChildProcess {
   // `--no-memory-reducer` as bench/harness.ts: tsx's loader thread starts before the daemon sets it.
   const program = process.env.DIST ? [join(ROOT, "dist/cli/main.js")] : ["--no-memory-reducer", "--import", "tsx", join(ROOT, "cli/main.ts")];
   const [head, rest] = process.env.DIST ? [[], program] : [program.slice(0, 3), program.slice(3)];
-  return spawn(process.execPath, [...head, ...v8, ...nodeFlags, ...rest, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  const child = spawn(process.execPath, [...head, ...v8, ...nodeFlags, ...rest, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  children.push(child);
+  return child;
 }
 
 const interval = process.env.PROF_INTERVAL ? ["--cpu-prof-interval", process.env.PROF_INTERVAL] : [];
