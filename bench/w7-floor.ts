@@ -100,8 +100,12 @@ const cpuMs = (pid: number): number => {
   return (Number(f[11]) + Number(f[12])) * 10;
 };
 
-function startRole(url: string, args: string[]): Promise<ChildProcess> {
+/** The ideal makespan (s): N tasks of `ms` on every core. */
+const ideal = (n: number, ms: number, cores: number): number => (n * ms) / 1000 / cores;
+
+function startRole(url: string, args: string[], roles: ChildProcess[]): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--no-memory-reducer", "--import", "tsx", SELF, "--role", url, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  roles.push(child);
   return new Promise((resolve, reject) => {
     child.stdout!.on("data", (d: Buffer) => d.toString().includes("ready") && resolve(child));
     child.once("exit", (code) => reject(new Error(`w7-floor role ${args.join(" ")} exited ${code}`)));
@@ -128,55 +132,71 @@ export async function floorShape(kind: "threads" | "workers", n: number, ms: num
   const gomaxprocs = defaultNatsGomaxprocs();
   if (process.env[NATS_GOMAXPROCS_ENV] === undefined && gomaxprocs !== "go-default") process.env[NATS_GOMAXPROCS_ENV] = String(gomaxprocs);
   const server = await NatsServer.start();
-  const nc = await connect({ servers: server.url });
-  const scheduler = await startRole(server.url, ["scheduler"]);
-  const [nWorkers, nThreads] = kind === "threads" ? [1, cores] : [cores, 1];
-  const workers: ChildProcess[] = [];
-  for (let i = 0; i < nWorkers; i++) workers.push(await startRole(server.url, ["worker", `w${i}`, String(nThreads)]));
-  await new Promise((r) => setTimeout(r, 200));
-  const { iterationsFor } = (await import(new URL("./cpu-tasks.mjs", import.meta.url).href)) as { iterationsFor(ms: number): number };
-  const iterations = iterationsFor(ms);
-  let round = 0;
-  const run = (count: number, its: number) =>
-    new Promise<void>((resolve) => {
-      let left = count;
-      const sub = nc.subscribe("floor.client", {
-        callback: (_e, m) => {
-          decode(m.data);
-          if (--left === 0) {
-            sub.unsubscribe();
-            resolve();
-          }
-        },
-      });
-      const tag = `r${round++}`;
-      void nc.flush().then(() => nc.publish("floor.scheduler", encode({ op: "graph", keys: Array.from({ length: count }, (_, i) => `${tag}-${i}`), iterations: its })));
-    });
-  await run(2 * cores, iterations);
-  for (let i = 0; i < WARM_ROUNDS; i++) await run(cores, 0);
-  const ideal = (n * ms) / 1000 / cores;
+  const roles: ChildProcess[] = [];
+  // However this ends (a role that dies, an error, the process exiting), nothing is left running.
+  const killRoles = () => roles.forEach((c) => c.exitCode === null && c.kill("SIGKILL"));
+  process.once("exit", killRoles);
+  let nc: NatsConnection | null = null;
   const reps: FloorResult["reps"] = [];
-  for (let r = 0; r < repeat; r++) {
-    const pids = { scheduler: scheduler.pid!, server: server.pid, workers: workers.map((w) => w.pid!) };
-    const before = { s: cpuMs(pids.scheduler), v: cpuMs(pids.server), w: pids.workers.map(cpuMs) };
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    await run(n, iterations);
-    const wall = (performance.now() - t0) / 1000;
-    const c = process.cpuUsage(c0);
-    reps.push({
-      ratio: wall / ideal,
-      scheduler_ms: cpuMs(pids.scheduler) - before.s,
-      server_ms: cpuMs(pids.server) - before.v,
-      workers_ms: pids.workers.map((p, i) => cpuMs(p) - before.w[i]!),
-      client_ms: Math.round((c.user + c.system) / 1000),
-    });
+  try {
+    nc = await connect({ servers: server.url });
+    const scheduler = await startRole(server.url, ["scheduler"], roles);
+    const [nWorkers, nThreads] = kind === "threads" ? [1, cores] : [cores, 1];
+    const workers: ChildProcess[] = [];
+    for (let i = 0; i < nWorkers; i++) workers.push(await startRole(server.url, ["worker", `w${i}`, String(nThreads)], roles));
+    // A role that exits mid-run fails the run instead of leaving it waiting for updates.
+    const died = new Promise<never>((_, reject) => roles.forEach((c) => c.once("exit", (code) => reject(new Error(`w7-floor: a role process exited (${code})`)))));
+    died.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    const { iterationsFor } = (await import(new URL("./cpu-tasks.mjs", import.meta.url).href)) as { iterationsFor(ms: number): number };
+    const iterations = iterationsFor(ms);
+    const client = nc;
+    let round = 0;
+    const run = (count: number, its: number) =>
+      Promise.race([
+        died,
+        new Promise<void>((resolve) => {
+          let left = count;
+          const sub = client.subscribe("floor.client", {
+            callback: (_e, m) => {
+              decode(m.data);
+              if (--left === 0) {
+                sub.unsubscribe();
+                resolve();
+              }
+            },
+          });
+          const tag = `r${round++}`;
+          void client.flush().then(() => client.publish("floor.scheduler", encode({ op: "graph", keys: Array.from({ length: count }, (_, i) => `${tag}-${i}`), iterations: its })));
+        }),
+      ]);
+    await run(2 * cores, iterations);
+    for (let i = 0; i < WARM_ROUNDS; i++) await run(cores, 0);
+    for (let r = 0; r < repeat; r++) {
+      const pids = { scheduler: scheduler.pid!, server: server.pid, workers: workers.map((w) => w.pid!) };
+      const before = { s: cpuMs(pids.scheduler), v: cpuMs(pids.server), w: pids.workers.map(cpuMs) };
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await run(n, iterations);
+      const wall = (performance.now() - t0) / 1000;
+      const c = process.cpuUsage(c0);
+      reps.push({
+        ratio: wall / ideal(n, ms, cores),
+        scheduler_ms: cpuMs(pids.scheduler) - before.s,
+        server_ms: cpuMs(pids.server) - before.v,
+        workers_ms: pids.workers.map((p, i) => cpuMs(p) - before.w[i]!),
+        client_ms: Math.round((c.user + c.system) / 1000),
+      });
+    }
+  } finally {
+    process.removeListener("exit", killRoles);
+    await nc?.close();
+    roles.forEach((c) => c.removeAllListeners("exit"));
+    killRoles();
+    await server.stop();
   }
-  await nc.close();
-  for (const c of [...workers, scheduler]) c.kill("SIGTERM");
-  await server.stop();
   const ratios = reps.map((r) => r.ratio).sort((a, b) => a - b);
-  return { shape: kind, n, ms, cores, ideal, median: ratios[ratios.length >> 1]!, min: ratios[0]!, max: ratios.at(-1)!, reps };
+  return { shape: kind, n, ms, cores, ideal: ideal(n, ms, cores), median: ratios[ratios.length >> 1]!, min: ratios[0]!, max: ratios.at(-1)!, reps };
 }
 
 async function main(argv: string[]): Promise<void> {
