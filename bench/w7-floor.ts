@@ -145,7 +145,7 @@ export async function floorShape(kind: "threads" | "workers", n: number, ms: num
     const workers: ChildProcess[] = [];
     for (let i = 0; i < nWorkers; i++) workers.push(await startRole(server.url, ["worker", `w${i}`, String(nThreads)], roles));
     // A role that exits mid-run fails the run instead of leaving it waiting for updates.
-    const died = new Promise<never>((_, reject) => roles.forEach((c) => c.once("exit", (code) => reject(new Error(`w7-floor: a role process exited (${code})`)))));
+    const died = new Promise<never>((_, reject) => roles.forEach((c) => c.once("exit", (code, signal) => reject(new Error(`w7-floor: a role process exited (${code ?? signal})`)))));
     died.catch(() => undefined);
     await new Promise((r) => setTimeout(r, 200));
     const { iterationsFor } = (await import(new URL("./cpu-tasks.mjs", import.meta.url).href)) as { iterationsFor(ms: number): number };
