@@ -231,7 +231,13 @@ export function stopProcess(child: ChildProcess, signal: NodeJS.Signals = "SIGTE
 /** The benchmark's nats-server runs with this GOMAXPROCS when the variable is set (bench/run.ts --nats-gomaxprocs). */
 export const NATS_GOMAXPROCS_ENV = "NATSCHED_BENCH_NATS_GOMAXPROCS";
 
-/** The benchmark's nats-server GOMAXPROCS unless told otherwise: 1 on a machine of 2 cores or fewer, else Go's default. */
+/**
+ * The benchmark's nats-server GOMAXPROCS unless told otherwise: one P on a machine of 2 cores
+ * or fewer, else Go's default. There the server shares the cores with the scheduler, the
+ * workers and the client, and Go's idle Ps spin looking for work each time a message wakes
+ * one, CPU the daemons need (bench/nats-compare.mjs shows the server's CPU a task either way;
+ * docs/performance.md, Method).
+ */
 export function defaultNatsGomaxprocs(): number | "go-default" {
   return cpus().length <= 2 ? 1 : "go-default";
 }

@@ -48,7 +48,7 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, freemem, loadavg } from "node:os";
+import { availableParallelism, freemem, loadavg } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { machineInfo, meets, type Row, type Stats, type Target } from "./lib.js";
@@ -234,12 +234,6 @@ function parseArgs(argv: string[]): Options {
   return o;
 }
 
-/**
- * One P for the nats-server on a machine of 2 cores or fewer. There the server shares the
- * cores with the scheduler, the workers and the client, and Go's idle Ps spin looking for
- * work each time a message wakes one, CPU the daemons need (bench/nats-compare.mjs shows the
- * server's CPU a task either way; docs/performance.md, Method).
- */
 // ---- planning -------------------------------------------------------------------------
 
 interface Planned {

@@ -495,7 +495,7 @@ async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]
   // On NATS, the same shape with nothing of natsched in it (bench/w7-floor.ts), right after:
   // what the transport, the processes' wake-ups and the executor hop cost on this machine now.
   const floor = hosts.transport === "nats" ? await floorShape(c.shape, c.nTasks, c.ms, c.reps) : null;
-  const median = stats(walls.map((w) => w / ideal)).median;
+  const ratios = stats(walls.map((w) => w / ideal));
   return [
     {
       id: `W7.${c.shape}${hosts.idSuffix}`,
@@ -503,11 +503,11 @@ async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]
       label: `W7 CPU-bound ${c.nTasks}x${c.ms}ms, ${workers}x${threads} (threads), log ${c.log ? "on" : "off"}: makespan / ideal ${ideal.toFixed(2)}s${hosts.labelSuffix}`,
       unit: "x ideal",
       higherIsBetter: false,
-      value: stats(walls.map((w) => w / ideal)),
+      value: ratios,
       status: "ok",
       shape: `W7.${c.shape}`,
       extra: { cores, iterations_per_task: iterations, ideal_s: ideal, wall_s: stats(walls), ...(floor ? { floor: { median: floor.median, min: floor.min, max: floor.max, reps: floor.reps } } : {}) },
-      ...(floor ? { note: `floor (the same processes, threads and messages without natsched, bench/w7-floor.ts) ${floor.median.toFixed(2)} (${floor.min.toFixed(2)}-${floor.max.toFixed(2)}): natsched ${(median - floor.median >= 0 ? "+" : "") + (median - floor.median).toFixed(2)} over it` } : {}),
+      ...(floor ? { note: `floor (the same processes, threads and messages without natsched, bench/w7-floor.ts) ${floor.median.toFixed(2)} (${floor.min.toFixed(2)}-${floor.max.toFixed(2)}): natsched ${(ratios.median - floor.median >= 0 ? "+" : "") + (ratios.median - floor.median).toFixed(2)} over it` } : {}),
     },
   ];
 }
