@@ -120,6 +120,7 @@ describe("the seed's good example: cheap data, slow compute", () => {
     await client.gather(futures);
     await cluster.flush();
     expect([...executedBy(log.records).keys()]).toEqual([home]);
+    expect(mostAtOnce(log.records)).toBe(1);
     expect(steals(log.records, "STEAL")).toEqual([]);
   });
 });
