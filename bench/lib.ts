@@ -2,7 +2,17 @@
  * Shared pieces of the benchmark harness: statistics, machine info, the result row shape.
  * Nothing here is timed.
  */
+import { readFileSync } from "node:fs";
 import { cpus, freemem, loadavg, totalmem } from "node:os";
+
+/** User + system CPU of a /proc `stat` line (a process's or a thread's), in ms (clock ticks of 10 ms). Linux only. */
+export function statCpuMs(line: string): number {
+  const fields = line.slice(line.lastIndexOf(") ") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU a process has used so far, ms (from /proc). */
+export const processCpuMs = (pid: number): number => statCpuMs(readFileSync(`/proc/${pid}/stat`, "utf8"));
 
 export interface Stats {
   min: number;

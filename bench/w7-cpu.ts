@@ -27,6 +27,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectClient } from "../index.js";
+import { processCpuMs, statCpuMs } from "./lib.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -58,19 +59,12 @@ function whenReady(child: ChildProcess, ready: RegExp): Promise<void> {
   });
 }
 
-/** User + system CPU of a /proc stat line, in clock ticks (10 ms). */
-function statTicks(line: string): number {
-  const fields = line.slice(line.lastIndexOf(") ") + 2).split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-}
 
-const ticks = (pid: number): number => statTicks(readFileSync(`/proc/${pid}/stat`, "utf8"));
-
-/** Each thread of `pid`: its id, name and CPU ticks. */
-function threads(pid: number): { t: string; name: string; ticks: number }[] {
+/** Each thread of `pid`: its id, name and CPU so far (ms). */
+function threads(pid: number): { t: string; name: string; cpu: number }[] {
   return readdirSync(`/proc/${pid}/task`).map((t) => {
     const line = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
-    return { t, name: line.slice(line.indexOf("(") + 1, line.lastIndexOf(")")), ticks: statTicks(line) };
+    return { t, name: line.slice(line.indexOf("(") + 1, line.lastIndexOf(")")), cpu: statCpuMs(line) };
   });
 }
 
@@ -168,9 +162,9 @@ for (let left = Number(process.env.WARM0 ?? 0), round = 0; left > 0; left -= war
 await new Promise((r) => setTimeout(r, 500));
 const pids: Record<string, number> = { scheduler: scheduler.pid!, server: server.pid! };
 workers.forEach((w, i) => (pids[`w${i}`] = w.pid!));
-const before = new Map(Object.entries(pids).map(([name, pid]) => [name, ticks(pid)]));
+const before = new Map(Object.entries(pids).map(([name, pid]) => [name, processCpuMs(pid)]));
 const threadsBefore = workers.map((w) => threads(w.pid!));
-const schedulerThreadsBefore = new Map(threads(scheduler.pid!).map((x) => [x.t, x.ticks]));
+const schedulerThreadsBefore = new Map(threads(scheduler.pid!).map((x) => [x.t, x.cpu]));
 const tracer = process.env.STRACE ? spawn("strace", [...(process.env.STRACE_FULL ? ["-tt", "-e", "trace=epoll_pwait,write,read,futex"] : ["-c"]), "-f", "-p", String(process.env.STRACE === "w" ? workers[0]!.pid : scheduler.pid), "-o", "/tmp/strace.out"], { stdio: "ignore" }) : null;
 if (tracer) await new Promise((r) => setTimeout(r, 1000));
 const perfs = process.env.PERF ? Object.entries(pids).map(([name, pid]) => ({ name, file: join(dir, `perf-${name}.txt`), p: spawn("perf", ["stat", "-x", ",", "-e", process.env.PERF_EVENTS ?? "task-clock,context-switches", "-p", String(pid), "-o", join(dir, `perf-${name}.txt`)], { stdio: "ignore" }) })) : [];
@@ -178,7 +172,7 @@ const recorder = process.env.PERF_RECORD ? spawn("perf", ["record", "-F", "4999"
 if (perfs.length > 0 || recorder) await new Promise((r) => setTimeout(r, 300));
 const tap = process.env.SUBJECTS ? await subjectTap() : null;
 const session = process.env.CPROF ? await startProfile() : null;
-const clientThreadsBefore = new Map(threads(process.pid).map((x) => [x.t, x.ticks]));
+const clientThreadsBefore = new Map(threads(process.pid).map((x) => [x.t, x.cpu]));
 const cpu0 = process.cpuUsage();
 // The timed run on the monotonic clock V8's profiles are stamped with (microseconds), to cut them to it.
 const mono0 = Number(process.hrtime.bigint() / 1000n);
@@ -204,20 +198,20 @@ for (const { name, file } of perfs) {
   const lines = readFileSync(file, "utf8").split("\n").filter((l) => /task-clock|context-switches|instructions|cycles|faults/.test(l)).map((l) => l.split(","));
   out[`${name}_perf`] = lines.map((f) => `${f[2]}=${Number(f[0]).toFixed(0)}`).join(" ");
 }
-for (const [name, pid] of Object.entries(pids)) out[`${name}_ms`] = (ticks(pid) - before.get(name)!) * 10;
+for (const [name, pid] of Object.entries(pids)) out[`${name}_ms`] = processCpuMs(pid) - before.get(name)!;
 out.client_threads_ms = threads(process.pid)
-  .map((x) => ({ name: x.name, ms: (x.ticks - (clientThreadsBefore.get(x.t) ?? 0)) * 10 }))
+  .map((x) => ({ name: x.name, ms: x.cpu - (clientThreadsBefore.get(x.t) ?? 0) }))
   .filter((x) => x.ms > 0)
   .map((x) => `${x.name}:${x.ms}`)
   .join(" ");
 out.scheduler_threads_ms = threads(scheduler.pid!)
-  .map((x) => ({ name: x.name, ms: (x.ticks - (schedulerThreadsBefore.get(x.t) ?? 0)) * 10 }))
+  .map((x) => ({ name: x.name, ms: x.cpu - (schedulerThreadsBefore.get(x.t) ?? 0) }))
   .filter((x) => x.ms > 0)
   .map((x) => `${x.name}:${x.ms}`)
   .join(" ");
 workers.forEach((w, i) => {
-  const was = new Map(threadsBefore[i]!.map((x) => [x.t, x.ticks]));
-  const used = threads(w.pid!).map((x) => ({ name: x.name, ms: (x.ticks - (was.get(x.t) ?? 0)) * 10 }));
+  const was = new Map(threadsBefore[i]!.map((x) => [x.t, x.cpu]));
+  const used = threads(w.pid!).map((x) => ({ name: x.name, ms: x.cpu - (was.get(x.t) ?? 0) }));
   out[`w${i}_threads_ms`] = used.filter((x) => x.ms > 0).map((x) => `${x.name}:${x.ms}`).join(" ");
 });
 console.log(JSON.stringify(out));

@@ -13,12 +13,12 @@
  *   node --import tsx bench/w7-floor.ts [threads|workers|both] [--n 200] [--ms 20] [--repeat 5] [--json]
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { defaultNatsGomaxprocs, NATS_GOMAXPROCS_ENV, NatsServer } from "./harness.js";
+import { processCpuMs } from "./lib.js";
 
 /** Bytes of JSON natsched's W7 messages carry (task-finished, compute-task, the client's update), from strace. */
 const SIZES = { finished: 330, compute: 320, update: 200 };
@@ -37,13 +37,13 @@ async function schedulerRole(nc: NatsConnection): Promise<void> {
   const queue: Task[] = [];
   const workers = new Map<string, { held: number; slots: number }>();
   const refill = () => {
-    for (;;) {
-      let best: string | null = null;
-      for (const [name, w] of workers) if (w.held < w.slots && (best === null || w.slots - w.held > workers.get(best)!.slots - workers.get(best)!.held)) best = name;
-      const task = best === null ? undefined : queue.shift();
-      if (task === undefined) return;
-      workers.get(best!)!.held++;
-      nc.publish(`floor.worker.${best}`, encode({ op: "compute-task", ...task, pad: pad(SIZES.compute) }));
+    while (queue.length > 0) {
+      // The worker with the most free slots.
+      let best: [string, { held: number; slots: number }] | null = null;
+      for (const entry of workers) if (entry[1].slots - entry[1].held > (best === null ? 0 : best[1].slots - best[1].held)) best = entry;
+      if (best === null) return;
+      best[1].held++;
+      nc.publish(`floor.worker.${best[0]}`, encode({ op: "compute-task", ...queue.shift()!, pad: pad(SIZES.compute) }));
     }
   };
   nc.subscribe("floor.scheduler", {
@@ -93,12 +93,6 @@ async function workerRole(nc: NatsConnection, name: string, threads: number): Pr
   await nc.flush();
   nc.publish("floor.scheduler", encode({ op: "hello", name, threads }));
 }
-
-const cpuMs = (pid: number): number => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * 10;
-};
 
 /** The ideal makespan (s): N tasks of `ms` on every core. */
 const ideal = (n: number, ms: number, cores: number): number => (n * ms) / 1000 / cores;
@@ -174,7 +168,7 @@ export async function floorShape(kind: "threads" | "workers", n: number, ms: num
     for (let i = 0; i < WARM_ROUNDS; i++) await run(cores, 0);
     for (let r = 0; r < repeat; r++) {
       const pids = { scheduler: scheduler.pid!, server: server.pid, workers: workers.map((w) => w.pid!) };
-      const before = { s: cpuMs(pids.scheduler), v: cpuMs(pids.server), w: pids.workers.map(cpuMs) };
+      const before = { s: processCpuMs(pids.scheduler), v: processCpuMs(pids.server), w: pids.workers.map(processCpuMs) };
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       await run(n, iterations);
@@ -182,9 +176,9 @@ export async function floorShape(kind: "threads" | "workers", n: number, ms: num
       const c = process.cpuUsage(c0);
       reps.push({
         ratio: wall / ideal(n, ms, cores),
-        scheduler_ms: cpuMs(pids.scheduler) - before.s,
-        server_ms: cpuMs(pids.server) - before.v,
-        workers_ms: pids.workers.map((p, i) => cpuMs(p) - before.w[i]!),
+        scheduler_ms: processCpuMs(pids.scheduler) - before.s,
+        server_ms: processCpuMs(pids.server) - before.v,
+        workers_ms: pids.workers.map((p, i) => processCpuMs(p) - before.w[i]!),
         client_ms: Math.round((c.user + c.system) / 1000),
       });
     }
