@@ -17,11 +17,12 @@
  *   DIST=1            the scheduler and workers from the compiled CLI (dist/) instead of the sources through tsx
  *   PERF=1 ...        perf stat (task-clock ms, context switches) of each process over the timed run;
  *                     PERF_EVENTS=list other events (page-faults; this VM has no hardware counters)
+ *   KEEP=dir          copies the run's logs there (s.natlog, w0.natlog...) once the daemons have stopped
  *   STRACE=s|w ...    strace -c of the scheduler (s) or the first worker (w) to /tmp/strace.out;
  *                     STRACE_FULL=1: each call with its time and thread instead of the counts
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, readFileSync, readdirSync, mkdtempSync } from "node:fs";
+import { copyFileSync, createWriteStream, readFileSync, readdirSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -216,7 +217,11 @@ workers.forEach((w, i) => {
 });
 console.log(JSON.stringify(out));
 await client.close();
-for (const c of [...workers, scheduler]) c.kill("SIGTERM");
+// Workers first: a worker leaving asks the scheduler to retire it, and writes its profile (WPROF) once it has.
+for (const w of workers) w.kill("SIGTERM");
+await Promise.race([Promise.all(workers.map((w) => new Promise((r) => (w.exitCode !== null ? r(null) : w.once("exit", r))))), new Promise((r) => setTimeout(r, 3000))]);
+scheduler.kill("SIGTERM");
 await new Promise((r) => setTimeout(r, 1500));
+if (process.env.KEEP) for (const f of readdirSync(dir).filter((f) => f.endsWith(".natlog"))) copyFileSync(join(dir, f), join(process.env.KEEP, f));
 server.kill("SIGTERM");
 process.exit(0);
