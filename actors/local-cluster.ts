@@ -175,6 +175,7 @@ export class LocalCluster {
       heartbeatInterval: this.config.heartbeatInterval,
       scatterLease: this.config.scatterLease,
       executorThreadMemory: this.config.executorThreadMemory,
+      reportHold: this.config.reportHold,
       ...(this.opts.onError ? { onError: this.opts.onError } : {}),
     });
     this.workers.set(spec.name, worker);

@@ -31,6 +31,8 @@ import { envelopeProblem, workerOpProblem } from "./validate-ops.js";
 import { withTime } from "./host/with-time.js";
 import { boundStack } from "../machines/error-stack.js";
 import { HostSampler } from "./host/host-sampler.js";
+import { ReportHold } from "./host/report-hold.js";
+import { realTimers } from "./host/host-timers.js";
 
 export interface WorkerActorOptions {
   cluster: string;
@@ -67,6 +69,11 @@ export interface WorkerActorOptions {
   scatterLease?: number;
   /** Bytes of heap each executor thread may use (config.executorThreadMemory); default Node's own limit. */
   executorThreadMemory?: number;
+  /**
+   * Seconds a report of a finished task may be held to go with later ones, on a wire only
+   * (config.reportHold; actors/host/report-hold.ts). Default 0: every report goes at once.
+   */
+  reportHold?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -94,6 +101,8 @@ export class WorkerActor {
   started = 0;
   private readonly subjects: Subjects;
   private readonly outbox: Outbox<WorkerToScheduler | WorkerHeartbeatOp>;
+  /** Reports held to go together (config reportHold), on a wire; null: each goes at once. */
+  private readonly reports: ReportHold | null;
   private readonly functions: TaskFunctions;
   private readonly subscriptions: Subscription[] = [];
   private heartbeat: ReturnType<typeof setInterval> | null = null;
@@ -129,6 +138,9 @@ export class WorkerActor {
     const { recorder, outbox, store } = this;
     // This worker's own subject to the scheduler: ops naming another worker are refused there.
     const schedulerSubject = this.subjects.workerOps(opts.name);
+    const hold = opts.reportHold ?? 0;
+    // In process a message costs a function call: nothing to save by holding it.
+    this.reports = hold > 0 && opts.transport.wire !== undefined ? new ReportHold(hold, realTimers(opts.clock), (op) => outbox.send(schedulerSubject, op)) : null;
     // The core's init is also the start record's (log/start-init.ts): what replay rebuilds it from.
     const init: WorkerInit = { name: opts.name, id: this.id, nthreads: opts.nthreads, transferIncomingCountLimit: opts.transferIncomingCountLimit };
     if (opts.bandwidth !== undefined) init.bandwidth = opts.bandwidth;
@@ -137,7 +149,17 @@ export class WorkerActor {
     // thread's own work (adaptive saturation then gives Dask's count: docs/scheduling.md).
     if (opts.transport.wire === undefined && this.pool === null) init.roundTrips = false;
     this.core = new WorkerCore(init, {
-      toScheduler: (op) => outbox.send(schedulerSubject, stampCause(op, recorder)),
+      toScheduler: (op) => {
+        const stamped = stampCause(op, recorder);
+        const reports = this.reports;
+        if (reports === null) outbox.send(schedulerSubject, stamped);
+        else if (stamped.op === "task-finished" && stamped.stop - stamped.start < reports.seconds && this.core.reportMayWait(stamped.key)) reports.hold(stamped);
+        else {
+          // What the worker held goes first: the scheduler sees its reports in the order made.
+          reports.release();
+          outbox.send(schedulerSubject, stamped);
+        }
+      },
       execute: (key, func, args) => microtask(() => this.execute(key, func, args)),
       gather: (from, keys) => void this.gather(from, keys),
       freeData: (key) => store.delete(key),
@@ -225,6 +247,8 @@ export class WorkerActor {
     if (this.closed) return;
     this.recorder.input(input);
     this.core.handle(input);
+    // Its last queued task has started: the scheduler's next ones are due, so is what it holds.
+    if (this.reports !== null && this.reports.size > 0 && this.core.readyCount === 0) this.reports.release();
   }
 
   /**
@@ -272,6 +296,7 @@ export class WorkerActor {
    */
   retire(reason: string, timeoutMs: number): Promise<boolean> {
     if (this.closed) return Promise.resolve(true);
+    this.reports?.release();
     this.outbox.send(this.subjects.workerOps(this.name), { op: "retire-worker", name: this.name, id: this.id, reason });
     this.outbox.flush();
     return this.closedWithin(timeoutMs);
@@ -501,10 +526,13 @@ export class WorkerActor {
     const t = this.opts.clock.now();
     if (!opts.abrupt) {
       this.feed({ op: "close", t });
+      this.reports?.release();
       this.outbox.send(this.subjects.workerOps(this.name), { op: "unregister-worker", name: this.name, id: this.id, reason: opts.reason ?? "closed" });
       this.outbox.flush();
     }
     this.closed = true;
+    // An abrupt close is a crash: what was held is lost with it, as unsent messages are.
+    this.reports?.drop();
     void this.pool?.close();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     this.sampler?.release();

@@ -217,6 +217,12 @@ export interface TaskFinishedOp {
    * not reported yet. Adaptive saturation keeps a smoothed one per worker.
    */
   roundTrip?: number;
+  /**
+   * Seconds the worker held this report after the task stopped, to send it with others
+   * (config reportHold); the scheduler's `answers` counts from when it left (stop + held), so
+   * the round trip the worker measures is the wire's and the scheduler's, not the hold.
+   */
+  held?: number;
 }
 
 export interface TaskErredOp {
@@ -381,6 +387,11 @@ export interface ComputeTaskOp extends Stamp {
    * task (the worker's own clock), so the worker measures the round trip (task-finished roundTrip).
    */
   answers?: number;
+  /**
+   * Another task waits on this one's result (it has dependents): the worker reports it the
+   * moment it finishes, never holding the report to send with others (config reportHold).
+   */
+  prompt?: true;
 }
 
 export interface FreeKeysOp extends Stamp {

@@ -51,6 +51,8 @@ const DASK_DEFAULTS: Config = {
   scatterLease: 60,
   // natsched's own (Dask limits memory per worker process): per executor thread, 1 GiB.
   executorThreadMemory: 1024 * 1024 * 1024,
+  // natsched's own (Dask's worker sends what it has every 2 ms): held reports wait at most 50 ms.
+  reportHold: 0.05,
 };
 
 describe("defaults", () => {
@@ -504,6 +506,7 @@ describe("loadConfig", () => {
       ["NATSCHED_SCHEDULER__HEARTBEAT_INTERVAL", "1s", "heartbeatInterval", 1],
       ["NATSCHED_SCHEDULER__CLIENT_RELEASE_GRACE", "30", "clientReleaseGrace", 30],
       ["NATSCHED_SCHEDULER__EXECUTOR_THREAD_MEMORY", "512MiB", "executorThreadMemory", 512 * 2 ** 20],
+      ["NATSCHED_SCHEDULER__REPORT_HOLD", "0", "reportHold", 0],
     ])("%s=%s sets %s", (variable, text, key, value) => {
       expect(load({ [variable]: text })[key]).toBe(value);
     });
@@ -534,6 +537,7 @@ describe("loadConfig", () => {
         costlyStealEvidence: "false",
         scatterLease: "7",
         executorThreadMemory: "64MiB",
+        reportHold: "7ms",
       };
       const env = Object.fromEntries(CONFIG_KEYS.map((key) => [envVarName(key), texts[key]]));
       expect(load(env)).toStrictEqual({
@@ -556,6 +560,7 @@ describe("loadConfig", () => {
         costlyStealEvidence: false,
         scatterLease: 7,
         executorThreadMemory: 64 * 2 ** 20,
+        reportHold: 0.007,
       });
     });
 

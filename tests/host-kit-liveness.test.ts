@@ -4,46 +4,13 @@
  * the host. When a dead worker is lost, with which reason, and what a reason says back.
  */
 import { describe, expect, it } from "vitest";
-import type { HostTimers } from "../actors/host/host-timers.js";
 import { LivenessWatch, livenessCheckInterval, type LivenessHost } from "../actors/host/liveness-watch.js";
 import { PeriodicTicks } from "../actors/host/periodic-ticks.js";
 import { silenceBeforeLoss, type ProbeOutcome } from "../actors/host/liveness.js";
 import { resolveConfig } from "../machines/config.js";
 import { SchedulerCore } from "../machines/scheduler/core.js";
+import { FakeTimers } from "./support/fake-timers.js";
 import type { SchedulerInput } from "../machines/scheduler/inputs.js";
-
-/** Timers on a clock that moves only when told to. */
-class FakeTimers implements HostTimers {
-  private time = 0;
-  private readonly due: { t: number; seq: number; fn: () => void }[] = [];
-  private seq = 0;
-
-  now(): number {
-    return this.time;
-  }
-
-  at(t: number, fn: () => void): () => void {
-    const entry = { t: Math.max(t, this.time), seq: this.seq++, fn };
-    this.due.push(entry);
-    return () => {
-      const i = this.due.indexOf(entry);
-      if (i >= 0) this.due.splice(i, 1);
-    };
-  }
-
-  /** Runs everything due until `t`, in time order, and leaves the clock at `t`. */
-  runUntil(t: number): void {
-    for (;;) {
-      this.due.sort((a, b) => a.t - b.t || a.seq - b.seq);
-      const next = this.due[0];
-      if (next === undefined || next.t > t) break;
-      this.due.shift();
-      this.time = next.t;
-      next.fn();
-    }
-    this.time = t;
-  }
-}
 
 interface Rig {
   timers: FakeTimers;

@@ -171,7 +171,7 @@ describe("SchedulerCore: a chain", () => {
     // In priority order (the static graph order runs a before b before c).
     expect(transitions(out)).toEqual(["a: ASSIGN released->processing.assigned", "b: WAIT released->waiting", "c: WAIT released->waiting"]);
     expect(toWorkers(out)).toEqual([
-      { worker: "w1", op: { op: "compute-task", key: "a", func: "f", args: [], deps: [], priority: h.core.tasks.get("a")!.priority, duration: 0.5, run: 0, attempt: 1 } },
+      { worker: "w1", op: { op: "compute-task", key: "a", func: "f", args: [], deps: [], priority: h.core.tasks.get("a")!.priority, duration: 0.5, run: 0, attempt: 1, prompt: true } },
     ]);
     expect(toClients(out)).toEqual([]);
 
@@ -181,7 +181,7 @@ describe("SchedulerCore: a chain", () => {
     expect(toWorkers(out)).toEqual([
       {
         worker: "w1",
-        op: { op: "compute-task", key: "b", func: "f", args: [], deps: [{ key: "a", nbytes: 100, holders: ["w1"] }], priority: h.core.tasks.get("b")!.priority, duration: 0.5, run: 0, attempt: 2 },
+        op: { op: "compute-task", key: "b", func: "f", args: [], deps: [{ key: "a", nbytes: 100, holders: ["w1"] }], priority: h.core.tasks.get("b")!.priority, duration: 0.5, run: 0, attempt: 2, prompt: true },
       },
     ]);
 

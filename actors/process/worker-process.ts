@@ -130,6 +130,7 @@ export class WorkerProcess {
         bandwidth: config.bandwidth,
         scatterLease: config.scatterLease,
         executorThreadMemory: config.executorThreadMemory,
+        reportHold: config.reportHold,
         ...(opts.onError ? { onError: opts.onError } : {}),
       });
       journal.attach(actor);

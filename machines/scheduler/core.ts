@@ -699,7 +699,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
     if (typeof sample === "number" && Number.isFinite(sample) && sample >= 0) ws.roundTrip = smoothRoundTrip(ws.roundTrip, sample);
     if (Number.isFinite(op.stop)) {
       this.answering = ws;
-      this.answeringStop = op.stop;
+      // A report the worker held (config reportHold) is answered from when it left the worker.
+      const held = op.held;
+      this.answeringStop = typeof held === "number" && Number.isFinite(held) && held > 0 ? op.stop + held : op.stop;
     }
   }
 
@@ -998,7 +1000,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
 
   /** The compute-task of a processing task's current assignment (sent by assign, and again by resendCompute). */
   computeTaskOp(ts: TaskRec, duration: number): ComputeTaskOp {
-    return {
+    const op: ComputeTaskOp = {
       op: "compute-task",
       key: ts.key,
       func: ts.func!,
@@ -1009,6 +1011,9 @@ export class SchedulerCore implements PlacementContext, StealHost {
       run: this.run,
       attempt: ts.attempt,
     };
+    // Its dependents wait on its report: the worker must not hold it (config reportHold).
+    if (ts.dependents.size > 0) op.prompt = true;
+    return op;
   }
 
   /** The steal-request for a task in processing.stealing: it targets the assignment the victim holds. */

@@ -26,6 +26,8 @@ export class WTask {
   priority: Priority = [0, 0, 0];
   /** The scheduler asked this worker to compute it (not only to fetch it). */
   requested = false;
+  /** Another task waits on its result (compute-task `prompt`): its report never waits for company. */
+  prompt = false;
   /** The scheduler asked for a copy (acquire-replicas): kept in the fetch queue even with no local dependent. */
   acquire = false;
   /** The scheduler said free-keys; the result stays only while a task here still needs it. */
@@ -287,6 +289,20 @@ export class WorkerCore {
   }
 
   /** Executions running now. */
+  /** Tasks waiting for a thread here. */
+  get readyCount(): number {
+    return this.ready.size;
+  }
+
+  /**
+   * Whether the report of `key`, just finished, may wait to go with later ones (config
+   * reportHold): no other task waits on it (the scheduler did not mark it prompt) and this
+   * worker still has tasks queued for its threads, so it needs no new work from the scheduler yet.
+   */
+  reportMayWait(key: string): boolean {
+    return this.ready.size > 0 && this.tasks.get(key)?.prompt === false;
+  }
+
   get runningCount(): number {
     return this.running.size;
   }
@@ -365,6 +381,7 @@ export class WorkerCore {
     ts.args = op.args;
     ts.priority = op.priority;
     ts.requested = true;
+    ts.prompt = op.prompt === true;
     ts.freed = false;
     switch (ts.state) {
       case "memory":

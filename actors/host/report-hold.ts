@@ -1,0 +1,70 @@
+/**
+ * A worker's reports of finished tasks held back to travel together (config reportHold).
+ *
+ * On a wire, every report costs a message through the server, a wake-up of the scheduler,
+ * and the scheduler's answer and client update: per task, when tasks are short and a worker
+ * finishes them one at a time. A worker that still has tasks queued for its threads needs
+ * nothing from the scheduler yet, so the report of a task nobody else waits on may wait for
+ * the next one (the core says which: WorkerCore.reportMayWait), if the task ran for less than
+ * the hold (a longer one's successor would not come in time). What is held goes, in order,
+ * ahead of anything else the worker sends the scheduler, when the worker starts its last
+ * queued task, or when the oldest has waited `seconds`. Each report says how long it
+ * waited (`held`), so the round trip adaptive saturation measures leaves the hold out.
+ */
+import type { TaskFinishedOp } from "../../machines/protocol.js";
+import type { HostTimers } from "./host-timers.js";
+
+/** Seconds: a shorter hold is left unstamped, well inside a round trip's noise. */
+const MIN_STAMPED = 0.001;
+
+export class ReportHold {
+  private held: TaskFinishedOp[] = [];
+  /** When each held report was held (the timers' clock, seconds), in the same order. */
+  private since: number[] = [];
+  private cancelTimer: (() => void) | null = null;
+  private readonly releaseNow = (): void => this.release();
+
+  constructor(
+    readonly seconds: number,
+    private readonly timers: HostTimers,
+    private readonly send: (op: TaskFinishedOp) => void,
+  ) {}
+
+  get size(): number {
+    return this.held.length;
+  }
+
+  hold(op: TaskFinishedOp): void {
+    const now = this.timers.now();
+    this.held.push(op);
+    this.since.push(now);
+    if (this.cancelTimer === null) this.cancelTimer = this.timers.at(now + this.seconds, this.releaseNow);
+  }
+
+  /** Forgets what is held (a worker that stops without a word). */
+  drop(): void {
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    this.held = [];
+    this.since = [];
+  }
+
+  /** Sends what is held, oldest first, each stamped with how long it waited. */
+  release(): void {
+    if (this.cancelTimer !== null) {
+      this.cancelTimer();
+      this.cancelTimer = null;
+    }
+    if (this.held.length === 0) return;
+    const held = this.held;
+    const since = this.since;
+    this.held = [];
+    this.since = [];
+    const now = this.timers.now();
+    for (let i = 0; i < held.length; i++) {
+      const waited = now - since[i]!;
+      // Released within the turn that held it (its last queued task just started): no stamp.
+      this.send(waited >= MIN_STAMPED ? { ...held[i]!, held: waited } : held[i]!);
+    }
+  }
+}
