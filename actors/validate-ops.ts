@@ -70,6 +70,7 @@ const SCHEDULER_OPS: Readonly<Record<string, OpShape>> = {
     holding: optional(arrayOf(keySize)),
     started: optional(num),
     roundTrips: optional((v) => v === false),
+    reportHold: optional((v) => num(v) && (v as number) > 0 && Number.isFinite(v)),
   },
   "unregister-worker": { name: str, id: str, reason: str },
   "task-finished": { worker: str, id: str, key: str, nbytes: num, start: num, stop: num, attempt: optional(attempt), run: optional(num), roundTrip: optional((v) => num(v) && (v as number) >= 0), held: optional((v) => num(v) && (v as number) >= 0) },

@@ -4,6 +4,7 @@ import {
   PROTOCOL_VERSION,
   type Envelope,
   type ErrorInfo,
+  type RegisterWorkerOp,
   type SchedulerToWorker,
   type WorkerHeartbeatOp,
   type WorkerToScheduler,
@@ -203,7 +204,7 @@ export class WorkerActor {
           functions: Object.keys(this.functions),
           holding: this.core.holding(),
           started: this.started,
-          ...(this.core.init.roundTrips === false ? { roundTrips: false as const } : {}),
+          ...this.registrationFlags(),
         },
       ],
     };
@@ -235,6 +236,12 @@ export class WorkerActor {
   /** A scheduler announced a new run, `run`, which this worker registers with: the run before is left. */
   enterRun(run: number): void {
     this.feed({ op: "new-run", run, t: this.opts.clock.now() });
+  }
+
+  /** What a registration says of how this worker reports: no round trips (in process), or the hold on its reports. */
+  registrationFlags(): Pick<RegisterWorkerOp, "roundTrips" | "reportHold"> {
+    if (this.core.init.roundTrips === false) return { roundTrips: false };
+    return this.reports !== null ? { reportHold: this.reports.seconds } : {};
   }
 
   /** What this worker says it holds as it registers again (the keys are claimed until the scheduler answers). */

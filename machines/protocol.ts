@@ -189,6 +189,11 @@ export interface RegisterWorkerOp extends WorkerInfo {
    * compute-task `answers`), and adaptive saturation gives it Dask's count.
    */
   roundTrips?: false;
+  /**
+   * Seconds this worker may hold a report to send it with later ones (config reportHold, on a
+   * wire): adaptive saturation gives it a task more per thread for what it holds.
+   */
+  reportHold?: number;
 }
 
 export interface UnregisterWorkerOp {

@@ -34,7 +34,7 @@ type ReasonSpec = { [M in MachineName]: { readonly machine: M; readonly on: read
 /** Seconds to copy a root-ish task's inputs, against the work a copy would let a worker take (placement.ts, inputsKeptLocal). */
 const inputsKeptLocal = optional(object({ copy: number, share: number }));
 /** Adaptive saturation's slots for the chosen worker and the bound that set them (scheduler/saturation.ts). */
-const saturation = optional(object({ slots: number, limit: oneOf("dask", "round-trip", "cap", "memory"), rtt: optional(number), duration: optional(number), nbytes: optional(number) }));
+const saturation = optional(object({ slots: number, limit: oneOf("dask", "round-trip", "cap", "memory"), rtt: optional(number), duration: optional(number), nbytes: optional(number), hold: optional(number) }));
 /** At most LOGGED_CANDIDATES candidates, best first; `n`: how many there were, when more. */
 const byLoad = { candidates: optional(listOf(tuple(text, number))), n: optional(number) };
 

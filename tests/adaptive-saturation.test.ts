@@ -45,6 +45,18 @@ describe("the adaptive rule", () => {
     expect(adaptiveSlots(config, worker(config, 4, 0), group(0, 8))).toMatchObject({ slots: 5, limit: "round-trip" });
   });
 
+  it("adds a task per thread for a worker that holds the reports of tasks this short (reportHold)", () => {
+    const holding = worker(config, 2, 0.003);
+    holding.reportHold = 0.05;
+    // 20 ms tasks: 3 + ceil(2 x 3 / 20) + 2.
+    expect(adaptiveSlots(config, holding, group(0.02, 8))).toEqual({ slots: 6, limit: "round-trip", rtt: 0.003, duration: 0.02, nbytes: 8, hold: 0.05 });
+    expect(adaptiveSlotCount(config, holding, group(0.02, 8))).toBe(6);
+    // Tasks as long as the hold or longer: their reports are never held, nothing more.
+    expect(adaptiveSlots(config, holding, group(0.05, 8))).toEqual({ slots: 4, limit: "round-trip", rtt: 0.003, duration: 0.05, nbytes: 8 });
+    // Unmeasured: Dask's count, hold or not.
+    expect(adaptiveSlots(config, holding, group(-1, 8)).slots).toBe(3);
+  });
+
   it.each([
     ["round trip", -1, 0.001, 8],
     ["duration", 0.003, -1, 8],

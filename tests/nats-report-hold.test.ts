@@ -61,6 +61,10 @@ afterAll(async () => {
 });
 
 describe("a worker's reports on NATS", () => {
+  it("are held by a worker that says so when it registers (its reportHold)", () => {
+    expect(scheduler.actor.core.workers.get("w")?.reportHold).toBe(5);
+  });
+
   it("go together while it has tasks queued, stamped with how long each waited, and none is lost", async () => {
     const futures = client.map<number>("slowInc", Array.from({ length: 12 }, (_, i) => i));
     expect(await client.gather(futures)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));

@@ -104,15 +104,15 @@ describe("which report may wait (WorkerCore.reportMayWait)", () => {
 });
 
 describe("the scheduler", () => {
-  function scheduler() {
+  function scheduler(reportHold?: number) {
     const sent: SchedulerToWorker[] = [];
     const core = new SchedulerCore(resolveConfig({ workerSaturation: "adaptive" }), { toWorker: (_w, op) => sent.push(structuredClone(op)), toClient() {}, transition() {} });
     core.start(0);
     let t = 0;
     const handle = (op: Record<string, unknown>) => core.handle({ ...op, t: ++t } as SchedulerInput);
-    handle({ op: "register-worker", name: "w", id: "w-1", nthreads: 1, host: "h", resources: {}, functions: ["f"] });
+    handle({ op: "register-worker", name: "w", id: "w-1", nthreads: 1, host: "h", resources: {}, functions: ["f"], ...(reportHold !== undefined ? { reportHold } : {}) });
     const computes = () => sent.filter((op): op is ComputeTaskOp => op.op === "compute-task");
-    return { handle, computes };
+    return { core, handle, computes };
   }
 
   it("marks prompt the compute-task of a task others wait on, and only that one", () => {
@@ -121,6 +121,11 @@ describe("the scheduler", () => {
     const byKey = new Map(computes().map((op) => [op.key, op]));
     expect(byKey.get("a")?.prompt).toBe(true);
     expect(byKey.get("c")?.prompt).toBeUndefined();
+  });
+
+  it("takes a worker's report hold from its registration, for adaptive saturation", () => {
+    expect(scheduler(0.05).core.workers.get("w")?.reportHold).toBe(0.05);
+    expect(scheduler().core.workers.get("w")?.reportHold).toBe(0);
   });
 
   it("answers a held report from when it left the worker (stop + held)", () => {

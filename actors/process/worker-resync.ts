@@ -264,7 +264,7 @@ const registering = new WeakSet<WorkerActor>();
 function registerAgain({ transport, cluster, actor, info, onRegistered, onError }: Rejoin): void {
   if (registering.has(actor)) return;
   registering.add(actor);
-  const op: RegisterWorkerOp = { op: "register-worker", name: actor.name, id: actor.id, ...info, holding: actor.holdingToRegisterAgain(), started: actor.started };
+  const op: RegisterWorkerOp = { op: "register-worker", name: actor.name, id: actor.id, ...info, holding: actor.holdingToRegisterAgain(), started: actor.started, ...actor.registrationFlags() };
   const envelope: Envelope<RegisterWorkerOp> = { v: PROTOCOL_VERSION, from: `worker.${actor.name}`, ops: [op] };
   transport
     .request(subjects(cluster).workerOps(actor.name), envelope, { timeout: 10_000 })

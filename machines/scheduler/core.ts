@@ -564,6 +564,7 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const ws = new WorkerRec(op.name, op.id, op.nthreads, op.host, op.resources, op.functions, this.workerOrder++, this.estimates);
     if (op.started !== undefined) ws.started = op.started;
     if (op.roundTrips === false) ws.noRoundTrips = true;
+    if (typeof op.reportHold === "number" && op.reportHold > 0 && Number.isFinite(op.reportHold)) ws.reportHold = op.reportHold;
     this.workers.set(ws.name, ws);
     this.stealing?.addWorker(ws);
     this.workerLifecycle(ws, "START");

@@ -13,6 +13,11 @@ import type { GroupRec, WorkerRec } from "./state.js";
  * and by adaptiveSaturationMemory bytes of outputs; never below Dask's count. Anything
  * unmeasured: Dask's count.
  *
+ * A worker on a wire that holds the reports of short tasks (config reportHold) sends them when
+ * it starts its last queued task: a report then waits about one task before it leaves, so such
+ * a worker also holds one task more per thread, for tasks shorter than its hold. Its reports
+ * then travel in twos per thread instead of ones, halving the messages again.
+ *
  * For tasks far shorter than a worker's own cost per task (no-ops) the rule asks for
  * thousands and the cap decides. A worker running them on its event loop reports all it
  * holds in one message once it has run them all, so it waits out every round trip empty:
@@ -37,6 +42,8 @@ export interface SaturationWhy {
   rtt?: number;
   duration?: number;
   nbytes?: number;
+  /** The worker's report hold (s), present when it added a task per thread (the group's tasks are shorter). */
+  hold?: number;
 }
 
 const micro = (seconds: number): number => Math.round(seconds * 1e6) / 1e6;
@@ -66,9 +73,18 @@ export function adaptiveSlotCount(config: Config, ws: WorkerRec, group: GroupRec
   return Math.max(Math.min(wantedSlots(ws, base, rtt, duration), capSlots(config, ws), memorySlots(config, nbytes)), base);
 }
 
-/** The rule: Dask's count plus the tasks that cover a round trip at the group's duration (a zero round trip wants nothing more, 0 / 0 included; a zero duration, infinitely many: the cap holds). */
+/**
+ * The rule: Dask's count plus the tasks that cover a round trip at the group's duration (a zero
+ * round trip wants nothing more, 0 / 0 included; a zero duration, infinitely many: the cap
+ * holds), plus one a thread for a worker that holds the reports of tasks this short.
+ */
 function wantedSlots(ws: WorkerRec, base: number, rtt: number, duration: number): number {
-  return base + (rtt === 0 ? 0 : Math.ceil((ws.nthreads * rtt) / duration));
+  return base + (rtt === 0 ? 0 : Math.ceil((ws.nthreads * rtt) / duration)) + (holdsReports(ws, duration) ? ws.nthreads : 0);
+}
+
+/** The worker holds the reports of the group's tasks (they run for less than its hold). */
+function holdsReports(ws: WorkerRec, duration: number): boolean {
+  return ws.reportHold > 0 && duration < ws.reportHold;
 }
 
 function capSlots(config: Config, ws: WorkerRec): number {
@@ -87,8 +103,9 @@ export function adaptiveSlots(config: Config, ws: WorkerRec, group: GroupRec): S
   const rtt = ws.roundTrip;
   const duration = group.prefix.durationAverage;
   const nbytes = groupOutputSize(group);
-  const why = { rtt: micro(rtt), duration: micro(duration), nbytes: Math.round(nbytes) };
-  if (rtt < 0 || duration < 0 || nbytes < 0) return { slots: base, limit: "dask", ...why };
+  const measured = { rtt: micro(rtt), duration: micro(duration), nbytes: Math.round(nbytes) };
+  if (rtt < 0 || duration < 0 || nbytes < 0) return { slots: base, limit: "dask", ...measured };
+  const why = holdsReports(ws, duration) ? { ...measured, hold: micro(ws.reportHold) } : measured;
   const cap = capSlots(config, ws);
   const byMemory = memorySlots(config, nbytes);
   let slots = wantedSlots(ws, base, rtt, duration);

@@ -165,6 +165,8 @@ export class WorkerRec {
   roundTrip = -1;
   /** It measures no round trips (register-worker's roundTrips: false): adaptive saturation gives it Dask's count. */
   noRoundTrips = false;
+  /** Seconds it may hold a report to send with later ones (register-worker's reportHold); 0: it holds none. */
+  reportHold = 0;
 
   constructor(
     readonly name: string,
