@@ -152,14 +152,8 @@ export class WorkerActor {
     this.core = new WorkerCore(init, {
       toScheduler: (op) => {
         const stamped = stampCause(op, recorder);
-        const reports = this.reports;
-        if (reports === null) outbox.send(schedulerSubject, stamped);
-        else if (stamped.op === "task-finished" && stamped.stop - stamped.start < reports.seconds && this.core.reportMayWait(stamped.key)) reports.hold(stamped);
-        else {
-          // What the worker held goes first: the scheduler sees its reports in the order made.
-          reports.release();
-          outbox.send(schedulerSubject, stamped);
-        }
+        if (this.reports === null) outbox.send(schedulerSubject, stamped);
+        else this.reports.offer(stamped, this.core);
       },
       execute: (key, func, args) => microtask(() => this.execute(key, func, args)),
       gather: (from, keys) => void this.gather(from, keys),
@@ -254,8 +248,7 @@ export class WorkerActor {
     if (this.closed) return;
     this.recorder.input(input);
     this.core.handle(input);
-    // Its last queued task has started: the scheduler's next ones are due, so is what it holds.
-    if (this.reports !== null && this.reports.size > 0 && this.core.readyCount === 0) this.reports.release();
+    this.reports?.afterInput(this.core);
   }
 
   /**

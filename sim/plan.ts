@@ -15,6 +15,8 @@ export interface PlannedWorker {
   delay: number;
   /** SimWorkerSpec.roundTrips: false when it measures none. */
   roundTrips: boolean;
+  /** SimWorkerSpec.reportHold (0: it holds none). */
+  reportHold: number;
 }
 
 export interface PlannedTask {

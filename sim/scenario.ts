@@ -31,6 +31,12 @@ export interface SimWorkerSpec {
    * gives it Dask's count. Default: it measures them, as a worker across a network does.
    */
   roundTrips?: false;
+  /**
+   * Seconds it holds the report of a short finished task nobody waits on while it has tasks
+   * queued, as a worker on NATS does (config reportHold; what-if gives a recorded one its own).
+   * Default 0: every report goes at once, as an in-process worker's.
+   */
+  reportHold?: number;
 }
 
 /** Data already on workers at t=0, as if scattered by the client. */

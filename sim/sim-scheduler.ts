@@ -4,7 +4,7 @@ import { SchedulerCore } from "../machines/scheduler/core.js";
 import type { SchedulerEffects, SchedulerInput, SchedulerReply } from "../machines/scheduler/inputs.js";
 import type { LogRecord, LogSink } from "../log/types.js";
 import type { SchedulerSender } from "../transport/subjects.js";
-import type { HostTimers } from "../actors/host/host-timers.js";
+import { simTimers } from "./sim-timers.js";
 import { LivenessWatch, livenessCheckInterval, type LivenessHost } from "../actors/host/liveness-watch.js";
 import { PeriodicTicks } from "../actors/host/periodic-ticks.js";
 import { StealPasses, type StealPassHost } from "../actors/host/steal-passes.js";
@@ -65,18 +65,7 @@ export class SimScheduler implements StealPassHost, LivenessHost {
     /** Seconds the host is busy per op of a worker's message, per task of a graph it takes, and more for its first graph (hostCosts). */
     private readonly costs: Pick<HostCosts, "schedulerOp" | "graphIntake" | "warmUp"> = NO_HOST_COSTS,
   ) {
-    const timers: HostTimers = {
-      now: () => kernel.now,
-      at: (t, fn) => {
-        let due = true;
-        kernel.at(t, () => {
-          if (due) fn();
-        });
-        return () => {
-          due = false;
-        };
-      },
-    };
+    const timers = simTimers(kernel);
     this.stealPasses = new StealPasses(this, timers, config.workStealingInterval);
     this.liveness = new LivenessWatch(config, this);
     this.livenessChecks = new PeriodicTicks(timers, livenessCheckInterval(config.heartbeatInterval), (t) => this.checkLiveness(t));

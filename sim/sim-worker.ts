@@ -3,6 +3,8 @@ import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerInput } from "../machines/worker/inputs.js";
 import type { ActorRecorder } from "../actors/host/recorder.js";
 import { stampCause } from "../actors/host/causes.js";
+import { ReportHold } from "../actors/host/report-hold.js";
+import { simTimers } from "./sim-timers.js";
 import { withTime } from "../actors/host/with-time.js";
 import type { SimKernel } from "./kernel.js";
 import type { SimObservations } from "./observations.js";
@@ -47,6 +49,8 @@ export interface SimWorkerContext {
  */
 export class SimWorker {
   readonly core: WorkerCore;
+  /** Reports held to go together (SimWorkerSpec.reportHold); null: each goes at once. */
+  private readonly reports: ReportHold | null;
   /**
    * The keys its data store holds, as a worker actor's `store`: a result is put there when
    * its execution, transfer or scatter delivers it, and leaves only when the core frees it.
@@ -68,11 +72,17 @@ export class SimWorker {
     const address = workerAddress(spec.name);
     const { kernel } = ctx;
     this.started = kernel.now;
+    // As a worker on NATS holds its reports (WorkerActor, config reportHold), on the virtual clock.
+    this.reports = spec.reportHold > 0 ? new ReportHold(spec.reportHold, simTimers(kernel), (op) => kernel.send(address, SCHEDULER_ADDRESS, op)) : null;
     // The core's init is also the start record's (log/start-init.ts): what replay rebuilds it from.
     this.core = new WorkerCore(
       { name: spec.name, id, nthreads: spec.nthreads, transferIncomingCountLimit: ctx.transferIncomingCountLimit, bandwidth: ctx.assumedBandwidth, fetchByHolder: true, ...(spec.roundTrips ? {} : { roundTrips: false as const }) },
       {
-        toScheduler: (op) => kernel.send(address, SCHEDULER_ADDRESS, stampCause(op, recorder)),
+        toScheduler: (op) => {
+          const stamped = stampCause(op, recorder);
+          if (this.reports === null) kernel.send(address, SCHEDULER_ADDRESS, stamped);
+          else this.reports.offer(stamped, this.core);
+        },
         execute: (key) => this.execute(key),
         gather: (from, keys) => this.gather(from, keys),
         freeData: (key) => this.stored.delete(key),
@@ -117,6 +127,7 @@ export class SimWorker {
     const op: RegisterWorkerOp = { op: "register-worker", name, id: this.id, nthreads, host, resources: { ...resources }, functions: [SIM_FUNCTION], started: this.started };
     if (again) op.holding = this.core.holding();
     if (!this.spec.roundTrips) op.roundTrips = false;
+    if (this.reports !== null) op.reportHold = this.reports.seconds;
     return op;
   }
 
@@ -133,6 +144,7 @@ export class SimWorker {
   retire(timeout: number): void {
     if (!this.live) return;
     const { kernel } = this.ctx;
+    this.reports?.release();
     kernel.send(workerAddress(this.name), SCHEDULER_ADDRESS, { op: "retire-worker", name: this.name, id: this.id, reason: "removed" });
     if (Number.isFinite(timeout)) kernel.at(kernel.now + timeout, () => this.close("removed (retirement timed out)"));
   }
@@ -142,6 +154,7 @@ export class SimWorker {
     if (!this.live) return;
     const { kernel } = this.ctx;
     this.feed({ op: "close", t: kernel.now });
+    this.reports?.release();
     kernel.send(workerAddress(this.name), SCHEDULER_ADDRESS, { op: "unregister-worker", name: this.name, id: this.id, reason });
     this.stop(reason);
     this.ctx.closed(this);
@@ -162,6 +175,8 @@ export class SimWorker {
 
   private stop(reason: string): void {
     this.live = false;
+    // A crash loses what was held, as unsent messages; a graceful close sent it first.
+    this.reports?.drop();
     this.ctx.kernel.close(workerAddress(this.name));
     this.stored.clear();
     this.recorder.stop(this.ctx.kernel.now, reason);
@@ -175,6 +190,7 @@ export class SimWorker {
     if (stored) for (const { key } of input.keys) this.stored.add(key);
     this.recorder.input(input);
     this.core.handle(input);
+    this.reports?.afterInput(this.core);
     if (stored) this.startLease(input.keys.map((k) => k.key));
     this.armHeartbeat();
   }

@@ -25,7 +25,7 @@ import {
 
 const SCENARIO_FIELDS = ["seed", "config", "network", "hostCosts", "workers", "data", "tasks", "actions", "faults"];
 const NETWORK_FIELDS = ["bandwidth", "latency"];
-const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "delay", "roundTrips", "joinAt"];
+const WORKER_FIELDS = ["name", "nthreads", "host", "resources", "delay", "roundTrips", "reportHold", "joinAt"];
 const DATA_FIELDS = ["key", "nbytes", "on"];
 const TASK_FIELDS = ["key", "deps", "duration", "runs", "nbytes", "priority", "workers", "hosts", "resources", "allowOtherWorkers", "submitAt", "client", "error", "failures", "retries", "wanted"];
 const ACTIONS = [
@@ -86,6 +86,7 @@ function readWorker(value: unknown, path: string, fields: readonly string[]): { 
     resources: raw.resources === undefined ? {} : readResources(raw.resources, `${path}.resources`),
     delay: readOptionalNumber(raw.delay, `${path}.delay`, 0, { min: 0 }),
     roundTrips: true,
+    reportHold: readOptionalNumber(raw.reportHold, `${path}.reportHold`, 0, { min: 0 }),
   };
   if (raw.roundTrips === false) spec.roundTrips = false;
   else if (raw.roundTrips !== undefined) throw new BadOptionError(`${path}.roundTrips`, `only false is allowed (a worker that measures no round trips), got ${JSON.stringify(raw.roundTrips)}`);

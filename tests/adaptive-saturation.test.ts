@@ -12,8 +12,9 @@ import { Estimates } from "../machines/scheduler/estimates.js";
 import { GroupRec, PrefixRec, TaskRec, WorkerRec } from "../machines/scheduler/state.js";
 import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerToScheduler } from "../machines/protocol.js";
-import type { LogRecord, TransitionRecord } from "../log/types.js";
+import type { InputRecord, LogRecord, TransitionRecord } from "../log/types.js";
 import { simulate, type Scenario, type SimTaskSpec } from "../sim.js";
+import { extractWorkload } from "../tools/workload-extract.js";
 import { replayLog, transitions } from "./sim-helpers.js";
 
 const MiB = 2 ** 20;
@@ -245,6 +246,33 @@ describe("adaptive saturation in the simulator", () => {
     expect(Math.abs(Math.max(...early.map((p) => p.s.slots)) - 52)).toBeLessThanOrEqual(1);
     // 2 + ceil(0.01 / ~0.02) once the average has moved to the long tasks.
     for (const p of late) expect(p.s.slots).toBe(3);
+  });
+
+  it("with a worker that holds its reports (reportHold), a task more per thread, reports held and answered from when they left", () => {
+    // 20 ms tasks, 1 ms each way: Dask's 2 + ceil(2 ms / 20 ms) + 1 held.
+    const scenario = (reportHold?: number): Scenario => ({
+      config: { workerSaturation: "adaptive", workStealing: false },
+      network: { latency: 0.001 },
+      workers: [{ name: "a", ...(reportHold !== undefined ? { reportHold } : {}) }],
+      tasks: roots(60, () => ({ duration: 0.02 })),
+    });
+    const holding = run(scenario(0.05));
+    const plain = run(scenario());
+    const measured = (log: LogRecord[]) => saturations(log).filter((p) => p.s.limit === "round-trip");
+    expect(measured(holding.log).length).toBeGreaterThan(0);
+    for (const p of measured(holding.log)) {
+      expect(p.s).toMatchObject({ slots: 4, hold: 0.05 });
+      // The round trip leaves the hold out: the network's 2 ms, not the tens a report waited.
+      expect(p.s.rtt).toBeCloseTo(0.002, 6);
+    }
+    for (const p of measured(plain.log)) expect(p.s.slots).toBe(3);
+    const reports = (log: LogRecord[]) =>
+      log.filter((r): r is InputRecord => r.actor === "scheduler" && r.kind === "input" && r.event.op === "task-finished").map((r) => r.event as { held?: number });
+    expect(reports(holding.log).some((op) => (op.held ?? 0) > 0)).toBe(true);
+    expect(reports(plain.log).every((op) => op.held === undefined)).toBe(true);
+    expect(replayLog(holding.log).mismatches).toEqual([]);
+    // what-if gives a recorded worker the hold it registered with.
+    expect(extractWorkload(holding.log).scenario.workers).toEqual([{ name: "a", nthreads: 1, reportHold: 0.05 }]);
   });
 
   it("gives a slow worker (a longer round trip) more tasks than a fast one", () => {

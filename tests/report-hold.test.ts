@@ -18,7 +18,7 @@ describe("ReportHold", () => {
   function rig(seconds = 0.05) {
     const timers = new FakeTimers();
     const sent: { op: TaskFinishedOp; at: number }[] = [];
-    const hold = new ReportHold(seconds, timers, (op) => sent.push({ op, at: timers.now() }));
+    const hold = new ReportHold(seconds, timers, (op) => sent.push({ op: op as TaskFinishedOp, at: timers.now() }));
     return { timers, sent, hold };
   }
 
@@ -58,6 +58,23 @@ describe("ReportHold", () => {
     hold.hold(report("a", 0));
     hold.release();
     expect(sent[0]!.op).toEqual(report("a", 0));
+  });
+
+  it("offers: holds a short report the core lets wait, sends anything else after what it holds", () => {
+    const { timers, sent, hold } = rig(0.05);
+    const core = { readyCount: 1, reportMayWait: (key: string) => key !== "prompt" };
+    timers.runUntil(1);
+    hold.offer(report("a", 1), core);
+    hold.offer({ ...report("long", 1), start: 0.9 }, core);
+    expect(sent.map(({ op }) => op.key)).toEqual(["a", "long"]);
+    hold.offer(report("b", 1), core);
+    hold.offer(report("prompt", 1), core);
+    expect(sent.map(({ op }) => op.key)).toEqual(["a", "long", "b", "prompt"]);
+    hold.offer(report("c", 1), core);
+    hold.afterInput(core);
+    expect(hold.size).toBe(1);
+    hold.afterInput({ ...core, readyCount: 0 });
+    expect(sent.map(({ op }) => op.key)).toEqual(["a", "long", "b", "prompt", "c"]);
   });
 
   it("drops what it holds, and its timer, when dropped", () => {

@@ -66,6 +66,8 @@ interface Incarnation {
   toldAtOnce?: boolean;
   /** It registered with roundTrips: false (in process, its tasks on the scheduler's thread). */
   noRoundTrips?: boolean;
+  /** It registered with a report hold (seconds: a worker on NATS, config reportHold). */
+  reportHold?: number;
 }
 
 interface Execution {
@@ -224,6 +226,7 @@ export class WorkloadExtractor {
       join: t,
       joinOrder: this.order++,
       ...(e.roundTrips === false ? { noRoundTrips: true } : {}),
+      ...(typeof e.reportHold === "number" && e.reportHold > 0 && Number.isFinite(e.reportHold) ? { reportHold: e.reportHold } : {}),
     });
   }
 
@@ -336,6 +339,7 @@ export class WorkloadExtractor {
         ...(inc.host !== "localhost" ? { host: inc.host } : {}),
         ...(Object.keys(inc.resources).length > 0 ? { resources: { ...inc.resources } } : {}),
         ...(inc.noRoundTrips === true ? { roundTrips: false as const } : {}),
+        ...(inc.reportHold !== undefined ? { reportHold: inc.reportHold } : {}),
       };
       const at = round(Math.max(inc.join - origin, 0));
       if (!seen.has(inc.name)) {

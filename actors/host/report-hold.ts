@@ -11,8 +11,14 @@
  * queued task, or when the oldest has waited `seconds`. Each report says how long it
  * waited (`held`), so the round trip adaptive saturation measures leaves the hold out.
  */
-import type { TaskFinishedOp } from "../../machines/protocol.js";
+import type { TaskFinishedOp, WorkerToScheduler } from "../../machines/protocol.js";
 import type { HostTimers } from "./host-timers.js";
+
+/** What the hold asks of the worker core (WorkerCore). */
+export interface ReportingCore {
+  readonly readyCount: number;
+  reportMayWait(key: string): boolean;
+}
 
 /** Seconds: a shorter hold is left unstamped, well inside a round trip's noise. */
 const MIN_STAMPED = 0.001;
@@ -27,8 +33,27 @@ export class ReportHold {
   constructor(
     readonly seconds: number,
     private readonly timers: HostTimers,
-    private readonly send: (op: TaskFinishedOp) => void,
+    private readonly send: (op: WorkerToScheduler) => void,
   ) {}
+
+  /**
+   * The host's way to the scheduler for what its core says (every worker host: WorkerActor,
+   * the simulator's SimWorker): a report that may wait is held; anything else goes after what
+   * is held, so the scheduler sees the worker's ops in the order the core made them.
+   */
+  offer(op: WorkerToScheduler, core: ReportingCore): void {
+    if (op.op === "task-finished" && op.stop - op.start < this.seconds && core.reportMayWait(op.key)) {
+      this.hold(op);
+      return;
+    }
+    this.release();
+    this.send(op);
+  }
+
+  /** After each input the core handled: once it has started its last queued task, what is held goes. */
+  afterInput(core: ReportingCore): void {
+    if (this.held.length > 0 && core.readyCount === 0) this.release();
+  }
 
   get size(): number {
     return this.held.length;
