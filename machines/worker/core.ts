@@ -297,10 +297,11 @@ export class WorkerCore {
   /**
    * Whether the report of `key`, just finished, may wait to go with later ones (config
    * reportHold): no other task waits on it (the scheduler did not mark it prompt) and this
-   * worker still has tasks queued for its threads, so it needs no new work from the scheduler yet.
+   * worker is running and still has tasks queued for its threads, so it needs no new work from
+   * the scheduler yet (one no longer running starts none of them).
    */
   reportMayWait(key: string): boolean {
-    return this.ready.size > 0 && this.tasks.get(key)?.prompt === false;
+    return this.state === "running" && this.ready.size > 0 && this.tasks.get(key)?.prompt === false;
   }
 
   get runningCount(): number {
