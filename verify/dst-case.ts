@@ -284,6 +284,9 @@ function buildCase(d: CaseDraw): DstCase {
     ...(w.gpu ? { resources: { GPU: 1 } } : {}),
     ...(w.joinAt > 0 ? { joinAt: w.joinAt } : {}),
     ...(w.delay > 0 ? { delay: w.delay } : {}),
+    // Workers on host h1 hold their reports as workers on NATS do (config reportHold): taken
+    // from a draw already made, so a seed draws the same cases as before they could.
+    ...(w.host === "h1" ? { reportHold: 0.05 } : {}),
   }));
   const atStart = new Set(workers.filter((w) => (w.joinAt ?? 0) === 0).map((w) => w.name));
   const data: SimDataSpec[] = [];
