@@ -193,7 +193,7 @@ if (tracer) {
 }
 const ideal = (N * MS) / 1000 / cores;
 const out: Record<string, unknown> = { shape, N, MS, wall, ideal, ratio: wall / ideal, client_ms: (cpu.user + cpu.system) / 1000 };
-if (process.env.PROF || process.env.WPROF) out.window_us = [mono0, mono1];
+out.window_us = [mono0, mono1];
 if (tap) out.messages = tap.stop();
 for (const { name, file } of perfs) {
   const lines = readFileSync(file, "utf8").split("\n").filter((l) => /task-clock|context-switches|instructions|cycles|faults/.test(l)).map((l) => l.split(","));

@@ -191,7 +191,7 @@ export interface RegisterWorkerOp extends WorkerInfo {
   roundTrips?: false;
   /**
    * Seconds this worker may hold a report to send it with later ones (config reportHold, on a
-   * wire): adaptive saturation gives it a task more per thread for what it holds.
+   * wire): adaptive saturation gives it the tasks its threads run during the hold.
    */
   reportHold?: number;
 }

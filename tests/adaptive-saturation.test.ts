@@ -14,6 +14,7 @@ import { WorkerCore } from "../machines/worker/core.js";
 import type { WorkerToScheduler } from "../machines/protocol.js";
 import type { InputRecord, LogRecord, TransitionRecord } from "../log/types.js";
 import { simulate, type Scenario, type SimTaskSpec } from "../sim.js";
+import { storyLines } from "../tools/story.js";
 import { extractWorkload } from "../tools/workload-extract.js";
 import { replayLog, transitions } from "./sim-helpers.js";
 
@@ -40,22 +41,34 @@ describe("the adaptive rule", () => {
 
   it("adds ceil(nthreads x rtt / duration) to Dask's ceil(1.1 x nthreads)", () => {
     // 2 threads, 3 ms round trip, 1 ms tasks: 3 + 6.
-    expect(adaptiveSlots(config, worker(config, 2, 0.003), group(0.001, 8))).toEqual({ slots: 9, limit: "round-trip", rtt: 0.003, duration: 0.001, nbytes: 8 });
+    expect(adaptiveSlots(config, worker(config, 2, 0.003), group(0.001, 8), true)).toEqual({ slots: 9, limit: "round-trip", rtt: 0.003, duration: 0.001, nbytes: 8 });
     // A round trip of nothing adds nothing.
-    expect(adaptiveSlots(config, worker(config, 4, 0), group(0.5, 8)).slots).toBe(5);
-    expect(adaptiveSlots(config, worker(config, 4, 0), group(0, 8))).toMatchObject({ slots: 5, limit: "round-trip" });
+    expect(adaptiveSlots(config, worker(config, 4, 0), group(0.5, 8), true).slots).toBe(5);
+    expect(adaptiveSlots(config, worker(config, 4, 0), group(0, 8), true)).toMatchObject({ slots: 5, limit: "round-trip" });
   });
 
-  it("adds a task per thread for a worker that holds the reports of tasks this short (reportHold)", () => {
+  it("adds the tasks a worker's threads run during its report hold, for tasks this short that nothing waits on (reportHold)", () => {
     const holding = worker(config, 2, 0.003);
     holding.reportHold = 0.05;
-    // 20 ms tasks: 3 + ceil(2 x 3 / 20) + 2.
-    expect(adaptiveSlots(config, holding, group(0.02, 8))).toEqual({ slots: 6, limit: "round-trip", rtt: 0.003, duration: 0.02, nbytes: 8, hold: 0.05 });
-    expect(adaptiveSlotCount(config, holding, group(0.02, 8))).toBe(6);
+    // 20 ms tasks: 3 + ceil(2 x 3 / 20) + ceil(2 x 50 / 20).
+    expect(adaptiveSlots(config, holding, group(0.02, 8), true)).toEqual({ slots: 9, limit: "round-trip", rtt: 0.003, duration: 0.02, nbytes: 8, hold: 0.05 });
+    expect(adaptiveSlotCount(config, holding, group(0.02, 8), true)).toBe(9);
+    // 30 ms tasks on 1 thread: 2 + ceil(3 / 30) + ceil(50 / 30).
+    const single = worker(config, 1, 0.003);
+    single.reportHold = 0.05;
+    expect(adaptiveSlotCount(config, single, group(0.03, 8), true)).toBe(5);
+    // A task with dependents: its report is never held, nothing more.
+    expect(adaptiveSlots(config, holding, group(0.02, 8), false)).toEqual({ slots: 4, limit: "round-trip", rtt: 0.003, duration: 0.02, nbytes: 8 });
+    expect(adaptiveSlotCount(config, holding, group(0.02, 8), false)).toBe(4);
     // Tasks as long as the hold or longer: their reports are never held, nothing more.
-    expect(adaptiveSlots(config, holding, group(0.05, 8))).toEqual({ slots: 4, limit: "round-trip", rtt: 0.003, duration: 0.05, nbytes: 8 });
+    expect(adaptiveSlots(config, holding, group(0.05, 8), true)).toEqual({ slots: 4, limit: "round-trip", rtt: 0.003, duration: 0.05, nbytes: 8 });
     // Unmeasured: Dask's count, hold or not.
-    expect(adaptiveSlots(config, holding, group(-1, 8)).slots).toBe(3);
+    expect(adaptiveSlots(config, holding, group(-1, 8), true).slots).toBe(3);
+    // The cap still holds.
+    const capped = resolveConfig({ workerSaturation: "adaptive", adaptiveSaturationCap: 3 });
+    const cappedHolder = worker(capped, 2, 0.003);
+    cappedHolder.reportHold = 0.05;
+    expect(adaptiveSlots(capped, cappedHolder, group(0.001, 8), true)).toMatchObject({ slots: 6, limit: "cap", hold: 0.05 });
   });
 
   it.each([
@@ -64,7 +77,7 @@ describe("the adaptive rule", () => {
     ["output size", 0.003, 0.001, undefined],
   ])("is Dask's count while the %s is unmeasured", (_, rtt, duration, nbytes) => {
     for (const nthreads of [1, 2, 3, 8]) {
-      const why = adaptiveSlots(config, worker(config, nthreads, rtt), group(duration, nbytes));
+      const why = adaptiveSlots(config, worker(config, nthreads, rtt), group(duration, nbytes), true);
       expect(why.slots).toBe(Math.max(Math.ceil(1.1 * nthreads), 1));
       expect(why.limit).toBe("dask");
     }
@@ -73,20 +86,20 @@ describe("the adaptive rule", () => {
   it("never gives more than adaptiveSaturationCap tasks per thread", () => {
     const capped = resolveConfig({ workerSaturation: "adaptive", adaptiveSaturationCap: 4 });
     // 0.1 s round trip over 1 ms tasks wants 100 more; 3 threads x 4.
-    expect(adaptiveSlots(capped, worker(capped, 3, 0.1), group(0.001, 8))).toMatchObject({ slots: 12, limit: "cap" });
+    expect(adaptiveSlots(capped, worker(capped, 3, 0.1), group(0.001, 8), true)).toMatchObject({ slots: 12, limit: "cap" });
     // A task measured at 0 s wants infinitely many: the cap still holds.
-    expect(adaptiveSlots(capped, worker(capped, 1, 0.001), group(0, 8))).toMatchObject({ slots: 4, limit: "cap" });
+    expect(adaptiveSlots(capped, worker(capped, 1, 0.001), group(0, 8), true)).toMatchObject({ slots: 4, limit: "cap" });
     // Below Dask's count, the cap gives way: never fewer than Dask.
     const low = resolveConfig({ workerSaturation: "adaptive", adaptiveSaturationCap: 1 });
-    expect(adaptiveSlots(low, worker(low, 4, 0.1), group(0.001, 8))).toMatchObject({ slots: 5, limit: "cap" });
+    expect(adaptiveSlots(low, worker(low, 4, 0.1), group(0.001, 8), true)).toMatchObject({ slots: 5, limit: "cap" });
   });
 
   it("keeps the tasks' outputs within adaptiveSaturationMemory, but never below Dask's count", () => {
     const budget = resolveConfig({ workerSaturation: "adaptive", adaptiveSaturationMemory: 100 * MiB });
     // 10 MiB outputs: 10 tasks fit, where the round trip wants 3 + 100.
-    expect(adaptiveSlots(budget, worker(budget, 2, 0.1), group(0.001, 10 * MiB))).toMatchObject({ slots: 10, limit: "memory" });
+    expect(adaptiveSlots(budget, worker(budget, 2, 0.1), group(0.001, 10 * MiB), true)).toMatchObject({ slots: 10, limit: "memory" });
     // 80 MiB outputs: one fits, Dask's 3 still go.
-    expect(adaptiveSlots(budget, worker(budget, 2, 0.1), group(0.001, 80 * MiB))).toMatchObject({ slots: 3, limit: "memory" });
+    expect(adaptiveSlots(budget, worker(budget, 2, 0.1), group(0.001, 80 * MiB), true)).toMatchObject({ slots: 3, limit: "memory" });
   });
 });
 
@@ -105,7 +118,7 @@ describe("the count placement asks for", () => {
           const config = resolveConfig({ workerSaturation: "adaptive", adaptiveSaturationCap: cap, adaptiveSaturationMemory: memory });
           const ws = worker(config, nthreads, rtt);
           const g = group(duration, nbytes ?? undefined);
-          expect(adaptiveSlotCount(config, ws, g)).toBe(adaptiveSlots(config, ws, g).slots);
+          expect(adaptiveSlotCount(config, ws, g, true)).toBe(adaptiveSlots(config, ws, g, true).slots);
         },
       ),
       { numRuns: 500 },
@@ -248,8 +261,8 @@ describe("adaptive saturation in the simulator", () => {
     for (const p of late) expect(p.s.slots).toBe(3);
   });
 
-  it("with a worker that holds its reports (reportHold), a task more per thread, reports held and answered from when they left", () => {
-    // 20 ms tasks, 1 ms each way: Dask's 2 + ceil(2 ms / 20 ms) + 1 held.
+  it("with a worker that holds its reports (reportHold), the tasks its hold lasts, reports held and answered from when they left", () => {
+    // 20 ms tasks, 1 ms each way: Dask's 2 + ceil(2 ms / 20 ms) + ceil(50 ms / 20 ms) for the hold.
     const scenario = (reportHold?: number): Scenario => ({
       config: { workerSaturation: "adaptive", workStealing: false },
       network: { latency: 0.001 },
@@ -261,11 +274,15 @@ describe("adaptive saturation in the simulator", () => {
     const measured = (log: LogRecord[]) => saturations(log).filter((p) => p.s.limit === "round-trip");
     expect(measured(holding.log).length).toBeGreaterThan(0);
     for (const p of measured(holding.log)) {
-      expect(p.s).toMatchObject({ slots: 4, hold: 0.05 });
+      expect(p.s).toMatchObject({ slots: 6, hold: 0.05 });
       // The round trip leaves the hold out: the network's 2 ms, not the tens a report waited.
       expect(p.s.rtt).toBeCloseTo(0.002, 6);
     }
     for (const p of measured(plain.log)) expect(p.s.slots).toBe(3);
+    // story says what the hold added.
+    const story = storyLines(holding.log, measured(holding.log).at(-1)!.key).map((line) => JSON.stringify(line)).join("\n");
+    expect(story).toContain("may process 6 (Dask's count plus enough to cover the round trip and the worker's report hold;");
+    expect(story).toContain("report hold 50.000 ms");
     const reports = (log: LogRecord[]) =>
       log.filter((r): r is InputRecord => r.actor === "scheduler" && r.kind === "input" && r.event.op === "task-finished").map((r) => r.event as { held?: number });
     expect(reports(holding.log).some((op) => (op.held ?? 0) > 0)).toBe(true);
@@ -273,6 +290,17 @@ describe("adaptive saturation in the simulator", () => {
     expect(replayLog(holding.log).mismatches).toEqual([]);
     // what-if gives a recorded worker the hold it registered with.
     expect(extractWorkload(holding.log).scenario.workers).toEqual([{ name: "a", nthreads: 1, reportHold: 0.05 }]);
+    // Roots that other tasks wait on: their reports go at once, so the hold adds nothing.
+    const feeding = run({
+      ...scenario(0.05),
+      tasks: [...roots(60, () => ({ duration: 0.02 })), ...Array.from({ length: 30 }, (_, i) => ({ key: `pair-${i}`, deps: [rootKey(2 * i), rootKey(2 * i + 1)], duration: 0.001 }))],
+    }, "pair-29");
+    expect(measured(feeding.log).length).toBeGreaterThan(0);
+    for (const p of measured(feeding.log)) {
+      expect(p.s.slots).toBe(3);
+      expect(p.s.hold).toBeUndefined();
+    }
+    expect(reports(feeding.log).filter((op) => (op as { key?: string }).key?.startsWith("root-")).every((op) => op.held === undefined)).toBe(true);
   });
 
   it("gives a slow worker (a longer round trip) more tasks than a fast one", () => {

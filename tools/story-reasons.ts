@@ -88,12 +88,13 @@ function saturationText(worker: string, s: SaturationWhy): string {
   if (s.rtt === undefined || s.duration === undefined || s.nbytes === undefined) {
     return `adaptive saturation: ${worker} may process ${s.slots} (Dask's ceil(1.1 x nthreads): it measures no round trips, its tasks running on the scheduler's thread)`;
   }
-  const measured = `round trip ${s.rtt < 0 ? "not measured yet" : seconds(s.rtt)}, group's task ${s.duration < 0 ? "not measured yet" : seconds(s.duration)}, output ${s.nbytes < 0 ? "not measured yet" : bytes(s.nbytes)}`;
+  const hold = s.hold === undefined ? "" : `, report hold ${seconds(s.hold)}`;
+  const measured = `round trip ${s.rtt < 0 ? "not measured yet" : seconds(s.rtt)}, group's task ${s.duration < 0 ? "not measured yet" : seconds(s.duration)}, output ${s.nbytes < 0 ? "not measured yet" : bytes(s.nbytes)}${hold}`;
   const bound =
     s.limit === "dask"
       ? "Dask's ceil(1.1 x nthreads), something being unmeasured"
       : s.limit === "round-trip"
-        ? "Dask's count plus enough to cover the round trip"
+        ? `Dask's count plus enough to cover the round trip${s.hold === undefined ? "" : " and the worker's report hold"}`
         : s.limit === "cap"
           ? "capped by adaptiveSaturationCap"
           : "bounded by adaptiveSaturationMemory over the output size";

@@ -1259,9 +1259,10 @@ export class SchedulerCore implements PlacementContext, StealHost {
     const saturation = this.config.workerSaturation;
     let slots = 0;
     if (saturation === "adaptive") {
-      // Counted for the group of the queue's first task; each task popped is placed by its own group's count.
-      const group = this.queued.peek()!.group;
-      for (const ws of this.running) slots += Math.max(adaptiveSlotCount(this.config, ws, group) - ws.processing.size, 0);
+      // Counted for the queue's first task; each task popped is placed by its own count.
+      const first = this.queued.peek()!;
+      const leaf = first.dependents.size === 0;
+      for (const ws of this.running) slots += Math.max(adaptiveSlotCount(this.config, ws, first.group, leaf) - ws.processing.size, 0);
     } else {
       for (const ws of this.idleTaskCount) slots += Math.max(taskSlotsAvailable(ws, saturation), 0);
     }

@@ -284,10 +284,11 @@ export function decideRootishQueuing(ctx: PlacementContext, ts: TaskRec): Decisi
   let best: WorkerRec | null = null;
   let bestLoad = Infinity;
   const adaptive = ctx.config.workerSaturation === "adaptive";
+  const leaf = ts.dependents.size === 0;
   if (adaptive) {
     const open: WorkerRec[] = [];
     for (const ws of ctx.running) {
-      if (adaptiveSlotCount(ctx.config, ws, ts.group) <= ws.processing.size) continue;
+      if (adaptiveSlotCount(ctx.config, ws, ts.group, leaf) <= ws.processing.size) continue;
       open.push(ws);
       const load = ws.processing.size / ws.nthreads;
       if (load < bestLoad || (load === bestLoad && best !== null && ws.order < best.order)) {
@@ -307,7 +308,7 @@ export function decideRootishQueuing(ctx: PlacementContext, ts: TaskRec): Decisi
   }
   if (best === null) return { worker: null, why: NO_CANDIDATE };
   // The reasons of the winner's count only: the others' are counted, not explained.
-  const extra = adaptive ? { saturation: adaptiveSlots(ctx.config, best, ts.group) } : undefined;
+  const extra = adaptive ? { saturation: adaptiveSlots(ctx.config, best, ts.group, leaf) } : undefined;
   return { worker: best, why: leastOccupiedWhy("rootish-queuing", pool, best, (ws) => ws.processing.size / ws.nthreads, extra) };
 }
 

@@ -13,10 +13,12 @@ import type { GroupRec, WorkerRec } from "./state.js";
  * and by adaptiveSaturationMemory bytes of outputs; never below Dask's count. Anything
  * unmeasured: Dask's count.
  *
- * A worker on a wire that holds the reports of short tasks (config reportHold) sends them when
- * it starts its last queued task: a report then waits about one task before it leaves, so such
- * a worker also holds one task more per thread, for tasks shorter than its hold. Its reports
- * then travel in twos per thread instead of ones, halving the messages again.
+ * A worker on a wire that holds the reports of short tasks nobody else waits on (config
+ * reportHold) sends them when it starts its last queued task, or when the oldest has waited
+ * the hold. Each report it holds is a task the scheduler does not send yet, so such a worker
+ * also holds the tasks its threads run during a hold, ceil(nthreads x hold / duration), for
+ * tasks shorter than the hold and without dependents (whose reports are never held): its
+ * queue then lasts the hold, and each message carries what its threads finished in it.
  *
  * For tasks far shorter than a worker's own cost per task (no-ops) the rule asks for
  * thousands and the cap decides. A worker running them on its event loop reports all it
@@ -42,7 +44,7 @@ export interface SaturationWhy {
   rtt?: number;
   duration?: number;
   nbytes?: number;
-  /** The worker's report hold (s), present when it added a task per thread (the group's tasks are shorter). */
+  /** The worker's report hold (s), present when it added the tasks its hold lasts (the task has no dependents, its group's tasks are shorter). */
   hold?: number;
 }
 
@@ -59,32 +61,33 @@ export function groupOutputSize(group: GroupRec): number {
 }
 
 /**
- * Adaptive saturation: how many tasks `ws` may process while `group`'s root tasks are placed.
- * A number and nothing allocated: it is asked for every running worker at every placement and
- * whenever queue slots may have opened; adaptiveSlots gives the same count with its reasons.
+ * Adaptive saturation: how many tasks `ws` may process while `group`'s root tasks are placed;
+ * `leaf`: the task placed has no dependents (a holding worker may hold its report). A number
+ * and nothing allocated: it is asked for every running worker at every placement and whenever
+ * queue slots may have opened; adaptiveSlots gives the same count with its reasons.
  */
-export function adaptiveSlotCount(config: Config, ws: WorkerRec, group: GroupRec): number {
+export function adaptiveSlotCount(config: Config, ws: WorkerRec, group: GroupRec, leaf: boolean): number {
   const base = fixedSlots(ws, DASK_SATURATION);
   const rtt = ws.roundTrip;
   // A configured duration counts as measured (Infinity samples); one reset by a long execution does not.
   const duration = group.prefix.durationAverage;
   const nbytes = groupOutputSize(group);
   if (rtt < 0 || duration < 0 || nbytes < 0) return base;
-  return Math.max(Math.min(wantedSlots(ws, base, rtt, duration), capSlots(config, ws), memorySlots(config, nbytes)), base);
+  return Math.max(Math.min(wantedSlots(ws, base, rtt, duration, leaf), capSlots(config, ws), memorySlots(config, nbytes)), base);
 }
 
 /**
  * The rule: Dask's count plus the tasks that cover a round trip at the group's duration (a zero
  * round trip wants nothing more, 0 / 0 included; a zero duration, infinitely many: the cap
- * holds), plus one a thread for a worker that holds the reports of tasks this short.
+ * holds), plus those that cover the hold of a worker that holds the reports of such tasks.
  */
-function wantedSlots(ws: WorkerRec, base: number, rtt: number, duration: number): number {
-  return base + (rtt === 0 ? 0 : Math.ceil((ws.nthreads * rtt) / duration)) + (holdsReports(ws, duration) ? ws.nthreads : 0);
+function wantedSlots(ws: WorkerRec, base: number, rtt: number, duration: number, leaf: boolean): number {
+  return base + (rtt === 0 ? 0 : Math.ceil((ws.nthreads * rtt) / duration)) + (holdsReports(ws, duration, leaf) ? Math.ceil((ws.nthreads * ws.reportHold) / duration) : 0);
 }
 
-/** The worker holds the reports of the group's tasks (they run for less than its hold). */
-function holdsReports(ws: WorkerRec, duration: number): boolean {
-  return ws.reportHold > 0 && duration < ws.reportHold;
+/** The worker holds the reports of such tasks: no task waits on them, and they run for less than its hold. */
+function holdsReports(ws: WorkerRec, duration: number, leaf: boolean): boolean {
+  return leaf && ws.reportHold > 0 && duration < ws.reportHold;
 }
 
 function capSlots(config: Config, ws: WorkerRec): number {
@@ -96,8 +99,8 @@ function memorySlots(config: Config, nbytes: number): number {
   return nbytes > 0 ? Math.floor(config.adaptiveSaturationMemory / nbytes) : Infinity;
 }
 
-/** Adaptive saturation: the tasks `ws` may process while `group`'s root tasks are placed, and why. */
-export function adaptiveSlots(config: Config, ws: WorkerRec, group: GroupRec): SaturationWhy {
+/** Adaptive saturation: the tasks `ws` may process while `group`'s root tasks are placed, and why (`leaf` as adaptiveSlotCount's). */
+export function adaptiveSlots(config: Config, ws: WorkerRec, group: GroupRec, leaf: boolean): SaturationWhy {
   const base = fixedSlots(ws, DASK_SATURATION);
   if (ws.noRoundTrips) return { slots: base, limit: "dask" };
   const rtt = ws.roundTrip;
@@ -105,10 +108,10 @@ export function adaptiveSlots(config: Config, ws: WorkerRec, group: GroupRec): S
   const nbytes = groupOutputSize(group);
   const measured = { rtt: micro(rtt), duration: micro(duration), nbytes: Math.round(nbytes) };
   if (rtt < 0 || duration < 0 || nbytes < 0) return { slots: base, limit: "dask", ...measured };
-  const why = holdsReports(ws, duration) ? { ...measured, hold: micro(ws.reportHold) } : measured;
+  const why = holdsReports(ws, duration, leaf) ? { ...measured, hold: micro(ws.reportHold) } : measured;
   const cap = capSlots(config, ws);
   const byMemory = memorySlots(config, nbytes);
-  let slots = wantedSlots(ws, base, rtt, duration);
+  let slots = wantedSlots(ws, base, rtt, duration, leaf);
   let limit: SaturationWhy["limit"] = "round-trip";
   if (cap < slots) {
     slots = cap;
