@@ -4,8 +4,9 @@
  * reuse the record); a full batch (512 KiB of capture) is sealed and handed to the
  * process's log writer thread (log/log-writer.ts), which writes batches in order: each
  * as one checked frame (format version 2, the default) or as a JSON line per record
- * (version 1, `format: "jsonl"`; docs/log-format.md). A timer seals a part-full batch
- * SEAL_AFTER_MS after its first record, so records do not wait for the threshold. The
+ * (version 1, `format: "jsonl"`; docs/log-format.md). A part-full batch is sealed by the
+ * first record that comes SEAL_AFTER_MS or more after its first, or by a timer SEAL_QUIET_MS
+ * after its first when none comes, so records do not wait for the threshold. The
  * actors' thread pays for the capture only, except for a small batch while the thread has
  * nothing in hand, which it writes itself (log/inline-write.ts): at low rates the log then
  * wakes no other thread.
@@ -63,8 +64,14 @@ export function logFormatVersion(format: unknown): number {
 
 const LITTLE_ENDIAN = endianness() === "LE";
 
-/** A part-full batch is sealed this long after its first record (a full one at once). */
+/** A part-full batch is sealed by a record that comes this long after its first record (a full one at once)... */
 const SEAL_AFTER_MS = 25;
+/**
+ * ...or by a timer this long after its first record. While records come, they seal the
+ * batches and the timer rarely fires: a timer's wake-up of the process (a cleared timer's
+ * too) takes a core from the threads running tasks.
+ */
+const SEAL_QUIET_MS = 100;
 /**
  * Largest batch (bytes of capture) the actors' thread writes itself when the writer thread is
  * idle: a frame's checksum and write take a few microseconds per KiB. A version-1 log's lines
@@ -115,6 +122,8 @@ export class FileLogSink implements LogSink {
   /** The writer of the batches this thread writes itself (made on first use). */
   private inline: BatchWriter | undefined;
   private tickScheduled = false;
+  /** performance.now() of the current batch's first record (meaningful while it holds any). */
+  private batchStart = 0;
   private failure: { error: unknown } | undefined;
   private waiters: FlushWaiter[] = [];
   private closing: Promise<void> | undefined;
@@ -151,33 +160,36 @@ export class FileLogSink implements LogSink {
     if (this.closing) throw new ClosedError(`log ${this.location}`);
     // After a write failed nothing more is written (flush and close report the error).
     if (this.failure) return;
+    this.sealIfDue();
     if (!this.capture.record(record)) {
       this.makeRoom();
       while (!this.capture.record(record)) this.capture.grow(GROWTH);
     }
-    this.scheduleTick();
+    this.started();
   }
 
   /** The transition record { actor, seq, t, kind: "transition", machine, id, event, from, to, why? }, given as fields. */
   appendTransition(actor: string, seq: number, t: number, machine: MachineName, id: string, event: string, from: string, to: string, why?: LoggedWhy): void {
     if (this.closing) throw new ClosedError(`log ${this.location}`);
     if (this.failure) return;
+    this.sealIfDue();
     if (!this.capture.transition(actor, seq, t, machine, id, event, from, to, why)) {
       this.makeRoom();
       while (!this.capture.transition(actor, seq, t, machine, id, event, from, to, why)) this.capture.grow(GROWTH);
     }
-    this.scheduleTick();
+    this.started();
   }
 
   /** The input record { actor, seq, t: event.t, kind: "input", event }, given as fields. */
   appendInput(actor: string, seq: number, event: InputRecord["event"] & { t: number }): void {
     if (this.closing) throw new ClosedError(`log ${this.location}`);
     if (this.failure) return;
+    this.sealIfDue();
     if (!this.capture.input(actor, seq, event)) {
       this.makeRoom();
       while (!this.capture.input(actor, seq, event)) this.capture.grow(GROWTH);
     }
-    this.scheduleTick();
+    this.started();
   }
 
   flush(): Promise<void> {
@@ -223,16 +235,32 @@ export class FileLogSink implements LogSink {
     if (error) throw error.error;
   }
 
-  private scheduleTick(): void {
+  /** Before a record: a part-full batch whose first record is SEAL_AFTER_MS old goes now. */
+  private sealIfDue(): void {
+    if (!this.capture.empty && performance.now() - this.batchStart >= SEAL_AFTER_MS) this.seal();
+  }
+
+  /** After a record: the first of a batch starts its clock, and the timer if none is set. */
+  private started(): void {
+    if (this.capture.records !== 1) return;
+    this.batchStart = performance.now();
+    this.scheduleTick(SEAL_QUIET_MS);
+  }
+
+  private scheduleTick(ms: number): void {
     if (!this.tickScheduled) {
       this.tickScheduled = true;
-      setTimeout(this.onTick, SEAL_AFTER_MS).unref();
+      setTimeout(this.onTick, ms).unref();
     }
   }
 
+  /** The batch goes if it is SEAL_AFTER_MS old; a younger one (records still coming) gets the timer again for its own SEAL_QUIET_MS. */
   private readonly onTick = (): void => {
     this.tickScheduled = false;
-    if (!this.capture.empty && !this.failure) this.seal();
+    if (this.capture.empty || this.failure) return;
+    const age = performance.now() - this.batchStart;
+    if (age >= SEAL_AFTER_MS) this.seal();
+    else this.scheduleTick(SEAL_QUIET_MS - age);
   };
 
   /** Seals the current batch if it holds anything, so that the next record starts a fresh one. */
