@@ -53,6 +53,32 @@ describe("ReportHold", () => {
     expect(sent).toHaveLength(2);
   });
 
+  it("keeps one timer and never clears it (a cleared timer wakes the loop too): it sends only what has waited the hold", () => {
+    const { timers, sent, hold } = rig(0.05);
+    hold.hold(report("a", 0));
+    timers.runUntil(0.01);
+    hold.release();
+    expect(timers.pending).toEqual([0.05]);
+    timers.runUntil(0.02);
+    hold.hold(report("b", 0.02));
+    // The timer set for "a" serves "b" too.
+    expect(timers.pending).toEqual([0.05]);
+    timers.runUntil(0.05);
+    expect(sent.map(({ op }) => op.key)).toEqual(["a"]);
+    expect(timers.pending).toEqual([0.07]);
+    timers.runUntil(0.07);
+    expect(sent.map(({ op, at }) => [op.key, at])).toEqual([
+      ["a", 0.01],
+      ["b", 0.07],
+    ]);
+    expect(sent[1]!.op.held).toBeCloseTo(0.05, 9);
+    // Nothing held when it fires: no timer after it.
+    hold.hold(report("c", 0.07));
+    hold.release();
+    timers.runUntil(0.2);
+    expect(timers.pending).toEqual([]);
+  });
+
   it("leaves a report released within a millisecond unstamped", () => {
     const { sent, hold } = rig();
     hold.hold(report("a", 0));

@@ -27,8 +27,20 @@ export class ReportHold {
   private held: TaskFinishedOp[] = [];
   /** When each held report was held (the timers' clock, seconds), in the same order. */
   private since: number[] = [];
+  /**
+   * Whether a timer is set. It is never cleared: a cleared Node timer still wakes the event
+   * loop when it would have fired, and a worker releases far more often than the hold runs
+   * out. When it fires it releases what has waited the hold, or is set again for the oldest.
+   */
+  private timerSet = false;
   private cancelTimer: (() => void) | null = null;
-  private readonly releaseNow = (): void => this.release();
+  private readonly onTimer = (): void => {
+    this.timerSet = false;
+    this.cancelTimer = null;
+    if (this.since.length === 0) return;
+    if (this.timers.now() >= this.since[0]! + this.seconds) this.release();
+    else this.setTimer(this.since[0]! + this.seconds);
+  };
 
   constructor(
     readonly seconds: number,
@@ -63,23 +75,21 @@ export class ReportHold {
     const now = this.timers.now();
     this.held.push(op);
     this.since.push(now);
-    if (this.cancelTimer === null) this.cancelTimer = this.timers.at(now + this.seconds, this.releaseNow);
+    // A timer set earlier fires no later than this one would (it was set for an older report).
+    if (!this.timerSet) this.setTimer(now + this.seconds);
   }
 
-  /** Forgets what is held (a worker that stops without a word). */
+  /** Forgets what is held (a worker that stops without a word), and its timer. */
   drop(): void {
     this.cancelTimer?.();
     this.cancelTimer = null;
+    this.timerSet = false;
     this.held = [];
     this.since = [];
   }
 
   /** Sends what is held, oldest first, each stamped with how long it waited. */
   release(): void {
-    if (this.cancelTimer !== null) {
-      this.cancelTimer();
-      this.cancelTimer = null;
-    }
     if (this.held.length === 0) return;
     const held = this.held;
     const since = this.since;
@@ -91,5 +101,10 @@ export class ReportHold {
       // Released within the turn that held it (its last queued task just started): no stamp.
       this.send(waited >= MIN_STAMPED ? { ...held[i]!, held: waited } : held[i]!);
     }
+  }
+
+  private setTimer(t: number): void {
+    this.timerSet = true;
+    this.cancelTimer = this.timers.at(t, this.onTimer);
   }
 }

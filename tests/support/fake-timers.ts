@@ -19,6 +19,11 @@ export class FakeTimers implements HostTimers {
     };
   }
 
+  /** The times of the timers set and not yet run or cancelled, earliest first. */
+  get pending(): number[] {
+    return this.due.map((entry) => entry.t).sort((a, b) => a - b);
+  }
+
   /** Runs everything due until `t`, in time order, and leaves the clock at `t`. */
   runUntil(t: number): void {
     for (;;) {
