@@ -72,12 +72,14 @@ describe("the dashboard of a live embedded cluster, in Chromium", () => {
   it("answers the machines and a key's story from the log file it follows (it keeps no records), as the log says", async () => {
     const ask = async (path: string) => (await fetch(new URL(path, cluster.dashboardUrl!))).json() as Promise<Record<string, unknown>>;
     // The client closed above: its leaving (and the keys released for it) reaches the file
-    // after a seal, and the dashboard after it follows the file. Asked once the file has stopped
-    // growing and the dashboard has followed all of it, both say the same; asked before, a
-    // story could stop short of records the file already had.
-    for (let last = -1, i = 0; i < 200; i++, await sleep(50)) {
+    // after a seal (up to 100 ms once the log goes quiet), and the dashboard after it follows
+    // the file. Asked once the file has not grown for longer than that and the dashboard has
+    // followed all of it, both say the same; asked before, a story could stop short of records
+    // the file already had.
+    for (let last = -1, still = 0, i = 0; i < 200; i++, await sleep(50)) {
       const now = readLogSync(cluster.logPath!).records.length;
-      if (now === last && (await ask("api/machines")).records === now) break;
+      still = now === last ? still + 1 : 0;
+      if (still >= 4 && (await ask("api/machines")).records === now) break;
       last = now;
     }
     const machines = await ask("api/machines");
