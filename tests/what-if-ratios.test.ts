@@ -8,8 +8,10 @@
  * again, up to 3 times, and the closest recording is asserted within 5%: every one of 16
  * recordings on a shared 2-core machine (load average 2 to 33) landed within 4%, but a
  * recording made while other test files load the machine may still stretch past what its
- * log shows. The tree and the CPU sleeps get 2 tries each: at load average 20-30 one
- * recording each landed at 0.90 and 1.06 (the CPU sleeps the same on the build before).
+ * log shows. The tree and the CPU sleeps get 3 tries each: at load average 20-30 one
+ * recording each landed at 0.90 and 1.06 (the CPU sleeps the same on the build before), and
+ * in a full suite run on a 2-core VM two tree recordings in a row landed at 0.949 and 1.110
+ * (with two busy loops beside it, 4 of 5 tree recordings land within 5%, on 15d9a92 too).
  *
  * Measured on that machine (docs/replay.md has the full table; `npx tsx bench/what-if-incident.ts 3`):
  *
@@ -50,8 +52,8 @@ interface RecordedRun {
 const RUNS: RecordedRun[] = [
   { name: "incident", record: (path) => recordIncident(path, FULL_INCIDENT), within: 0.05, tries: 3 },
   { name: "no-ops", record: (path) => recordNoops(path, 3000), within: 0.1, overhead: true },
-  { name: "tree", record: (path) => recordTree(path, 256), within: 0.05, tries: 2 },
-  { name: "cpu-sleeps", record: (path) => recordCpuSleeps(path, 60), within: 0.05, tries: 2 },
+  { name: "tree", record: (path) => recordTree(path, 256), within: 0.05, tries: 3 },
+  { name: "cpu-sleeps", record: (path) => recordCpuSleeps(path, 60), within: 0.05, tries: 3 },
 ];
 
 const table: string[] = [];
