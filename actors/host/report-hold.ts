@@ -28,14 +28,13 @@ export class ReportHold {
   /** When each held report was held (the timers' clock, seconds), in the same order. */
   private since: number[] = [];
   /**
-   * Whether a timer is set. It is never cleared: a cleared Node timer still wakes the event
-   * loop when it would have fired, and a worker releases far more often than the hold runs
-   * out. When it fires it releases what has waited the hold, or is set again for the oldest.
+   * What cancels the timer, while one is set. Only drop() cancels it: a cleared Node timer
+   * still wakes the event loop when it would have fired, and a worker releases far more often
+   * than the hold runs out. When it fires it releases what has waited the hold, or is set
+   * again for the oldest.
    */
-  private timerSet = false;
   private cancelTimer: (() => void) | null = null;
   private readonly onTimer = (): void => {
-    this.timerSet = false;
     this.cancelTimer = null;
     if (this.since.length === 0) return;
     if (this.timers.now() >= this.since[0]! + this.seconds) this.release();
@@ -76,14 +75,13 @@ export class ReportHold {
     this.held.push(op);
     this.since.push(now);
     // A timer set earlier fires no later than this one would (it was set for an older report).
-    if (!this.timerSet) this.setTimer(now + this.seconds);
+    if (this.cancelTimer === null) this.setTimer(now + this.seconds);
   }
 
   /** Forgets what is held (a worker that stops without a word), and its timer. */
   drop(): void {
     this.cancelTimer?.();
     this.cancelTimer = null;
-    this.timerSet = false;
     this.held = [];
     this.since = [];
   }
@@ -104,7 +102,6 @@ export class ReportHold {
   }
 
   private setTimer(t: number): void {
-    this.timerSet = true;
     this.cancelTimer = this.timers.at(t, this.onTimer);
   }
 }
