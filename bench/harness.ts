@@ -66,6 +66,8 @@ export interface Harness {
   readonly client: Client;
   /** Worker names, worker-0 first. */
   readonly workerNames: string[];
+  /** The processes the workers run in (embedded: this one), for their executor threads' CPU. */
+  readonly workerPids: number[];
   /** Resolves once the scheduler holds no task (true), or after the timeout (false). */
   waitIdle(timeoutMs?: number): Promise<boolean>;
   /** Keys with this prefix held per worker (embedded); NATS: all keys each worker holds. */
@@ -131,6 +133,7 @@ export async function startEmbedded(o: HarnessOptions, tag: string): Promise<Har
     transport: "memory",
     client,
     workerNames: [...cluster.workers.keys()],
+    workerPids: [process.pid],
     async waitIdle(timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
@@ -361,6 +364,7 @@ export async function startNats(server: NatsServer, o: HarnessOptions, tag: stri
     transport: "nats",
     client,
     workerNames: names,
+    workerPids: workers.map((w) => w.pid!),
     async waitIdle(timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {

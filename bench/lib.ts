@@ -2,7 +2,7 @@
  * Shared pieces of the benchmark harness: statistics, machine info, the result row shape.
  * Nothing here is timed.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 
 /** User + system CPU of a /proc `stat` line (a process's or a thread's), in ms (clock ticks of 10 ms). Linux only. */
@@ -13,6 +13,30 @@ export function statCpuMs(line: string): number {
 
 /** CPU a process has used so far, ms (from /proc). */
 export const processCpuMs = (pid: number): number => statCpuMs(readFileSync(`/proc/${pid}/stat`, "utf8"));
+
+/**
+ * CPU (ms) that the threads named `name` of these processes have used so far, from each
+ * thread's schedstat (ns, exact for a thread that is not running; /proc's stat counts 10 ms
+ * ticks). Executor threads name themselves natsched-exec. Linux only: null without /proc.
+ */
+export function namedThreadsCpuMs(pids: readonly number[], name: string): number | null {
+  let ns = 0;
+  try {
+    for (const pid of pids) {
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        try {
+          if (readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim() !== name) continue;
+          ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+        } catch {
+          // the thread ended between the listing and the read
+        }
+      }
+    }
+  } catch {
+    return null;
+  }
+  return ns / 1e6;
+}
 
 export interface Stats {
   min: number;

@@ -502,6 +502,7 @@ function targetsFor(row: Row): { target?: Target; daskTarget?: Target } {
   if (/^W6\.memory/.test(id)) return { target: { op: "<=", value: 1.5, text: "<= 1.5 KB/task" } };
   if (/^W6\.sim/.test(id)) return { target: { op: "<=", value: 60, text: "1M tasks < 60 s" } };
   if (/^W7\.(workers|threads)$/.test(id)) return { target: { op: "<=", value: 1.1, text: "<= 1.10x ideal" }, daskTarget: { op: "<=", value: 1, text: "<= Dask" } };
+  if (/^W7\.(workers|threads)\.work$/.test(id)) return { target: { op: "<=", value: 1.1, text: "<= 1.10x work" }, daskTarget: { op: "<=", value: 1, text: "<= Dask" } };
   if (/^R1/.test(id)) return { target: { op: ">=", value: 200_000, text: ">= 200,000 transitions/s" } };
   // SOAK's rows carry their own (records back to baseline, no hang, heap growth within its
   // tolerance), as do issue 26's ratios (bench/saturation-ratios.ts).

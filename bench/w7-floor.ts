@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { defaultNatsGomaxprocs, NATS_GOMAXPROCS_ENV, NatsServer } from "./harness.js";
-import { processCpuMs } from "./lib.js";
+import { namedThreadsCpuMs, processCpuMs, stats, type Stats } from "./lib.js";
 
 /** Bytes of JSON natsched's W7 messages carry (task-finished, compute-task, the client's update), from strace. */
 const SIZES = { finished: 330, compute: 320, update: 200 };
@@ -62,8 +62,11 @@ async function schedulerRole(nc: NatsConnection): Promise<void> {
   });
 }
 
+/** What the floor's executor threads call themselves (their CPU is the tasks' work). */
+const FLOOR_THREAD = "floor-exec";
 const THREAD = `
 const { parentPort, workerData } = require("node:worker_threads");
+try { require("node:fs").writeFileSync("/proc/thread-self/comm", "${FLOOR_THREAD}"); } catch {}
 import(workerData).then(({ spin }) => parentPort.on("message", (t) => parentPort.postMessage(spin(t.iterations, 0) === 0 ? t.key : null)));`;
 
 /** A worker: its threads run what it holds, a finished task's report goes out after the next one is handed over. */
@@ -116,7 +119,9 @@ export interface FloorResult {
   median: number;
   min: number;
   max: number;
-  reps: { ratio: number; scheduler_ms: number; server_ms: number; workers_ms: number[]; client_ms: number }[];
+  /** Makespan over the threads' CPU per core (bench/workloads.ts's W7 `.work` rows), where /proc tells. */
+  work: Stats | null;
+  reps: { ratio: number; work_ratio: number | null; scheduler_ms: number; server_ms: number; workers_ms: number[]; executors_ms: number | null; client_ms: number }[];
 }
 
 /** One shape's floor, `repeat` timed runs after W7's warm-up (bench/workloads.ts runs it beside W7 on NATS). */
@@ -169,13 +174,18 @@ export async function floorShape(kind: "threads" | "workers", n: number, ms: num
     for (let r = 0; r < repeat; r++) {
       const pids = { scheduler: scheduler.pid!, server: server.pid, workers: workers.map((w) => w.pid!) };
       const before = { s: processCpuMs(pids.scheduler), v: processCpuMs(pids.server), w: pids.workers.map(processCpuMs) };
+      const e0 = namedThreadsCpuMs(pids.workers, FLOOR_THREAD);
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       await run(n, iterations);
       const wall = (performance.now() - t0) / 1000;
       const c = process.cpuUsage(c0);
+      const e1 = namedThreadsCpuMs(pids.workers, FLOOR_THREAD);
+      const executors = e0 !== null && e1 !== null ? e1 - e0 : null;
       reps.push({
         ratio: wall / ideal(n, ms, cores),
+        work_ratio: executors !== null && executors > 0 ? wall / (executors / 1000 / cores) : null,
+        executors_ms: executors === null ? null : Math.round(executors),
         scheduler_ms: processCpuMs(pids.scheduler) - before.s,
         server_ms: processCpuMs(pids.server) - before.v,
         workers_ms: pids.workers.map((p, i) => processCpuMs(p) - before.w[i]!),
@@ -190,7 +200,9 @@ export async function floorShape(kind: "threads" | "workers", n: number, ms: num
     await server.stop();
   }
   const ratios = reps.map((r) => r.ratio).sort((a, b) => a - b);
-  return { shape: kind, n, ms, cores, ideal: ideal(n, ms, cores), median: ratios[ratios.length >> 1]!, min: ratios[0]!, max: ratios.at(-1)!, reps };
+  const workRatios = reps.map((r) => r.work_ratio);
+  const work = workRatios.every((x) => x !== null) ? stats(workRatios as number[]) : null;
+  return { shape: kind, n, ms, cores, ideal: ideal(n, ms, cores), median: ratios[ratios.length >> 1]!, min: ratios[0]!, max: ratios.at(-1)!, work, reps };
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -213,8 +225,9 @@ async function main(argv: string[]): Promise<void> {
   else
     for (const r of results) {
       const [nw, nt] = r.shape === "threads" ? [1, r.cores] : [r.cores, 1];
-      console.log(`W7 floor ${r.n}x${r.ms}ms, ${nw}x${nt} [NATS, no natsched]: makespan / ideal ${r.median.toFixed(2)} (${r.min.toFixed(2)}-${r.max.toFixed(2)}), ${r.reps.length} runs`);
-      for (const x of r.reps) console.log(`  ${x.ratio.toFixed(3)}  CPU ms: scheduler ${x.scheduler_ms}, workers ${x.workers_ms.join("/")}, client ${x.client_ms}, nats-server ${x.server_ms}`);
+      const work = r.work ? `, over the threads' CPU ${r.work.median.toFixed(2)} (${r.work.min.toFixed(2)}-${r.work.max.toFixed(2)})` : "";
+      console.log(`W7 floor ${r.n}x${r.ms}ms, ${nw}x${nt} [NATS, no natsched]: makespan / ideal ${r.median.toFixed(2)} (${r.min.toFixed(2)}-${r.max.toFixed(2)})${work}, ${r.reps.length} runs`);
+      for (const x of r.reps) console.log(`  ${x.ratio.toFixed(3)} / work ${x.work_ratio?.toFixed(3) ?? "-"}  CPU ms: executors ${x.executors_ms ?? "-"}, scheduler ${x.scheduler_ms}, workers ${x.workers_ms.join("/")}, client ${x.client_ms}, nats-server ${x.server_ms}`);
     }
   process.exit(0);
 }

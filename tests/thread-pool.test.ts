@@ -1,10 +1,11 @@
 /** The executor thread pool on its own: jobs, errors, a thread that dies, stop and close. */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { ThreadPool } from "../actors/executor/thread-pool.js";
+import { EXECUTOR_THREAD_NAME } from "../actors/executor/thread-source.js";
 import { until } from "./support/until.js";
 
 const MODULE = pathToFileURL(resolve("tests/support/cpu-tasks.mjs")).href;
@@ -21,6 +22,28 @@ describe("ThreadPool", () => {
       await expect(pool.run("f", MODULE, "fail", ["bad"])).rejects.toMatchObject({ message: "bad", code: "E_TASK" });
       await expect(pool.run("g", MODULE, "makeFunction", [])).rejects.toMatchObject({ name: "DataCloneError" });
       await expect(pool.run("h", MODULE, "nope", [])).rejects.toThrow(/exports no function nope/);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it.runIf(process.platform === "linux")("names its threads natsched-exec, the replacement of a dead one too", async () => {
+    const execThreads = () => readdirSync("/proc/self/task").filter((tid) => {
+      try {
+        return readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim() === EXECUTOR_THREAD_NAME;
+      } catch {
+        return false;
+      }
+    });
+    const before = new Set(execThreads());
+    const pool = new ThreadPool({ size: 2, modules: [MODULE] });
+    try {
+      await Promise.all([pool.run("a", MODULE, "total", [[1]]), pool.run("b", MODULE, "total", [[2]])]);
+      const named = execThreads().filter((tid) => !before.has(tid));
+      expect(named).toHaveLength(2);
+      await expect(pool.run("x", MODULE, "exitThread", [3])).rejects.toThrow(/exited/);
+      expect(await pool.run("y", MODULE, "total", [[1, 2]])).toBe(3);
+      await until(() => execThreads().filter((tid) => !before.has(tid)).length === 2 && !named.every((tid) => execThreads().includes(tid)));
     } finally {
       await pool.close();
     }

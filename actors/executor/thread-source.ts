@@ -12,9 +12,13 @@
  * A module's functions are read as function-modules.ts reads them: the functions of its
  * default export (an object), then its named function exports.
  */
+/** What an executor thread calls itself on Linux (/proc/<pid>/task/<tid>/comm, at most 15 bytes). */
+export const EXECUTOR_THREAD_NAME = "natsched-exec";
+
 export const THREAD_SOURCE = String.raw`
 "use strict";
 const { parentPort, workerData } = require("node:worker_threads");
+
 
 function exportedFunctions(module) {
   const functions = Object.create(null);
@@ -33,6 +37,14 @@ const modules = hooks
   .then(() => Promise.all(workerData.modules.map((url) => import(url).then((m) => [url, exportedFunctions(m)]))))
   .then((entries) => new Map(entries));
 modules.catch(() => undefined);
+// Linux: the thread names itself, so that top -H and ps -L tell executors apart from the
+// worker's own threads (and the bench can count their CPU); after its module hooks have
+// started their own thread, which would take the name too. Elsewhere there is no such file.
+modules.then(() => {
+  try {
+    require("node:fs").writeFileSync("/proc/thread-self/comm", "${EXECUTOR_THREAD_NAME}");
+  } catch {}
+}, () => undefined);
 
 function bufferOf(value) {
   if (value instanceof ArrayBuffer) return value;
