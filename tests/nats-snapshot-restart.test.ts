@@ -153,32 +153,34 @@ describe("a scheduler process killed after it snapshotted itself", () => {
       processes.push(p);
       return p;
     };
+    // Each step has its own bound, well inside the test's, so that a run slowed down by the
+    // suite's load fails naming the step that was slow, not with the test's timeout.
     const scheduler = spawn("scheduler", ["scheduler"]);
-    await scheduler.waitFor(/natsched scheduler: cluster/);
+    await scheduler.waitFor(/natsched scheduler: cluster/, 20_000);
     const worker = spawn("w1", ["worker", "--name", "w1", "--nthreads", "2", "--functions", `${REPO_ROOT}/tests/support/cluster-tasks.ts`]);
-    await worker.waitFor(/registered/);
+    await worker.waitFor(/registered/, 20_000);
     const client = await connectClient({ servers: server.url, cluster });
     try {
       // Enough records for a snapshot at rest (10,000), then rest until it is stored.
       const many = client.map("inc", Array.from({ length: 2500 }, (_, i) => i), { pure: false });
-      expect((await client.gather(many, { timeout: 60_000 }))[2499]).toBe(2500);
+      expect((await client.gather(many, { timeout: 45_000 }))[2499]).toBe(2500);
       const jsm = await jetstreamManager(nc);
       for (let tries = 0; ; tries++) {
         const pointer = await jsm.streams.getMessage(snapshotStreamName(cluster), { last_by_subj: snapshotPointerSubject(cluster) }).catch(() => null);
         if (pointer !== null) break;
         // At rest is 500 ms without a scheduler record; on a loaded machine the worker's
         // heartbeat metrics (recorded when they change a lot) can hold that off a while.
-        if (tries > 300) throw new Error("no snapshot stored");
+        if (tries > 300) throw new Error("no snapshot stored after 30 s at rest");
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       // More work after the snapshot, in flight when the scheduler dies.
       const tail = Array.from({ length: 8 }, (_, i) => client.submit<number>("slowInc", [i, 300], { pure: false }));
-      await tail[0]!.wait();
+      await tail[0]!.wait({ timeout: 20_000 });
       expect(await scheduler.stop("SIGKILL")).toBe(-1);
       const second = spawn("scheduler-2", ["scheduler"]);
-      await second.waitFor(/resumed from its log: \d+ inputs re-run after the snapshot at record \d+/);
-      expect(await client.gather(tail, { timeout: 30_000 })).toEqual(Array.from({ length: 8 }, (_, i) => i + 1));
-      expect((await client.gather(many.slice(0, 3), { timeout: 30_000 }))).toEqual([1, 2, 3]);
+      await second.waitFor(/resumed from its log: \d+ inputs re-run after the snapshot at record \d+/, 20_000);
+      expect(await client.gather(tail, { timeout: 20_000 })).toEqual(Array.from({ length: 8 }, (_, i) => i + 1));
+      expect((await client.gather(many.slice(0, 3), { timeout: 10_000 }))).toEqual([1, 2, 3]);
       await client.close();
       expect(await worker.stop("SIGTERM")).toBe(0);
       expect(await second.stop("SIGTERM")).toBe(0);
@@ -191,5 +193,5 @@ describe("a scheduler process killed after it snapshotted itself", () => {
     // The stream keeps the latest snapshot only: its pointer and its parts.
     const stored = await (await jetstreamManager(nc)).streams.info(snapshotStreamName(cluster), { subjects_filter: ">" });
     expect(Object.keys(stored.state.subjects ?? {}).sort()).toEqual([snapshotPointerSubject(cluster), expect.stringMatching(/^natsched\.snap-e2e\.snapshot\.scheduler\.\d+$/)]);
-  }, 90_000);
+  }, 240_000);
 });
