@@ -508,7 +508,8 @@ async function w7(c: Extract<Case, { kind: "W7" }>, hosts: Hosts): Promise<Row[]
       const before = namedThreadsCpuMs(h.workerPids, EXECUTOR_THREAD);
       walls.push(await run(c.nTasks));
       const after = namedThreadsCpuMs(h.workerPids, EXECUTOR_THREAD);
-      if (before !== null && after !== null) works.push((after - before) / 1000);
+      // Nothing counted (no /proc, or threads that do not name themselves): no work row.
+      if (before !== null && after !== null && after > before) works.push((after - before) / 1000);
     }
   } finally {
     await h.close();

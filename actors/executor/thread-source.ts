@@ -19,7 +19,6 @@ export const THREAD_SOURCE = String.raw`
 "use strict";
 const { parentPort, workerData } = require("node:worker_threads");
 
-
 function exportedFunctions(module) {
   const functions = Object.create(null);
   const fromDefault = module.default;
