@@ -613,7 +613,7 @@ export class Client {
           microtask(() => this.feed({ op: "flush" }));
           break;
         case "request":
-          this.request(i.request, i.ops, i.timeout);
+          this.request(i.request, i.ops, i.timeout, i.attempt);
           break;
         case "publish":
           try {
@@ -674,15 +674,15 @@ export class Client {
     }
   }
 
-  private request(request: number, ops: readonly ClientToScheduler[], timeout: number): void {
+  private request(request: number, ops: readonly ClientToScheduler[], timeout: number, attempt: number): void {
     const recording = this.recording;
     const sent = recording === null ? (ops as ClientToScheduler[]) : ops.map((op) => recording.stamp(op));
     const envelope: Envelope<ClientToScheduler> = { v: PROTOCOL_VERSION, from: this.id, ops: sent };
     new Promise((resolve) => resolve(this.opts.transport.request(this.subjects.clientOps(this.id), envelope, { timeout }))).then(
-      (data) => this.feed({ op: "answered", request, replies: (data as { replies?: SchedulerReply[] } | null)?.replies ?? [] }),
+      (data) => this.feed({ op: "answered", request, attempt, replies: (data as { replies?: SchedulerReply[] } | null)?.replies ?? [] }),
       (error: unknown) => {
         const noResponders = error instanceof ProtocolError && /no responders/.test(error.message);
-        this.feed({ op: "request-failed", request, noResponders, failure: this.failureOf(error) });
+        this.feed({ op: "request-failed", request, attempt, noResponders, failure: this.failureOf(error) });
       },
     );
   }

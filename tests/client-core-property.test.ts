@@ -89,7 +89,10 @@ class World {
   t = 0;
   private nextId = 1;
   private flushPending = false;
-  private readonly requests = new Map<number, readonly ClientToScheduler[]>();
+  private readonly requests = new Map<number, { ops: readonly ClientToScheduler[]; attempt: number }>();
+  /** Tries a request was sent again over (a resumed scheduler): their answers must change nothing. */
+  private stale: { request: number; attempt: number }[] = [];
+  private stimulus = "";
   private readonly queries = new Map<number, ClientQuery>();
   private fetches: { gather: number; holder: string; keys: string[] }[] = [];
   private readonly timers = new Map<string, { timer: ClientTimer; due: number; every: number | null }>();
@@ -101,7 +104,17 @@ class World {
   readonly problems: string[] = [];
 
   feed(stimulus: ClientStimulus): void {
+    this.stimulus = stimulus.op;
     for (const i of this.core.handle({ ...stimulus, t: this.t } as ClientInput)) this.apply(i);
+  }
+
+  /** The answer to a try sent over since: nothing may come of it. */
+  private answerStale(): boolean {
+    const stale = this.stale.shift();
+    if (stale === undefined) return false;
+    const out = this.core.handle({ op: "request-failed", request: stale.request, attempt: stale.attempt, noResponders: false, failure: { kind: "host", error: { name: "TimeoutError", message: "late" } }, t: this.t });
+    if (out.length > 0) this.problems.push(`the answer to try ${stale.attempt} of request ${stale.request}, sent again since, did something`);
+    return true;
   }
 
   private promise(kind: string, timed = false): number {
@@ -124,10 +137,16 @@ class World {
         if (this.flushPending) this.problems.push("a flush scheduled twice");
         this.flushPending = true;
         break;
-      case "request":
-        if (this.requests.has(i.request)) this.problems.push(`request ${i.request} sent while out`);
-        this.requests.set(i.request, i.ops);
+      case "request": {
+        const out = this.requests.get(i.request);
+        // Only a resumed scheduler makes the client send again what is out (the try went to the one before).
+        if (out !== undefined) {
+          if (this.stimulus !== "scheduler-resumed" || i.attempt <= out.attempt) this.problems.push(`request ${i.request} sent while out`);
+          this.stale.push({ request: i.request, attempt: out.attempt });
+        }
+        this.requests.set(i.request, { ops: i.ops, attempt: i.attempt });
         break;
+      }
       case "publish":
         break;
       case "query":
@@ -224,16 +243,17 @@ class World {
       case "answer-request": {
         const id = this.pick([...this.requests.keys()], action.pick);
         if (id === undefined) return;
-        const ops = this.requests.get(id)!;
+        const { ops, attempt } = this.requests.get(id)!;
         this.requests.delete(id);
         const replies: SchedulerReply[] = ops.map((_, n) => ((action.refuse >> n) & 1 ? { ok: false, error: { name: "GraphError", message: "no", code: "GRAPH" } } : { ok: true }));
-        return this.feed({ op: "answered", request: id, replies });
+        return this.feed({ op: "answered", request: id, replies, attempt });
       }
       case "fail-request": {
         const id = this.pick([...this.requests.keys()], action.pick);
         if (id === undefined) return;
+        const { attempt } = this.requests.get(id)!;
         this.requests.delete(id);
-        return this.feed({ op: "request-failed", request: id, noResponders: action.noResponders, failure: { kind: "host", error: { name: "ProtocolError", message: "no responders" } } });
+        return this.feed({ op: "request-failed", request: id, attempt, noResponders: action.noResponders, failure: { kind: "host", error: { name: "ProtocolError", message: "no responders" } } });
       }
       case "answer-query": {
         const id = this.pick([...this.queries.keys()], action.pick);
@@ -299,11 +319,12 @@ class World {
         this.feed({ op: "flush" });
         continue;
       }
+      if (this.answerStale()) continue;
       const request = [...this.requests.keys()][0];
       if (request !== undefined) {
-        const ops = this.requests.get(request)!;
+        const { ops, attempt } = this.requests.get(request)!;
         this.requests.delete(request);
-        this.feed({ op: "answered", request, replies: ops.map(() => ({ ok: true })) });
+        this.feed({ op: "answered", request, replies: ops.map(() => ({ ok: true })), attempt });
         continue;
       }
       const query = [...this.queries.keys()][0];

@@ -233,7 +233,7 @@ describe("requests while no scheduler answers", () => {
     expect(r.timeout).toBe(1000);
     const failure = { kind: "host" as const, error: { name: "ProtocolError", message: "no responders" } };
     expect(h.feed({ op: "request-failed", request: r.request, noResponders: true, failure }, 410)).toEqual([{ do: "set-timer", timer: { kind: "retry", request: r.request }, ms: 50 }]);
-    expect(h.feed({ op: "timer", timer: { kind: "retry", request: r.request } }, 460)).toEqual([{ do: "request", request: r.request, ops: r.ops, timeout: 940 }]);
+    expect(h.feed({ op: "timer", timer: { kind: "retry", request: r.request } }, 460)).toEqual([{ do: "request", request: r.request, ops: r.ops, timeout: 940, attempt: 1 }]);
     expect(h.feed({ op: "request-failed", request: r.request, noResponders: true, failure }, 470)).toEqual([{ do: "set-timer", timer: { kind: "retry", request: r.request }, ms: 100 }]);
     // Near the deadline the pause is cut to what is left; past it, the calls fail.
     h.feed({ op: "timer", timer: { kind: "retry", request: r.request } }, 570);
@@ -269,13 +269,44 @@ describe("requests while no scheduler answers", () => {
     expect(h.feed({ op: "request-failed", request: r.request, noResponders: true, failure }, 1500)).toEqual([{ do: "set-timer", timer: { kind: "retry", request: r.request }, ms: 50 }]);
     expect(h.feed({ op: "scheduler-resumed" }, 1510)).toEqual([
       { do: "clear-timer", timer: { kind: "retry", request: r.request } },
-      { do: "request", request: r.request, ops: r.ops, timeout: 250 },
+      { do: "request", request: r.request, ops: r.ops, timeout: 250, attempt: 1 },
     ]);
     // The same envelope carries attach's join (then the run is asked) and the caller's.
     expect(h.feed({ op: "answered", request: r.request, replies: ok(2) })).toEqual([
       { do: "query", query: 1, body: { op: "client-keys", client: "c", keys: [] } },
       { do: "answer-call", call: 1, reply: { ok: true } },
     ]);
+  });
+
+  it("sends again, once the resumed scheduler serves, what it sent before that one began resuming, and takes only the new try's answer", () => {
+    const h = new Harness({ requestTimeout: 30_000, resumeWait: 60_000 });
+    h.feed({ op: "attach" }, 0);
+    h.feed({ op: "join", call: 1 });
+    const r = h.flush(0);
+    h.feed({ op: "answered", request: r.request, replies: ok(2), attempt: 0 }, 5);
+    // Sent as the scheduler died: the server handed it to the dead one, no answer will come.
+    h.feed({ op: "join", call: 2 });
+    const lost = h.flush(100);
+    h.feed({ op: "scheduler-resuming", every: 250 }, 1500);
+    // Sent while it resumes: nobody takes it (no responders), it waits for the resumed one as before.
+    h.feed({ op: "join", call: 3 });
+    const during = h.flush(1600);
+    const failure = { kind: "host" as const, error: { name: "ProtocolError", message: "no responders" } };
+    h.feed({ op: "request-failed", request: during.request, noResponders: true, failure, attempt: 0 }, 1601);
+    const out = h.feed({ op: "scheduler-resumed" }, 2000);
+    const requests = out.filter((i) => i.do === "request");
+    expect(requests).toEqual([
+      { do: "request", request: during.request, ops: during.ops, timeout: 29_600, attempt: 1 },
+      { do: "request", request: lost.request, ops: lost.ops, timeout: 28_100, attempt: 1 },
+    ]);
+    // The first try's failure (its timeout, long after) is stale; the second try's answer counts.
+    const timedOut = { kind: "host" as const, error: { name: "TimeoutError", message: "timed out" } };
+    expect(h.feed({ op: "request-failed", request: lost.request, noResponders: false, failure: timedOut, attempt: 0 }, 2100)).toEqual([]);
+    expect(h.feed({ op: "answered", request: lost.request, replies: ok(1), attempt: 1 }, 2200)).toEqual([{ do: "answer-call", call: 2, reply: { ok: true } }]);
+    // A request answered meanwhile is not sent again by a later resume.
+    h.feed({ op: "answered", request: during.request, replies: ok(1), attempt: 1 }, 2300);
+    h.feed({ op: "scheduler-resuming", every: 250 }, 5000);
+    expect(h.feed({ op: "scheduler-resumed" }, 5500).filter((i) => i.do === "request")).toEqual([]);
   });
 
   it("names how long it waited for a resuming scheduler when it gives up", () => {

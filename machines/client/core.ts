@@ -78,8 +78,9 @@ interface Request {
   readonly calls: readonly Call[];
   /** Ops before the calls' (a release-keys). */
   readonly offset: number;
-  /** When it was first sent. */
+  /** When it was first sent, and when last. */
   readonly first: number;
+  sent: number;
   attempt: number;
 }
 
@@ -116,6 +117,8 @@ export class ClientCore {
   private nextQuery = 1;
   /** When a resuming scheduler last said so (0: none lately), and how often it says it. */
   private resumingHeard = 0;
+  /** When this client first heard the scheduler resuming now say so (0: none lately). */
+  private resumingSince = 0;
   private resumingEvery: number;
   /** When this client started listening for them, and when it last heard one. */
   private listeningSince = 0;
@@ -239,10 +242,10 @@ export class ClientCore {
         this.scheduleReconcile(true);
         break;
       case "answered":
-        this.answered(input.request, input.replies);
+        this.answered(input.request, input.replies, input.attempt);
         break;
       case "request-failed":
-        this.requestFailed(input.request, input.noResponders, input.failure);
+        this.requestFailed(input.request, input.noResponders, input.failure, input.attempt);
         break;
       case "client-keys":
         this.clientKeys(input.query, input.answer);
@@ -260,6 +263,7 @@ export class ClientCore {
         this.scheduleReconcile(false);
         break;
       case "scheduler-resuming":
+        if (this.resumingHeard === 0) this.resumingSince = input.t;
         this.resumingHeard = this.lastResuming = input.t;
         if (typeof input.every === "number" && input.every > 0 && input.every <= MAX_RESUMING_EVERY) this.resumingEvery = input.every;
         break;
@@ -270,6 +274,8 @@ export class ClientCore {
           this.emit({ do: "clear-timer", timer: { kind: "retry", request: request.id } });
           this.sendAgain(request);
         }
+        this.sendAgainWhatWentToTheLast();
+        this.resumingSince = 0;
         break;
       case "fetched":
         this.fetched(input.gather, input.holder, input.missing, null);
@@ -627,18 +633,40 @@ export class ClientCore {
     for (const q of batch) ops.push(q.op);
     if (late.length > 0) ops.push({ op: "release-keys", client: this.init.id, keys: late });
     if (ops.length === 0) return;
-    const request: Request = { id: this.nextRequest++, ops, calls: batch.map((q) => q.call), offset, first: this.now, attempt: 0 };
+    const request: Request = { id: this.nextRequest++, ops, calls: batch.map((q) => q.call), offset, first: this.now, sent: this.now, attempt: 0 };
     this.requests.set(request.id, request);
     this.send(request);
   }
 
   private send(request: Request): void {
+    request.sent = this.now;
     // The last try near the deadline still gets a moment to be answered.
-    this.emit({ do: "request", request: request.id, ops: request.ops, timeout: Math.max(250, this.waitUntil(request.first) - this.now) });
+    this.emit({ do: "request", request: request.id, ops: request.ops, timeout: Math.max(250, this.waitUntil(request.first) - this.now), attempt: request.attempt });
   }
 
-  private answered(id: number, replies: readonly SchedulerReply[]): void {
+  /**
+   * A scheduler that resumed serves from now on; it took no request before it began resuming
+   * (it subscribes once it has). A request last sent before then, and not answered, went to
+   * the scheduler before it, which is gone: the server may have handed it to that one's
+   * subscription in the moment before it noticed the process had died, and no answer will
+   * come. It is sent again (an answer to the earlier try is ignored). Had the earlier one
+   * taken it and logged it, the resumed one takes the ops again as a client's ops sent twice.
+   */
+  private sendAgainWhatWentToTheLast(): void {
+    if (this.resumingSince === 0) return;
+    for (const request of [...this.requests.values()]) {
+      if (!this.paused.has(request.id) && request.sent < this.resumingSince) this.sendAgain(request);
+    }
+  }
+
+  /** The request `id`, unless `attempt` names a try it has since sent again. */
+  private current(id: number, attempt: number | undefined): Request | undefined {
     const request = this.requests.get(id);
+    return request === undefined || (attempt !== undefined && attempt !== request.attempt) ? undefined : request;
+  }
+
+  private answered(id: number, replies: readonly SchedulerReply[], attempt: number | undefined): void {
+    const request = this.current(id, attempt);
     if (request === undefined) return;
     this.requests.delete(id);
     request.calls.forEach((call, i) => this.callAnswered(call, replies[request.offset + i] ?? NO_REPLY));
@@ -650,8 +678,8 @@ export class ClientCore {
    * resuming scheduler keeps saying so (`waitUntil`); then its calls fail with a timeout. Any
    * other failure is the calls'.
    */
-  private requestFailed(id: number, noResponders: boolean, failure: ClientFailure): void {
-    const request = this.requests.get(id);
+  private requestFailed(id: number, noResponders: boolean, failure: ClientFailure, attempt: number | undefined): void {
+    const request = this.current(id, attempt);
     if (request === undefined) return;
     // A closing client's last word (client-leave) is not worth waiting for.
     if (this.closedFlag || !noResponders) return this.failRequest(request, failure);

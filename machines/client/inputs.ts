@@ -129,10 +129,14 @@ export type ClientStimulus =
   /** The connection came back after it was lost. */
   | { op: "reconnected" }
   // ---- the scheduler
-  /** A request's answer: one reply per op. */
-  | { op: "answered"; request: number; replies: readonly SchedulerReply[] }
-  /** A request got no answer; `noResponders`: nobody received it (safe to send again). */
-  | { op: "request-failed"; request: number; noResponders: boolean; failure: ClientFailure }
+  /**
+   * A request's answer: one reply per op. `attempt`: the try it answers, as the `request`
+   * instruction gave it (absent in logs written before clients sent a request again while a
+   * try was out: the latest).
+   */
+  | { op: "answered"; request: number; replies: readonly SchedulerReply[]; attempt?: number }
+  /** A request got no answer; `noResponders`: nobody received it (safe to send again); `attempt` as in `answered`. */
+  | { op: "request-failed"; request: number; noResponders: boolean; failure: ClientFailure; attempt?: number }
   /** A client-keys answer (null: not an object). */
   | { op: "client-keys"; query: number; answer: ClientKeysAnswer | null }
   | { op: "who-has"; query: number; whoHas: Record<string, string[]> }
@@ -159,8 +163,8 @@ export type ClientQuery = { op: "client-keys"; client: string; keys: string[] } 
 export type ClientInstruction =
   /** Feed a `flush` soon (the host's next moment: a microtask), so that ops queued meanwhile go in one envelope. */
   | { do: "schedule-flush" }
-  /** Send these ops to the scheduler in one envelope, as a request; answer with `answered` or `request-failed`. */
-  | { do: "request"; request: number; ops: readonly ClientToScheduler[]; timeout: number }
+  /** Send these ops to the scheduler in one envelope, as a request; answer with `answered` or `request-failed`, naming the `attempt`. */
+  | { do: "request"; request: number; ops: readonly ClientToScheduler[]; timeout: number; attempt: number }
   /** Publish these ops to the scheduler (no answer). */
   | { do: "publish"; ops: readonly ClientHeartbeatOp[] }
   /** Ask the scheduler's query subject; answer with `client-keys`, `who-has` or `query-failed`. */
