@@ -78,8 +78,9 @@ interface Request {
   readonly calls: readonly Call[];
   /** Ops before the calls' (a release-keys). */
   readonly offset: number;
-  /** When it was first sent, and when last. */
+  /** When it was first sent. */
   readonly first: number;
+  /** When it was last sent (a resumed scheduler sends again what went before it resumed). */
   sent: number;
   attempt: number;
 }
