@@ -9,7 +9,8 @@
  *                     CPROF=dir this process (the client) over the timed run only; PROF_INTERVAL=us
  *                     the profiles' sampling interval (V8's default 1000)
  *   SUBJECTS=1 ...    also counts the messages of the timed run per subject (a tap on ">")
- *   PERF_RECORD=file  perf record (every process, the client too) over the timed run, for `perf report`
+ *   PERF_RECORD=file  perf record (every process, the client too) over the timed run, for `perf report`;
+ *                     PERF_RECORD_ARGS="-F 999 -g": its options (default "-F 4999")
  *   V8FLAGS="..."     V8 flags for the scheduler and workers; V8_OUT=file keeps the scheduler's stdout (--trace-opt), file.w0... the workers'
  *   WARMUP=n, WARM0=n untimed tasks before the run: n of MS ms, then n of no work (JIT warm-up)
  *                     in rounds of WARM0_ROUND (200)
@@ -28,7 +29,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectClient } from "../index.js";
-import { processCpuMs, statCpuMs } from "./lib.js";
+
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -61,13 +62,17 @@ function whenReady(child: ChildProcess, ready: RegExp): Promise<void> {
 }
 
 
-/** Each thread of `pid`: its id, name and CPU so far (ms). */
+/** Each thread of `pid`: its id, name and CPU so far (ms, from schedstat: /proc's stat counts 10 ms ticks). */
 function threads(pid: number): { t: string; name: string; cpu: number }[] {
   return readdirSync(`/proc/${pid}/task`).map((t) => {
     const line = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
-    return { t, name: line.slice(line.indexOf("(") + 1, line.lastIndexOf(")")), cpu: statCpuMs(line) };
+    const ns = Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, "utf8").split(" ")[0]);
+    return { t, name: line.slice(line.indexOf("(") + 1, line.lastIndexOf(")")), cpu: Math.round(ns / 1e5) / 10 };
   });
 }
+
+/** CPU a process has used so far (ms): its live threads' schedstat. */
+const processCpuMs = (pid: number): number => Math.round(threads(pid).reduce((sum, x) => sum + x.cpu, 0));
 
 /** The inspector's CPU profiler on this process; `stop` writes client.cpuprofile into a directory. */
 async function startProfile(): Promise<{ stop(dir: string): Promise<void> }> {
@@ -169,7 +174,7 @@ const schedulerThreadsBefore = new Map(threads(scheduler.pid!).map((x) => [x.t, 
 const tracer = process.env.STRACE ? spawn("strace", [...(process.env.STRACE_FULL ? ["-tt", "-e", "trace=epoll_pwait,write,read,futex"] : ["-c"]), "-f", "-p", String(process.env.STRACE === "w" ? workers[0]!.pid : scheduler.pid), "-o", "/tmp/strace.out"], { stdio: "ignore" }) : null;
 if (tracer) await new Promise((r) => setTimeout(r, 1000));
 const perfs = process.env.PERF ? Object.entries(pids).map(([name, pid]) => ({ name, file: join(dir, `perf-${name}.txt`), p: spawn("perf", ["stat", "-x", ",", "-e", process.env.PERF_EVENTS ?? "task-clock,context-switches", "-p", String(pid), "-o", join(dir, `perf-${name}.txt`)], { stdio: "ignore" }) })) : [];
-const recorder = process.env.PERF_RECORD ? spawn("perf", ["record", "-F", "4999", "-o", process.env.PERF_RECORD, "-p", [...Object.values(pids), process.pid].join(",")], { stdio: "ignore" }) : null;
+const recorder = process.env.PERF_RECORD ? spawn("perf", ["record", ...(process.env.PERF_RECORD_ARGS ?? "-F 4999").split(" "), "-o", process.env.PERF_RECORD, "-p", [...Object.values(pids), process.pid].join(",")], { stdio: "ignore" }) : null;
 if (perfs.length > 0 || recorder) await new Promise((r) => setTimeout(r, 300));
 const tap = process.env.SUBJECTS ? await subjectTap() : null;
 const session = process.env.CPROF ? await startProfile() : null;
