@@ -220,7 +220,9 @@ export class Client {
     // A scheduler that starts a new run (restarted without a log to resume from) knows nothing of this client.
     this.announcements = this.opts.transport.subscribe(this.subjects.announce, (msg) => {
       if (refuseRequest(this.opts.transport, msg, "announcements of a scheduler's new run")) return;
-      if (isAnnouncement(msg.data, "scheduler-started")) this.feed({ op: "scheduler-started" });
+      if (!isAnnouncement(msg.data, "scheduler-started")) return;
+      const run = (msg.data as { run?: unknown }).run;
+      this.feed(Number.isSafeInteger(run) ? { op: "scheduler-started", run: run as number } : { op: "scheduler-started" });
     });
     this.resumingAnnouncements = this.opts.transport.subscribe(resumingSubject(this.opts.cluster), (msg) => {
       if (refuseRequest(this.opts.transport, msg, "announcements of a resuming scheduler")) return;

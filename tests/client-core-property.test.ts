@@ -33,7 +33,7 @@ type Action =
   | { a: "fail-query"; pick: number }
   | { a: "fetch"; pick: number; outcome: number }
   | { a: "timer"; pick: number }
-  | { a: "announce" }
+  | { a: "announce"; run: number | undefined }
   | { a: "reconnected" }
   | { a: "resuming" }
   | { a: "resumed" }
@@ -60,7 +60,7 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
   w(2, fc.record({ a: fc.constant("fail-query" as const), pick: fc.nat() })),
   w(8, fc.record({ a: fc.constant("fetch" as const), pick: fc.nat(), outcome: fc.nat(3) })),
   w(8, fc.record({ a: fc.constant("timer" as const), pick: fc.nat() })),
-  w(2, fc.constant({ a: "announce" as const })),
+  w(2, fc.record({ a: fc.constant("announce" as const), run: fc.option(fc.integer({ min: 2, max: 4 }), { nil: undefined }) })),
   w(2, fc.constant({ a: "reconnected" as const })),
   w(1, fc.constant({ a: "resuming" as const })),
   w(1, fc.constant({ a: "resumed" as const })),
@@ -90,7 +90,7 @@ class World {
   private nextId = 1;
   private flushPending = false;
   private readonly requests = new Map<number, { ops: readonly ClientToScheduler[]; attempt: number }>();
-  /** Tries a request was sent again over (a resumed scheduler): their answers must change nothing. */
+  /** Tries a request was sent again over (a resumed scheduler, a new run): their answers must change nothing. */
   private stale: { request: number; attempt: number }[] = [];
   private stimulus = "";
   private readonly queries = new Map<number, ClientQuery>();
@@ -139,9 +139,10 @@ class World {
         break;
       case "request": {
         const out = this.requests.get(i.request);
-        // Only a resumed scheduler makes the client send again what is out (the try went to the one before).
+        // Only a resumed scheduler, or one that announces a new run, makes the client send again
+        // what is out (the try may have gone to the one before).
         if (out !== undefined) {
-          if (this.stimulus !== "scheduler-resumed" || i.attempt <= out.attempt) this.problems.push(`request ${i.request} sent while out`);
+          if ((this.stimulus !== "scheduler-resumed" && this.stimulus !== "scheduler-started") || i.attempt <= out.attempt) this.problems.push(`request ${i.request} sent while out`);
           this.stale.push({ request: i.request, attempt: out.attempt });
         }
         this.requests.set(i.request, { ops: i.ops, attempt: i.attempt });
@@ -287,7 +288,7 @@ class World {
         return;
       }
       case "announce":
-        return this.feed({ op: "scheduler-started" });
+        return this.feed(action.run === undefined ? { op: "scheduler-started" } : { op: "scheduler-started", run: action.run });
       case "reconnected":
         return this.feed({ op: "reconnected" });
       case "resuming":

@@ -309,6 +309,36 @@ describe("requests while no scheduler answers", () => {
     expect(h.feed({ op: "scheduler-resumed" }, 5500).filter((i) => i.do === "request")).toEqual([]);
   });
 
+  it("sends again, when a scheduler announces a new run, what it has no answer for, once per run, and takes only the new try's answer", () => {
+    const h = new Harness({ requestTimeout: 30_000 });
+    h.feed({ op: "attach" }, 0);
+    h.feed({ op: "join", call: 1 });
+    const first = h.flush(0);
+    h.feed({ op: "answered", request: first.request, replies: ok(2), attempt: 0 }, 5);
+    // Sent as the scheduler died: the server handed it to the dead one, no answer will come.
+    h.feed({ op: "join", call: 2 });
+    const lost = h.flush(100);
+    // Sent when no scheduler served: it pauses before its next try.
+    h.feed({ op: "join", call: 3 });
+    const paused = h.flush(200);
+    const noResponders = { kind: "host" as const, error: { name: "ProtocolError", message: "no responders" } };
+    h.feed({ op: "request-failed", request: paused.request, noResponders: true, failure: noResponders, attempt: 0 }, 201);
+    const out = h.feed({ op: "scheduler-started", run: 2 }, 1000);
+    expect(out.filter((i) => i.do === "request" || i.do === "clear-timer")).toEqual([
+      { do: "request", request: lost.request, ops: lost.ops, timeout: 29_100, attempt: 1 },
+      { do: "clear-timer", timer: { kind: "retry", request: paused.request } },
+      { do: "request", request: paused.request, ops: paused.ops, timeout: 29_200, attempt: 1 },
+    ]);
+    // The run's repeated announcements send nothing again; the first try's late failure changes nothing.
+    expect(h.feed({ op: "scheduler-started", run: 2 }, 2000).filter((i) => i.do === "request")).toEqual([]);
+    const timedOut = { kind: "host" as const, error: { name: "TimeoutError", message: "timed out" } };
+    expect(h.feed({ op: "request-failed", request: lost.request, noResponders: false, failure: timedOut, attempt: 0 }, 30_100)).toEqual([]);
+    expect(h.feed({ op: "answered", request: lost.request, replies: ok(1), attempt: 1 }, 30_200)).toEqual([{ do: "answer-call", call: 2, reply: { ok: true } }]);
+    // Another new run: what is still out goes again.
+    const again = h.feed({ op: "scheduler-started", run: 3 }, 31_000).filter((i) => i.do === "request");
+    expect(again).toEqual([{ do: "request", request: paused.request, ops: paused.ops, timeout: 250, attempt: 2 }]);
+  });
+
   it("names how long it waited for a resuming scheduler when it gives up", () => {
     const h = new Harness({ requestTimeout: 1000, resumeWait: 2000 });
     h.feed({ op: "attach" }, 0);

@@ -130,6 +130,8 @@ export class ClientCore {
    * announcements it missed.
    */
   private knownRun: number | undefined = undefined;
+  /** The run the last scheduler-started announcement named (undefined: none named one). */
+  private announcedRun: number | undefined = undefined;
   private reconciling = false;
   private reconcileAgain: false | "always" | "if-new-run" = false;
   private heartbeating = false;
@@ -261,6 +263,7 @@ export class ClientCore {
         this.applyReports(input.ops);
         break;
       case "scheduler-started":
+        this.newRunAnnounced(input.run);
         this.scheduleReconcile(false);
         break;
       case "scheduler-resuming":
@@ -270,11 +273,7 @@ export class ClientCore {
         break;
       case "scheduler-resumed":
         this.resumingHeard = 0;
-        for (const request of [...this.paused.values()]) {
-          this.paused.delete(request.id);
-          this.emit({ do: "clear-timer", timer: { kind: "retry", request: request.id } });
-          this.sendAgain(request);
-        }
+        this.wakePaused();
         this.sendAgainWhatWentToTheLast();
         this.resumingSince = 0;
         break;
@@ -658,6 +657,34 @@ export class ClientCore {
     for (const request of [...this.requests.values()]) {
       if (!this.paused.has(request.id) && request.sent < this.resumingSince) this.sendAgain(request);
     }
+  }
+
+  /** Requests pausing after "no responders" go now: a scheduler serves. */
+  private wakePaused(): void {
+    for (const request of [...this.paused.values()]) {
+      this.paused.delete(request.id);
+      this.emit({ do: "clear-timer", timer: { kind: "retry", request: request.id } });
+      this.sendAgain(request);
+    }
+  }
+
+  /**
+   * A scheduler started a new run, subscribing before it said so. A request sent before this
+   * client heard it and not answered went either to that one (whose answer is on its way) or
+   * to the scheduler before it, which is gone: the server may have handed it to that one's
+   * subscription in the moment before it noticed the process had died, and no answer would
+   * come before the request's timeout. The client cannot tell which, so it sends each such
+   * request again, once per run (the run is announced three times), and takes only the new
+   * try's answer; a scheduler that had taken the first try takes the ops twice, which changes
+   * nothing (a key submitted again is known, a release or cancel of a released key is none).
+   */
+  private newRunAnnounced(run: number | undefined): void {
+    if (this.closedFlag) return;
+    if (run === undefined || run !== this.announcedRun) {
+      this.announcedRun = run;
+      for (const request of [...this.requests.values()]) if (!this.paused.has(request.id)) this.sendAgain(request);
+    }
+    this.wakePaused();
   }
 
   /** The request `id`, unless `attempt` names a try it has since sent again. */

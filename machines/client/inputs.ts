@@ -143,8 +143,8 @@ export type ClientStimulus =
   | { op: "query-failed"; query: number }
   /** Reports on the client's subject, each checked by the host. */
   | { op: "reports"; ops: readonly SchedulerToClient[] }
-  /** A scheduler announced a new run. */
-  | { op: "scheduler-started" }
+  /** A scheduler announced a new run (`run`: its number, when the announcement names it). */
+  | { op: "scheduler-started"; run?: number }
   /** A scheduler said it is resuming from its log; `every`: how often it says so. */
   | { op: "scheduler-resuming"; every?: number }
   | { op: "scheduler-resumed" }
