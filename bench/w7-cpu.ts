@@ -5,6 +5,7 @@
  * /proc) over the timed run, the worker's, the scheduler's and the client's per thread. Linux only. docs/executors.md, "W7".
  *
  *   node --import tsx bench/w7-cpu.ts [threads|workers] [N=200] [MS=20] [nolog]
+ *                     (with the log on, the client writes one too, as in the bench; CLIENT_LOG=0: not)
  *   PROF=dir ...      the scheduler writes a CPU profile there; WPROF=dir the workers too, and
  *                     CPROF=dir this process (the client) over the timed run only; PROF_INTERVAL=us
  *                     the profiles' sampling interval (V8's default 1000)
@@ -148,7 +149,8 @@ for (let i = 0; i < nWorkers; i++) {
   keepStdout(worker, `.w${i}`);
   workers.push(worker);
 }
-const client = await connectClient({ servers: url, cluster });
+// As the bench: with the log on, the client writes its own too.
+const client = await connectClient({ servers: url, cluster, log: logOn && process.env.CLIENT_LOG !== "0" ? join(dir, "client.natlog") : false });
 const tasks = (await import(join(ROOT, "bench/cpu-tasks.mjs"))) as { iterationsFor(ms: number): number };
 const iterations = tasks.iterationsFor(MS);
 
