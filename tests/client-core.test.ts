@@ -45,6 +45,20 @@ function spec(key: string, deps: string[] = []): TaskSpec {
   return { key, func: "f", args: deps, deps };
 }
 
+/**
+ * A client attached at 0 whose join was answered, then a second join (call 2) sent at 100 as
+ * the scheduler died: the server handed it to the dead one, no answer will come.
+ */
+function attachedThenLost(init: Partial<ClientInit>): { h: Harness; lost: ReturnType<Harness["flush"]> } {
+  const h = new Harness(init);
+  h.feed({ op: "attach" }, 0);
+  h.feed({ op: "join", call: 1 });
+  const first = h.flush(0);
+  h.feed({ op: "answered", request: first.request, replies: ok(2), attempt: 0 }, 5);
+  h.feed({ op: "join", call: 2 });
+  return { h, lost: h.flush(100) };
+}
+
 function ok(n: number): { ok: true }[] {
   return Array.from({ length: n }, () => ({ ok: true as const }));
 }
@@ -279,14 +293,7 @@ describe("requests while no scheduler answers", () => {
   });
 
   it("sends again, once the resumed scheduler serves, what it sent before that one began resuming, and takes only the new try's answer", () => {
-    const h = new Harness({ requestTimeout: 30_000, resumeWait: 60_000 });
-    h.feed({ op: "attach" }, 0);
-    h.feed({ op: "join", call: 1 });
-    const r = h.flush(0);
-    h.feed({ op: "answered", request: r.request, replies: ok(2), attempt: 0 }, 5);
-    // Sent as the scheduler died: the server handed it to the dead one, no answer will come.
-    h.feed({ op: "join", call: 2 });
-    const lost = h.flush(100);
+    const { h, lost } = attachedThenLost({ requestTimeout: 30_000, resumeWait: 60_000 });
     h.feed({ op: "scheduler-resuming", every: 250 }, 1500);
     // Sent while it resumes: nobody takes it (no responders), it waits for the resumed one as before.
     h.feed({ op: "join", call: 3 });
@@ -310,14 +317,7 @@ describe("requests while no scheduler answers", () => {
   });
 
   it("sends again, when a scheduler announces a new run, what it has no answer for, once per run, and takes only the new try's answer", () => {
-    const h = new Harness({ requestTimeout: 30_000 });
-    h.feed({ op: "attach" }, 0);
-    h.feed({ op: "join", call: 1 });
-    const first = h.flush(0);
-    h.feed({ op: "answered", request: first.request, replies: ok(2), attempt: 0 }, 5);
-    // Sent as the scheduler died: the server handed it to the dead one, no answer will come.
-    h.feed({ op: "join", call: 2 });
-    const lost = h.flush(100);
+    const { h, lost } = attachedThenLost({ requestTimeout: 30_000 });
     // Sent when no scheduler served: it pauses before its next try.
     h.feed({ op: "join", call: 3 });
     const paused = h.flush(200);
